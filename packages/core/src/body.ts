@@ -1,0 +1,113 @@
+import { toBytes } from './bytes.js'
+import { WebhookError } from './errors.js'
+import type { RawBody } from './signature.js'
+
+/** Where a request body comes from: bytes already read, a Node stream, or a Web stream. */
+export type BodySource =
+  | RawBody
+  | AsyncIterable<Uint8Array | string>
+  | ReadableStream<Uint8Array>
+  | null
+  | undefined
+
+/** Frameworks whose adapters core knows, for advice in error messages. */
+export type FrameworkName = 'express' | 'koa' | 'fastify' | 'h3' | 'fetch'
+
+const PARSED_BODY_FIX: Record<FrameworkName | 'default', string> = {
+  express:
+    'Mount schedulingWebhooks() before express.json(), or keep the raw bytes for it: ' +
+    'express.json({ verify: (req, res, buf) => { req.rawBody = buf } }).',
+  koa: 'Mount schedulingWebhooks() before the body parser, or use @koa/bodyparser, which keeps ctx.request.rawBody.',
+  fastify:
+    'Register schedulingWebhooks as its own plugin (app.register(schedulingWebhooks, opts)) so its ' +
+    'raw-body parser applies; do not wrap it in fastify-plugin.',
+  h3: 'Pass the untouched event to schedulingWebhooks(); do not read the body before it.',
+  fetch: 'Pass the untouched Request to handler.fetch(); do not read its body before.',
+  default:
+    'Run the webhook handler before any JSON body parser, or pass it the raw body as a string ' +
+    'or Uint8Array.',
+}
+
+function parsedBodyError(framework: FrameworkName | undefined): WebhookError {
+  return new WebhookError(
+    'body_parsed',
+    'The request body was already parsed into an object by a body parser, so the exact bytes ' +
+      `the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+  )
+}
+
+export function tooLarge(limit: number): WebhookError {
+  return new WebhookError(
+    'payload_too_large',
+    `The webhook body is larger than the limit of ${limit} bytes (option bodyLimit).`,
+  )
+}
+
+function isAsyncIterable(value: object): value is AsyncIterable<Uint8Array | string> {
+  return typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
+}
+
+function isReadableStream(value: object): value is ReadableStream<Uint8Array> {
+  return typeof (value as ReadableStream).getReader === 'function'
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!
+  const out = new Uint8Array(total)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}
+
+/**
+ * Reads a body into bytes, never holding more than `limit` bytes: a stream is read chunk by
+ * chunk and abandoned as soon as it passes the limit. Throws `payload_too_large`, or
+ * `body_parsed` when a body parser already turned the body into an object.
+ */
+export async function readBody(
+  source: BodySource | object,
+  limit: number,
+  framework?: FrameworkName,
+): Promise<Uint8Array> {
+  if (source === null || source === undefined) return new Uint8Array(0)
+  if (typeof source === 'string' || source instanceof Uint8Array) {
+    const bytes = toBytes(source)
+    if (bytes.length > limit) throw tooLarge(limit)
+    return bytes
+  }
+  if (typeof source !== 'object') throw parsedBodyError(framework)
+  const chunks: Uint8Array[] = []
+  let total = 0
+  if (isReadableStream(source)) {
+    const reader = source.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      total += value.length
+      if (total > limit) {
+        await reader.cancel().catch(() => {})
+        throw tooLarge(limit)
+      }
+      chunks.push(value)
+    }
+    return concat(chunks, total)
+  }
+  if (isAsyncIterable(source)) {
+    // Iterate by hand: leaving the loop early must not destroy a Node request stream, or the
+    // 413 answer could not be written on its socket.
+    const iterator = source[Symbol.asyncIterator]()
+    for (;;) {
+      const { done, value } = await iterator.next()
+      if (done) break
+      const chunk = toBytes(value)
+      total += chunk.length
+      if (total > limit) throw tooLarge(limit)
+      chunks.push(chunk)
+    }
+    return concat(chunks, total)
+  }
+  throw parsedBodyError(framework)
+}

@@ -1,0 +1,29 @@
+import { readBody } from './body.js'
+import { parseEnvelope } from './envelope.js'
+import type { AnyWebhookEvent } from './events.js'
+import type { HeadersInput } from './headers.js'
+import { assertSecretSource, type SecretSource } from './secrets.js'
+import type { RawBody } from './signature.js'
+import { type HeaderNames, verifyRequest } from './verify.js'
+
+export interface ConstructEventOptions extends HeaderNames {
+  /** The raw body: the exact bytes received, or the string they decode to. */
+  body: RawBody
+  /** The request headers (a Fetch `Headers` or Node's header record). */
+  headers: HeadersInput
+  /** The signing secret, several while rotating, or a lookup by webhook id. */
+  secret: SecretSource
+  /** Largest body accepted, in bytes. Default 1 MiB. */
+  bodyLimit?: number
+}
+
+/**
+ * Verifies a webhook request and parses its body, for apps without an adapter. Throws a
+ * `WebhookError` whose `status` is the answer to send.
+ */
+export async function constructEvent(options: ConstructEventOptions): Promise<AnyWebhookEvent> {
+  assertSecretSource(options.secret, 'constructEvent')
+  const body = await readBody(options.body, options.bodyLimit ?? 1024 * 1024)
+  await verifyRequest(body, options.headers, options.secret, options)
+  return parseEnvelope(body)
+}

@@ -1,0 +1,43 @@
+import { toBytes, utf8 } from './bytes.js'
+import { WebhookError } from './errors.js'
+import type { AnyWebhookEvent } from './events.js'
+import type { RawBody } from './signature.js'
+
+const PAYLOAD_ID = /^payload_[A-Za-z0-9_-]+$/
+const MAX_TYPE_LENGTH = 200
+
+/**
+ * Parses a webhook body into a typed event. Throws a `WebhookError` (`invalid_json`,
+ * `invalid_envelope`, `invalid_type` or `invalid_id`) and nothing else. Fields the toolkit does
+ * not know are kept; an unknown `type` is valid (typed as `UnknownWebhookEvent`).
+ *
+ * This does not verify the signature: use `constructEvent` for a request from the network.
+ */
+export function parseEnvelope(body: RawBody): AnyWebhookEvent {
+  let value: unknown
+  try {
+    value = JSON.parse(typeof body === 'string' ? body : utf8(toBytes(body)))
+  } catch {
+    throw new WebhookError('invalid_json', 'The webhook body is not valid JSON (UTF-8).')
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new WebhookError(
+      'invalid_envelope',
+      'The webhook body is JSON but not an object; expected { "type": ..., "id": ... }.',
+    )
+  }
+  const { type, id } = value as { type?: unknown; id?: unknown }
+  if (typeof type !== 'string' || type === '' || type.length > MAX_TYPE_LENGTH) {
+    throw new WebhookError(
+      'invalid_type',
+      'The webhook body has no valid "type": expected an event type such as "event.created".',
+    )
+  }
+  if (typeof id !== 'string' || !PAYLOAD_ID.test(id)) {
+    throw new WebhookError(
+      'invalid_id',
+      'The webhook body has no valid "id": expected a payload id of the form "payload_<id>".',
+    )
+  }
+  return value as AnyWebhookEvent
+}

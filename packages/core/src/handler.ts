@@ -1,0 +1,289 @@
+import { type BodySource, type FrameworkName, readBody, tooLarge } from './body.js'
+import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
+import { parseEnvelope } from './envelope.js'
+import { ConfigError, isWebhookError, WebhookError } from './errors.js'
+import type { AnyWebhookEvent } from './events.js'
+import { getHeader, type HeadersInput } from './headers.js'
+import {
+  type EventPattern,
+  type EventsMatching,
+  type HandlerMap,
+  HandlerRegistry,
+  type WebhookContext,
+  type WebhookHandlerFn,
+} from './registry.js'
+import { assertSecretSource, type SecretSource } from './secrets.js'
+import { type HeaderNames, requireSignature, verifyRequest } from './verify.js'
+
+export const DEFAULT_WEBHOOK_PATH = '/webhooks/scheduling'
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+/** A durable queue: the event is answered 200 once `enqueue` resolves, 503 if it rejects. */
+export interface WebhookQueue {
+  enqueue(event: AnyWebhookEvent, context: WebhookContext): unknown | Promise<unknown>
+}
+
+/** What `onError` learns: the delivery, as far as it got. */
+export interface WebhookErrorContext {
+  webhookId: string | undefined
+  /** The event, when the body was verified and parsed before the failure. */
+  event: AnyWebhookEvent | undefined
+}
+
+export type WebhookErrorFn = (
+  error: WebhookError,
+  context: WebhookErrorContext,
+) => unknown | Promise<unknown>
+
+export interface WebhookHandlerOptions extends HeaderNames {
+  /** The signing secret, several while rotating, or a lookup `(webhookId) => secret`. */
+  secret: SecretSource
+  /** The path answered, relative to where the handler is mounted. Default `/webhooks/scheduling`. */
+  path?: string
+  /** Handlers by event type or pattern: `{ 'event.created': fn, 'event.checkout.*': fn }`. */
+  on?: HandlerMap
+  /** Runs for every event, known or not. */
+  onAny?: WebhookHandlerFn
+  /** Told of every delivery answered with an error (for logging); cannot change the answer. */
+  onError?: WebhookErrorFn
+  /** Accept events into a durable queue instead of running handlers before answering. */
+  queue?: WebhookQueue
+  /** Remembers handled payload ids so retries run handlers once. Default: in memory. `false` turns it off. */
+  dedupe?: DedupeStore | false
+  /** Largest body accepted, in bytes; enforced while reading. Default 1 MiB. */
+  bodyLimit?: number
+}
+
+/** A request in plain data, as an adapter gives it. */
+export interface WebhookRequest {
+  method: string
+  /** Path (a query string is ignored), relative to where the handler is mounted. */
+  path: string
+  headers: HeadersInput
+  /** The raw body or a stream of it. An object means a body parser got there first. */
+  body: BodySource | object
+  /** The adapter's framework, for advice in error messages. */
+  framework?: FrameworkName
+}
+
+/** The answer in plain data, for an adapter to write back. */
+export interface WebhookResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+export interface WebhookHandler {
+  /** The path this handler answers. */
+  readonly path: string
+  /** Adds a handler for an event type, several types, a prefix pattern (`event.checkout.*`) or `*`. */
+  on<P extends EventPattern>(
+    pattern: P | readonly P[],
+    fn: WebhookHandlerFn<EventsMatching<P>>,
+  ): WebhookHandler
+  /** Adds a handler for every event, known or not. */
+  onAny(fn: WebhookHandlerFn): WebhookHandler
+  /** Adds a listener told of every error answer. */
+  onError(fn: WebhookErrorFn): WebhookHandler
+  /** Answers one request, or resolves to `undefined` when its path is not this handler's. */
+  handle(request: WebhookRequest): Promise<WebhookResponse | undefined>
+  /** Serves a Fetch `Request` (Hono, Next.js, Bun, Deno, Workers); 404 off its path. */
+  fetch(request: Request): Promise<Response>
+  /** Runs the matching handlers for an event, e.g. when a queue consumer takes it. */
+  dispatch(event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void>
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
+
+function json(status: number, value: unknown, extra?: Record<string, string>): WebhookResponse {
+  return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify(value) }
+}
+
+function normalizePath(path: string): string {
+  const q = path.indexOf('?')
+  let p = q >= 0 ? path.slice(0, q) : path
+  if (p === '') p = '/'
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1)
+  return p
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false
+  const type = value.split(';', 1)[0]!.trim().toLowerCase()
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+function normalizeOptions(input: SecretSource | WebhookHandlerOptions): WebhookHandlerOptions {
+  const options =
+    typeof input === 'string' || typeof input === 'function' || Array.isArray(input)
+      ? { secret: input as SecretSource }
+      : (input as WebhookHandlerOptions | undefined)
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw new ConfigError('createWebhookHandler: pass the signing secret or an options object.')
+  }
+  assertSecretSource(options.secret, 'createWebhookHandler')
+  if (
+    options.path !== undefined &&
+    (typeof options.path !== 'string' || !options.path.startsWith('/'))
+  ) {
+    throw new ConfigError(
+      `createWebhookHandler: path must start with "/", got "${String(options.path)}".`,
+    )
+  }
+  const limit = options.bodyLimit
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
+    throw new ConfigError(
+      'createWebhookHandler: bodyLimit must be a positive whole number of bytes.',
+    )
+  }
+  if (options.queue !== undefined && typeof options.queue?.enqueue !== 'function') {
+    throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
+  }
+  return options
+}
+
+/**
+ * A framework-free webhook endpoint: verifies the signature over the raw bytes, parses the
+ * envelope, dedupes retries and runs your handlers, answering with the status codes the
+ * service's retry logic needs (see the README's table).
+ */
+export function createWebhookHandler(
+  secretOrOptions: SecretSource | WebhookHandlerOptions,
+): WebhookHandler {
+  const options = normalizeOptions(secretOrOptions)
+  const path = normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH)
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+  const dedupe = options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore())
+  const registry = new HandlerRegistry()
+  const errorListeners: WebhookErrorFn[] = []
+  if (options.on) registry.addMap(options.on)
+  if (options.onAny) registry.addAny(options.onAny)
+  if (options.onError) errorListeners.push(options.onError)
+
+  async function deliver(event: AnyWebhookEvent, context: WebhookContext): Promise<void> {
+    if (options.queue === undefined) return registry.dispatch(event, context)
+    try {
+      await options.queue.enqueue(event, context)
+    } catch (cause) {
+      throw new WebhookError(
+        'queue_rejected',
+        `The queue did not accept ${event.type} (${event.id}); answered 503 so the service delivers it again.`,
+        { cause },
+      )
+    }
+  }
+
+  async function accept(
+    request: WebhookRequest,
+    state: WebhookErrorContext,
+  ): Promise<WebhookResponse> {
+    if (request.method.toUpperCase() !== 'POST') {
+      throw new WebhookError('method_not_allowed', `Only POST is accepted on ${path}.`)
+    }
+    if (!isJsonContentType(getHeader(request.headers, 'content-type'))) {
+      throw new WebhookError(
+        'unsupported_media_type',
+        'Webhooks are sent as application/json; this request has another content type.',
+      )
+    }
+    const declared = Number(getHeader(request.headers, 'content-length'))
+    if (declared > limit) throw tooLarge(limit)
+    requireSignature(request.headers, options.signatureHeader ?? 'x-service-signature')
+    const body = await readBody(request.body, limit, request.framework)
+    const verified = await verifyRequest(body, request.headers, options.secret, options)
+    state.webhookId = verified.webhookId
+    const event = parseEnvelope(body)
+    state.event = event
+    const context: WebhookContext = { ...verified, headers: request.headers }
+    if (dedupe === undefined) {
+      await deliver(event, context)
+      return json(200, { received: true })
+    }
+    const key = `${verified.webhookId ?? ''}:${event.id}`
+    const claim = await dedupe.claim(key)
+    if (claim === 'completed') return json(200, { received: true, duplicate: true })
+    if (claim === 'in_progress') {
+      throw new WebhookError(
+        'delivery_in_progress',
+        `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
+      )
+    }
+    try {
+      await deliver(event, context)
+    } catch (error) {
+      await dedupe.release(key)
+      throw error
+    }
+    await dedupe.complete(key)
+    return json(200, { received: true })
+  }
+
+  async function report(error: WebhookError, state: WebhookErrorContext): Promise<void> {
+    for (const listener of errorListeners) {
+      try {
+        await listener(error, state)
+      } catch {
+        // A failing listener must not change the answer.
+      }
+    }
+  }
+
+  const handler: WebhookHandler = {
+    path,
+    on(pattern, fn) {
+      for (const p of typeof pattern === 'string' ? [pattern] : pattern) {
+        registry.add(p, fn as WebhookHandlerFn)
+      }
+      return handler
+    },
+    onAny(fn) {
+      registry.addAny(fn)
+      return handler
+    },
+    onError(fn) {
+      errorListeners.push(fn)
+      return handler
+    },
+    async handle(request) {
+      if (normalizePath(request.path) !== path) return undefined
+      const state: WebhookErrorContext = { webhookId: undefined, event: undefined }
+      try {
+        return await accept(request, state)
+      } catch (caught) {
+        const error = isWebhookError(caught)
+          ? caught
+          : new WebhookError(
+              'handler_failed',
+              'The webhook could not be processed (a secret lookup or dedupe store failed); answered 500 so the service delivers it again.',
+              { cause: caught },
+            )
+        await report(error, state)
+        const extra: Record<string, string> = {}
+        if (error.code === 'method_not_allowed') extra.allow = 'POST'
+        if (error.code === 'payload_too_large') extra.connection = 'close'
+        return json(error.status, error.toJSON(), extra)
+      }
+    },
+    async fetch(request) {
+      const url = new URL(request.url)
+      const answer =
+        (await handler.handle({
+          method: request.method,
+          path: url.pathname,
+          headers: request.headers,
+          body: request.body,
+          framework: 'fetch',
+        })) ??
+        json(404, new WebhookError('not_found', `Nothing is served at ${url.pathname}.`).toJSON())
+      return new Response(answer.body, { status: answer.status, headers: answer.headers })
+    },
+    dispatch(event, context) {
+      return registry.dispatch(event, {
+        webhookId: context?.webhookId,
+        secretIndex: context?.secretIndex ?? 0,
+        headers: context?.headers ?? {},
+      })
+    },
+  }
+  return handler
+}

@@ -1,0 +1,76 @@
+export { type BodySource, type FrameworkName, readBody } from './body.js'
+export { type ConstructEventOptions, constructEvent } from './construct.js'
+export {
+  type ClaimResult,
+  type DedupeStore,
+  MemoryDedupeStore,
+  type MemoryDedupeStoreOptions,
+} from './dedupe.js'
+export { parseEnvelope } from './envelope.js'
+export {
+  ConfigError,
+  type ConfigErrorCode,
+  isSchedulingError,
+  isWebhookError,
+  SchedulingError,
+  type SchedulingErrorCode,
+  WEBHOOK_ERROR_STATUS,
+  WebhookError,
+  type WebhookErrorCode,
+} from './errors.js'
+export {
+  type AnyWebhookEvent,
+  type CustomWebhookPayloads,
+  type DefaultWebhookPayloads,
+  EVENT_TYPES,
+  type EventAttendee,
+  type EventConferencing,
+  type EventResource,
+  type EventState,
+  isEventType,
+  isKnownEventType,
+  type OpenRecord,
+  type PayloadId,
+  type SchedulingLink,
+  type UnknownWebhookEvent,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookPayload,
+} from './events.js'
+export {
+  createWebhookHandler,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_WEBHOOK_PATH,
+  type WebhookErrorContext,
+  type WebhookErrorFn,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+  type WebhookQueue,
+  type WebhookRequest,
+  type WebhookResponse,
+} from './handler.js'
+export { getHeader, type HeadersInput } from './headers.js'
+export type {
+  EventPattern,
+  EventPrefixPattern,
+  EventsMatching,
+  HandlerMap,
+  WebhookContext,
+  WebhookHandlerFn,
+} from './registry.js'
+export type { SecretSource } from './secrets.js'
+export {
+  matchSignature,
+  parseSignatureHeader,
+  type RawBody,
+  type Secrets,
+  signPayload,
+  verifySignature,
+} from './signature.js'
+export {
+  DEFAULT_SIGNATURE_HEADER,
+  DEFAULT_WEBHOOK_ID_HEADER,
+  type HeaderNames,
+  type Verified,
+  verifyRequest,
+} from './verify.js'

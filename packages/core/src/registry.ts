@@ -1,0 +1,103 @@
+import { ConfigError, WebhookError } from './errors.js'
+import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
+import type { HeadersInput } from './headers.js'
+
+type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
+  ? Head | `${Head}.${Prefixes<Rest>}`
+  : never
+
+/** `event.*`, `event.checkout.*`, `poll.*`, ...: every prefix of a known event type. */
+export type EventPrefixPattern = `${Prefixes<WebhookEventType>}.*`
+
+/** What `on()` accepts: an event type, a prefix pattern such as `event.checkout.*`, or `*`. */
+export type EventPattern = WebhookEventType | EventPrefixPattern | '*'
+
+/** The events a pattern matches. */
+export type EventsMatching<P extends EventPattern> = P extends '*'
+  ? AnyWebhookEvent
+  : P extends `${infer Prefix}.*`
+    ? WebhookEvent<Extract<WebhookEventType, `${Prefix}.${string}`>>
+    : P extends WebhookEventType
+      ? WebhookEvent<P>
+      : never
+
+/** What a handler learns about the delivery besides the event. */
+export interface WebhookContext {
+  /** The `x-service-webhook-id` header (`wh_<id>`), when sent. */
+  webhookId: string | undefined
+  /** Which secret verified the request (0 unless rotating). */
+  secretIndex: number
+  /** The request headers. */
+  headers: HeadersInput
+}
+
+export type WebhookHandlerFn<E = AnyWebhookEvent> = (
+  event: E,
+  context: WebhookContext,
+) => unknown | Promise<unknown>
+
+/** Handlers given declaratively: `{ 'event.created': fn, 'event.checkout.*': [fn1, fn2] }`. */
+export type HandlerMap = {
+  [P in EventPattern]?: WebhookHandlerFn<EventsMatching<P>> | WebhookHandlerFn<EventsMatching<P>>[]
+}
+
+/** Which handlers run for which type: exact types, then prefixes, then catch-alls. */
+export class HandlerRegistry {
+  readonly #exact = new Map<string, WebhookHandlerFn[]>()
+  readonly #prefixes: Array<[string, WebhookHandlerFn]> = []
+  readonly #any: WebhookHandlerFn[] = []
+
+  add(pattern: string, fn: WebhookHandlerFn): void {
+    if (typeof pattern !== 'string' || pattern === '' || pattern === '.*') {
+      throw new ConfigError(
+        `on(): "${String(pattern)}" is not an event type or a pattern such as "event.*".`,
+      )
+    }
+    if (typeof fn !== 'function') {
+      throw new ConfigError(`on("${pattern}"): the handler must be a function.`)
+    }
+    if (pattern === '*') this.#any.push(fn)
+    else if (pattern.endsWith('.*')) this.#prefixes.push([pattern.slice(0, -1), fn])
+    else {
+      const list = this.#exact.get(pattern)
+      if (list) list.push(fn)
+      else this.#exact.set(pattern, [fn])
+    }
+  }
+
+  addAny(fn: WebhookHandlerFn): void {
+    this.add('*', fn)
+  }
+
+  addMap(map: HandlerMap): void {
+    for (const [pattern, fns] of Object.entries(map)) {
+      for (const fn of Array.isArray(fns) ? fns : [fns]) this.add(pattern, fn as WebhookHandlerFn)
+    }
+  }
+
+  matching(type: string): WebhookHandlerFn[] {
+    const out = [...(this.#exact.get(type) ?? [])]
+    for (const [prefix, fn] of this.#prefixes) if (type.startsWith(prefix)) out.push(fn)
+    out.push(...this.#any)
+    return out
+  }
+
+  /**
+   * Runs every handler that matches, concurrently. Throws `handler_failed` (with the handlers'
+   * errors as `cause`) when any of them threw or rejected.
+   */
+  async dispatch(event: AnyWebhookEvent, context: WebhookContext): Promise<void> {
+    const fns = this.matching(event.type)
+    const results = await Promise.allSettled(
+      fns.map((fn) => new Promise((resolve) => resolve(fn(event, context)))),
+    )
+    const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))
+    if (errors.length === 0) return
+    throw new WebhookError(
+      'handler_failed',
+      `${errors.length} of ${fns.length} handlers for ${event.type} (${event.id}) failed; ` +
+        'answered 500 so the service delivers it again.',
+      { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'handlers failed') },
+    )
+  }
+}

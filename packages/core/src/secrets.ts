@@ -1,0 +1,49 @@
+import { ConfigError, WebhookError } from './errors.js'
+import type { Secrets } from './signature.js'
+
+/**
+ * The signing secret: one, a list while rotating, or a lookup by the `x-service-webhook-id`
+ * header so one endpoint can serve many webhooks (multi-tenant apps).
+ */
+export type SecretSource =
+  | Secrets
+  | ((
+      webhookId: string | undefined,
+    ) => Secrets | null | undefined | Promise<Secrets | null | undefined>)
+
+/** Checks a secret option at set-up time; throws `ConfigError` with the fix. */
+export function assertSecretSource(secret: unknown, where: string): asserts secret is SecretSource {
+  if (typeof secret === 'function') return
+  const list = typeof secret === 'string' ? [secret] : secret
+  if (
+    !Array.isArray(list) ||
+    list.length === 0 ||
+    list.some((s) => typeof s !== 'string' || s.trim() === '')
+  ) {
+    throw new ConfigError(
+      `${where}: no signing secret was given. Pass the webhook's signing secret (Settings > ` +
+        'Integrations, next to the webhook), for example process.env.SCHEDULING_SECRET, a list ' +
+        'of secrets while rotating, or a function (webhookId) => secret.',
+    )
+  }
+}
+
+/** Resolves the secrets for one request; throws `secret_unknown` when there are none. */
+export async function resolveSecrets(
+  source: SecretSource,
+  webhookId: string | undefined,
+  webhookIdHeader: string,
+): Promise<readonly string[]> {
+  const found = typeof source === 'function' ? await source(webhookId) : source
+  const list = typeof found === 'string' ? [found] : (found ?? [])
+  const usable = list.filter((s) => typeof s === 'string' && s !== '')
+  if (usable.length === 0) {
+    throw new WebhookError(
+      'secret_unknown',
+      webhookId === undefined
+        ? `No signing secret is known for this request, and it has no ${webhookIdHeader} header to look one up by.`
+        : `No signing secret is known for webhook id "${webhookId.slice(0, 64)}". Add it to your secret lookup.`,
+    )
+  }
+  return usable
+}

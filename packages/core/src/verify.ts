@@ -1,0 +1,77 @@
+import { WebhookError } from './errors.js'
+import { getHeader, type HeadersInput } from './headers.js'
+import { resolveSecrets, type SecretSource } from './secrets.js'
+import { matchSignature } from './signature.js'
+
+export const DEFAULT_SIGNATURE_HEADER = 'x-service-signature'
+export const DEFAULT_WEBHOOK_ID_HEADER = 'x-service-webhook-id'
+
+export interface HeaderNames {
+  /** Header carrying `sha256=<hex>`. Default `x-service-signature`. */
+  signatureHeader?: string
+  /** Header carrying the webhook id `wh_<id>`. Default `x-service-webhook-id`. */
+  webhookIdHeader?: string
+}
+
+export interface Verified {
+  /** The `x-service-webhook-id` header, when sent. */
+  webhookId: string | undefined
+  /** Which of the secrets matched (0 unless rotating). */
+  secretIndex: number
+}
+
+/** Reads the signature header or throws `signature_missing`. */
+export function requireSignature(headers: HeadersInput, name: string): string {
+  const header = getHeader(headers, name)
+  if (header === undefined || header.trim() === '') {
+    throw new WebhookError(
+      'signature_missing',
+      `The request has no ${name} header. The service signs every webhook: is this request ` +
+        'from it, or does a proxy drop the header? (Set the signatureHeader option if yours is named differently.)',
+    )
+  }
+  return header
+}
+
+/**
+ * Verifies a request's signature against its raw body. Throws `signature_missing`,
+ * `secret_unknown`, `secret_whitespace` or `signature_invalid`.
+ */
+export async function verifyRequest(
+  body: Uint8Array,
+  headers: HeadersInput,
+  secret: SecretSource,
+  names: HeaderNames = {},
+): Promise<Verified> {
+  const signatureHeader = names.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
+  const webhookIdHeader = names.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER
+  const signature = requireSignature(headers, signatureHeader)
+  const webhookId = getHeader(headers, webhookIdHeader)
+  const secrets = await resolveSecrets(secret, webhookId, webhookIdHeader)
+  const secretIndex = await matchSignature(body, signature, secrets)
+  if (secretIndex >= 0) return { webhookId, secretIndex }
+
+  // A secret copied with a trailing newline is the most common mistake. Only a sender who
+  // signed with the trimmed secret (who knows it) can ever see this hint.
+  const padded = secrets.some((s) => s !== s.trim())
+  if (
+    padded &&
+    (await matchSignature(
+      body,
+      signature,
+      secrets.map((s) => s.trim()),
+    )) >= 0
+  ) {
+    throw new WebhookError(
+      'secret_whitespace',
+      'The signature matches the configured secret once its surrounding white space is removed: ' +
+        'the secret has a leading or trailing space or newline (often from an .env file). Trim it.',
+    )
+  }
+  throw new WebhookError(
+    'signature_invalid',
+    `The ${signatureHeader} header does not match the body. Check that the secret is this ` +
+      "webhook's signing secret and that nothing changed the body before verification (a body " +
+      'parser that re-serializes JSON does).',
+  )
+}
