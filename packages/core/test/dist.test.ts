@@ -1,0 +1,43 @@
+// The package as published: resolved by name through its exports map, in ESM and CJS.
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+import { sign } from './helpers.js'
+
+const require = createRequire(import.meta.url)
+
+describe('published entry points', () => {
+  it('resolve the node entry under the node condition, for import and require', () => {
+    expect(require.resolve('@scheduling-kit/core')).toMatch(/dist[\\/]index\.node\.cjs$/)
+    expect(import.meta.resolve('@scheduling-kit/core')).toMatch(/dist\/index\.node\.js$/)
+  })
+
+  it('sign and verify the same way from the node entry (ESM, CJS) and the Web Crypto entry', async () => {
+    const body = '{"type":"event.created","id":"payload_1"}'
+    const header = sign(body, 'k')
+    const entries = [
+      await import('@scheduling-kit/core'),
+      require('@scheduling-kit/core') as typeof import('@scheduling-kit/core'),
+      (await import('../dist/index.js')) as typeof import('@scheduling-kit/core'),
+      require('../dist/index.cjs') as typeof import('@scheduling-kit/core'),
+    ]
+    for (const core of entries) {
+      expect(await core.signPayload(body, 'k')).toBe(header)
+      expect(await core.verifySignature(body, header.toLowerCase(), ['x', 'k'])).toBe(true)
+      expect(await core.matchSignature(body, header, ['x', 'k'])).toBe(1)
+      expect(core.EVENT_TYPES).toHaveLength(16)
+    }
+  })
+
+  it('recognise errors thrown by the other copy (ESM and CJS)', async () => {
+    const esm = await import('@scheduling-kit/core')
+    const cjs = require('@scheduling-kit/core') as typeof import('@scheduling-kit/core')
+    let error: unknown
+    try {
+      cjs.parseEnvelope('x')
+    } catch (caught) {
+      error = caught
+    }
+    expect(error instanceof esm.WebhookError).toBe(false)
+    expect(esm.isWebhookError(error, 'invalid_json')).toBe(true)
+  })
+})

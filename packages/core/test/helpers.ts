@@ -1,0 +1,104 @@
+import { createHmac } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { WebhookHandler } from '../src/handler.js'
+
+/**
+ * Serves a core webhook handler on loopback the way an adapter does: the Node request stream
+ * goes to `handle()` untouched; a path that is not the handler's reaches the "app" (404 text).
+ */
+export async function serveHandler(
+  handler: WebhookHandler,
+): Promise<{ url: string; close(): Promise<void>; appHits: () => number }> {
+  let appHits = 0
+  const server: Server = createServer(async (req, res) => {
+    const answer = await handler.handle({
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body: req,
+    })
+    if (answer === undefined) {
+      appHits++
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('app route')
+      return
+    }
+    res.writeHead(answer.status, answer.headers).end(answer.body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    appHits: () => appHits,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** Signs like the service, independently of the code under test. */
+export function sign(body: string | Uint8Array, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex').toUpperCase()}`
+}
+
+let counter = 0
+export function envelope(type = 'event.created', extra: Record<string, unknown> = {}) {
+  counter++
+  return {
+    type,
+    id: `payload_${Date.now().toString(36)}${counter}`,
+    version: '2020-11-18',
+    occurred_at: '2024-05-01T14:03:22Z',
+    payload: { id: `event_${counter}`, state: 'confirmed' },
+    ...extra,
+  }
+}
+
+/** A JSON answer of the handler (or, off its path, the app's text). */
+export interface AnswerBody {
+  received?: boolean
+  duplicate?: boolean
+  error: { code: string; message: string }
+}
+
+export interface PostOptions {
+  secret?: string
+  signature?: string | null
+  webhookId?: string | null
+  contentType?: string | null
+  method?: string
+  path?: string
+}
+
+/** POSTs a body as the service would: JSON, signed, with the webhook id header. */
+export async function deliver(
+  baseUrl: string,
+  body: string | Uint8Array,
+  options: PostOptions = {},
+): Promise<{ status: number; json: AnswerBody; headers: Headers }> {
+  const headers: Record<string, string> = {
+    'user-agent': 'Service Webhooks (https://example.test)',
+  }
+  if (options.contentType !== null)
+    headers['content-type'] = options.contentType ?? 'application/json'
+  if (options.signature !== null) {
+    headers['x-service-signature'] =
+      options.signature ?? sign(body, options.secret ?? 'test-secret')
+  }
+  if (options.webhookId !== null) headers['x-service-webhook-id'] = options.webhookId ?? 'wh_123'
+  const res = await fetch(baseUrl + (options.path ?? '/webhooks/scheduling'), {
+    method: options.method ?? 'POST',
+    headers,
+    body: options.method === 'GET' || options.method === 'HEAD' ? undefined : (body as BodyInit),
+  })
+  const text = await res.text()
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = text
+  }
+  return { status: res.status, json: json as AnswerBody, headers: res.headers }
+}
