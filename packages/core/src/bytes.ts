@@ -22,24 +22,24 @@ export function toHexUpper(bytes: Uint8Array): string {
   return out
 }
 
-function nibble(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48 // 0-9
-  if (code >= 65 && code <= 70) return code - 55 // A-F
-  if (code >= 97 && code <= 102) return code - 87 // a-f
-  return -1
-}
+/** Value of each hex digit by char code (0-9, A-F, a-f); -1 for anything else. */
+const NIBBLE = new Int8Array(256).fill(-1)
+for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i
+for (let i = 0; i < 6; i++) NIBBLE[65 + i] = NIBBLE[97 + i] = 10 + i
 
 /** Decodes hex in either case; `undefined` when the text is not hex of even length. */
 export function fromHex(text: string): Uint8Array | undefined {
   if (text.length % 2 !== 0) return undefined
   const out = new Uint8Array(text.length / 2)
-  for (let i = 0; i < out.length; i++) {
-    const hi = nibble(text.charCodeAt(2 * i))
-    const lo = nibble(text.charCodeAt(2 * i + 1))
-    if (hi < 0 || lo < 0) return undefined
+  let bad = 0
+  for (let i = 0, j = 0; i < out.length; i++, j += 2) {
+    const hi = NIBBLE[text.charCodeAt(j) & 0xff]!
+    const lo = NIBBLE[text.charCodeAt(j + 1) & 0xff]!
+    // A char code above 255 would alias into the table: reject it.
+    bad |= hi | lo | (text.charCodeAt(j) >> 8) | (text.charCodeAt(j + 1) >> 8)
     out[i] = (hi << 4) | lo
   }
-  return out
+  return bad < 0 || bad > 0xff ? undefined : out
 }
 
 /** Compares two byte arrays in time that depends only on their length. */

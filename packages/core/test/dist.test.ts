@@ -1,6 +1,6 @@
 // The package as published: resolved by name through its exports map, in ESM and CJS.
 import { createRequire } from 'node:module'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { sign } from './helpers.js'
 
 const require = createRequire(import.meta.url)
@@ -25,6 +25,24 @@ describe('published entry points', () => {
       expect(await core.verifySignature(body, header.toLowerCase(), ['x', 'k'])).toBe(true)
       expect(await core.matchSignature(body, header, ['x', 'k'])).toBe(1)
       expect(core.EVENT_TYPES).toHaveLength(16)
+    }
+  })
+
+  it('use node:crypto in the node entry and Web Crypto in the default entry, independently', async () => {
+    const body = '{"type":"event.created","id":"payload_1"}'
+    const header = sign(body, 'k')
+    const nodeEntry = await import('@scheduling-kit/core')
+    const webEntry = (await import('../dist/index.js')) as typeof import('@scheduling-kit/core')
+    const verify = vi.spyOn(globalThis.crypto.subtle, 'verify')
+    try {
+      expect(await nodeEntry.verifySignature(body, header, 'k')).toBe(true)
+      expect(verify).not.toHaveBeenCalled()
+      expect(await webEntry.verifySignature(body, header, 'k')).toBe(true)
+      expect(verify).toHaveBeenCalledOnce()
+      expect(await nodeEntry.verifySignature(body, header, 'k')).toBe(true)
+      expect(verify).toHaveBeenCalledOnce()
+    } finally {
+      verify.mockRestore()
     }
   })
 

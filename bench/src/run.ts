@@ -1,0 +1,7 @@
+import { targets } from './harness.js'
+import { verifyBench } from './verify.js'
+
+const all = [...(await verifyBench())]
+const ok = targets(all)
+console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')
+process.exitCode = ok ? 0 : 1

@@ -1,0 +1,3 @@
+// The provider of the default (Web Crypto) build. The `node` build replaces this module with
+// default.node.ts at bundle time (tsup.config.ts), so the two builds share no state.
+export { webCrypto as defaultProvider } from './web.js'
