@@ -6,7 +6,7 @@ import { type Case, measure, ratio, type Target, table } from './harness.js'
 const SECRET = 'whsec_bench_5b0f7c1e9a'
 
 /** A realistic 2 KiB `event.created` body. */
-function body2k(): Uint8Array {
+function body2k(): Uint8Array<ArrayBuffer> {
   const event = {
     type: 'event.created',
     id: 'payload_01HYBENCH00000000000000',

@@ -1,8 +1,9 @@
-import { defineConfig } from 'vitest/config'
+import { defineConfig, mergeConfig } from 'vitest/config'
+import shared from '../../vitest.shared.js'
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
-  },
-})
+export default mergeConfig(
+  shared,
+  defineConfig({
+    test: { typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] } },
+  }),
+)

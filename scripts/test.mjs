@@ -1,0 +1,41 @@
+// Runs every package's tests through turbo, then prints one closing line for all of them:
+// "tests: N passed, N failed" (", N skipped" when any were), from each package's JSON report.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+
+const root = new URL('..', import.meta.url).pathname
+const reports = ['packages', 'examples', 'internal', 'bench'].flatMap((dir) => {
+  const full = join(root, dir)
+  if (!existsSync(full)) return []
+  if (existsSync(join(full, 'package.json'))) return [join(full, 'test-output', 'vitest.json')]
+  return readdirSync(full).map((name) => join(full, name, 'test-output', 'vitest.json'))
+})
+for (const report of reports) rmSync(report, { force: true })
+
+const run = spawnSync(
+  'pnpm',
+  ['exec', 'turbo', 'run', 'test', '--continue', ...process.argv.slice(2)],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+)
+
+let passed = 0
+let failed = 0
+let skipped = 0
+let packages = 0
+for (const report of reports) {
+  if (!existsSync(report)) continue
+  const json = JSON.parse(readFileSync(report, 'utf8'))
+  packages++
+  passed += json.numPassedTests
+  failed += json.numFailedTests
+  skipped += json.numPendingTests + json.numTodoTests
+}
+const status = run.status ?? 1
+if (status !== 0 && failed === 0) failed = 1 // a task failed outside vitest (build, publint, attw)
+console.log(`\nTest reports from ${packages} packages.`)
+console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
+process.exit(status)
