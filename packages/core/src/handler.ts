@@ -13,7 +13,12 @@ import {
   type WebhookHandlerFn,
 } from './registry.js'
 import { assertSecretSource, type SecretSource } from './secrets.js'
-import { type HeaderNames, requireSignature, verifyRequest } from './verify.js'
+import {
+  DEFAULT_SIGNATURE_HEADER,
+  type HeaderNames,
+  requireSignature,
+  verifyRequest,
+} from './verify.js'
 
 export const DEFAULT_WEBHOOK_PATH = '/webhooks/scheduling'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -188,7 +193,7 @@ export function createWebhookHandler(
     }
     const declared = Number(getHeader(request.headers, 'content-length'))
     if (declared > limit) throw tooLarge(limit)
-    requireSignature(request.headers, options.signatureHeader ?? 'x-service-signature')
+    requireSignature(request.headers, options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER)
     const body = await readBody(request.body, limit, request.framework)
     const verified = await verifyRequest(body, request.headers, options.secret, options)
     state.webhookId = verified.webhookId
