@@ -1,4 +1,4 @@
-import { toBytes } from './bytes.js'
+import { concat, toBytes } from './bytes.js'
 import { WebhookError } from './errors.js'
 import type { RawBody } from './signature.js'
 
@@ -51,15 +51,27 @@ function isReadableStream(value: object): value is ReadableStream<Uint8Array> {
   return typeof (value as ReadableStream).getReader === 'function'
 }
 
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!
-  const out = new Uint8Array(total)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
+/**
+ * Reads a Web stream into bytes, cancelling it as soon as it passes `limit`: resolves to
+ * `undefined` then, never having held more than `limit` bytes and one chunk.
+ */
+export async function readStream(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<Uint8Array | undefined> {
+  const reader = stream.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return concat(chunks, total)
+    total += value.length
+    if (total > limit) {
+      await reader.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(value)
   }
-  return out
 }
 
 /**
@@ -82,18 +94,9 @@ export async function readBody(
   const chunks: Uint8Array[] = []
   let total = 0
   if (isReadableStream(source)) {
-    const reader = source.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      total += value.length
-      if (total > limit) {
-        await reader.cancel().catch(() => {})
-        throw tooLarge(limit)
-      }
-      chunks.push(value)
-    }
-    return concat(chunks, total)
+    const bytes = await readStream(source, limit)
+    if (bytes === undefined) throw tooLarge(limit)
+    return bytes
   }
   if (isAsyncIterable(source)) {
     // Iterate by hand: leaving the loop early must not destroy a Node request stream, or the

@@ -25,7 +25,18 @@ export type WebhookErrorCode = keyof typeof WEBHOOK_ERROR_STATUS
 /** Codes of errors raised when the library is configured wrongly. */
 export type ConfigErrorCode = 'invalid_options'
 
-export type SchedulingErrorCode = WebhookErrorCode | ConfigErrorCode
+/** Codes of errors raised while talking to the service (OAuth, tokens, API). */
+export type ClientErrorCode =
+  | 'oauth_error'
+  | 'network_error'
+  | 'timeout'
+  | 'invalid_response'
+  | 'api_error'
+  | 'not_connected'
+  | 'reauthorization_required'
+  | 'stale_write'
+
+export type SchedulingErrorCode = WebhookErrorCode | ConfigErrorCode | ClientErrorCode
 
 /**
  * Base class of every error this toolkit throws. Check with `isSchedulingError(e)`:
@@ -80,5 +91,127 @@ export function isWebhookError(error: unknown, code?: WebhookErrorCode): error i
     isSchedulingError(error) &&
     error.code in WEBHOOK_ERROR_STATUS &&
     (code === undefined || error.code === code)
+  )
+}
+
+/**
+ * The authorization server answered a token request with an error. `error` is its OAuth 2
+ * error code (`invalid_grant`, `invalid_client`, ...) when it sent one.
+ */
+export class OAuthError extends SchedulingError<'oauth_error'> {
+  readonly error: string | undefined
+  readonly errorDescription: string | undefined
+
+  constructor(
+    status: number,
+    error: string | undefined,
+    errorDescription: string | undefined,
+    what: string,
+  ) {
+    super(
+      'oauth_error',
+      `${what} failed: the authorization server answered ${status}` +
+        (error ? ` ${error}` : '') +
+        (errorDescription ? ` (${errorDescription.slice(0, 200)})` : '') +
+        '.',
+      { status },
+    )
+    this.error = error
+    this.errorDescription = errorDescription
+  }
+}
+
+/** The request never got an answer: connection refused, reset, DNS failure. */
+export class NetworkError extends SchedulingError<'network_error'> {
+  constructor(what: string, cause: unknown) {
+    super('network_error', `${what} failed: no answer from the server (network error).`, {
+      status: 502,
+      cause,
+    })
+  }
+}
+
+/** The request took longer than its time-out. */
+export class TimeoutError extends SchedulingError<'timeout'> {
+  constructor(what: string, ms: number) {
+    super('timeout', `${what} timed out after ${ms} ms.`, { status: 504 })
+  }
+}
+
+/** The server answered, but not with what the spec says it answers. */
+export class InvalidResponseError extends SchedulingError<'invalid_response'> {
+  constructor(what: string, problem: string, status = 502) {
+    super('invalid_response', `${what}: the server's answer is malformed: ${problem}.`, { status })
+  }
+}
+
+/** The API answered with a non-2xx status. `body` is the parsed JSON, or the text. */
+export class ApiError extends SchedulingError<'api_error'> {
+  readonly body: unknown
+
+  constructor(status: number, method: string, path: string, body: unknown) {
+    super('api_error', `${method} ${path} failed with status ${status}.`, { status })
+    this.body = body
+  }
+}
+
+/** No tokens are stored for this key: the account was never connected, or was disconnected. */
+export class NotConnectedError extends SchedulingError<'not_connected'> {
+  readonly key: string
+
+  constructor(key: string) {
+    super('not_connected', `No tokens are stored for "${key}": connect the account first.`, {
+      status: 401,
+    })
+    this.key = key
+  }
+}
+
+/**
+ * The refresh token was refused (`invalid_grant`) and no other process had refreshed it: the
+ * user must connect the account again (send them through the OAuth flow).
+ */
+export class ReauthorizationRequiredError extends SchedulingError<'reauthorization_required'> {
+  readonly key: string
+
+  constructor(key: string, options?: { cause?: unknown }) {
+    super(
+      'reauthorization_required',
+      `The connection "${key}" must be authorized again: its refresh token was refused.`,
+      { status: 401, cause: options?.cause },
+    )
+    this.key = key
+  }
+}
+
+/**
+ * A write was refused because the stored record changed since it was read (another process
+ * refreshed, or the user reconnected). The newer record is kept.
+ */
+export class StaleWriteError extends SchedulingError<'stale_write'> {
+  readonly key: string
+
+  constructor(key: string) {
+    super(
+      'stale_write',
+      `The tokens for "${key}" changed while this process refreshed them; the newer ones were kept.`,
+      { status: 409 },
+    )
+    this.key = key
+  }
+}
+
+/** True for failures worth retrying: network, time-out, malformed answer, 429 and 5xx. */
+export function isTransientError(error: unknown): boolean {
+  if (!isSchedulingError(error)) return false
+  if (
+    error.code === 'network_error' ||
+    error.code === 'timeout' ||
+    error.code === 'invalid_response'
+  )
+    return true
+  return (
+    (error.code === 'oauth_error' || error.code === 'api_error') &&
+    (error.status >= 500 || error.status === 429)
   )
 }

@@ -1,3 +1,9 @@
+export {
+  createSchedulingClient,
+  type SchedulingClient,
+  type SchedulingClientOptions,
+  type SchedulingUser,
+} from './api/client.js'
 export { type BodySource, type FrameworkName, readBody } from './body.js'
 export { type ConstructEventOptions, constructEvent } from './construct.js'
 export {
@@ -8,12 +14,22 @@ export {
 } from './dedupe.js'
 export { parseEnvelope } from './envelope.js'
 export {
+  ApiError,
+  type ClientErrorCode,
   ConfigError,
   type ConfigErrorCode,
+  InvalidResponseError,
   isSchedulingError,
+  isTransientError,
   isWebhookError,
+  NetworkError,
+  NotConnectedError,
+  OAuthError,
+  ReauthorizationRequiredError,
   SchedulingError,
   type SchedulingErrorCode,
+  StaleWriteError,
+  TimeoutError,
   WEBHOOK_ERROR_STATUS,
   WebhookError,
   type WebhookErrorCode,
@@ -50,6 +66,8 @@ export {
   type WebhookResponse,
 } from './handler.js'
 export { getHeader, type HeadersInput } from './headers.js'
+export type { FetchLike } from './http.js'
+export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
 export type {
   EventPattern,
   EventPrefixPattern,
@@ -67,6 +85,24 @@ export {
   signPayload,
   verifySignature,
 } from './signature.js'
+export {
+  actionFor,
+  INITIAL_TOKEN_STATE,
+  type TokenAction,
+  type TokenEvent,
+  type TokenState,
+  type TokenStatus,
+  type TokenTimes,
+  transition,
+} from './tokens/machine.js'
+export {
+  createTokenManager,
+  type GetTokenOptions,
+  type TokenManager,
+  type TokenManagerOptions,
+} from './tokens/manager.js'
+export type { AccountInfo, TokenRecord, TokenSet } from './tokens/record.js'
+export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from './tokens/store.js'
 export {
   DEFAULT_SIGNATURE_HEADER,
   DEFAULT_WEBHOOK_ID_HEADER,

@@ -25,53 +25,58 @@ export async function signWith(
 }
 
 /**
- * Parses a signature header: `sha256=` is optional, hex may be in either case, surrounding
- * white space is ignored. `undefined` when it is not a SHA-256 digest.
+ * The digest part of a signature header, lower-cased: `sha256=` is optional, hex may be in
+ * either case, surrounding white space is ignored. `undefined` when it is not 64 characters.
  */
-export function parseSignatureHeader(header: string): Uint8Array | undefined {
+function signatureHex(header: string): string | undefined {
   // Fast path: the exact form the service sends.
   if (header.length === PREFIX.length + DIGEST_BYTES * 2 && header.startsWith(PREFIX)) {
-    return fromHex(header.slice(PREFIX.length))
+    return header.slice(PREFIX.length).toLowerCase()
   }
   let hex = header.trim()
   if (hex.slice(0, PREFIX.length).toLowerCase() === PREFIX) hex = hex.slice(PREFIX.length)
-  if (hex.length !== DIGEST_BYTES * 2) return undefined
-  return fromHex(hex)
+  return hex.length === DIGEST_BYTES * 2 ? hex.toLowerCase() : undefined
 }
 
-interface Prepared {
-  data: Uint8Array
-  signature: Uint8Array
-  secrets: readonly string[]
+/** Parses a signature header into the 32 digest bytes; `undefined` when it is not a SHA-256 digest. */
+export function parseSignatureHeader(header: string): Uint8Array | undefined {
+  const hex = signatureHex(header)
+  return hex === undefined ? undefined : fromHex(hex)
 }
 
-/** Decodes the inputs once; `undefined` when the header cannot be a SHA-256 digest. */
-function prepare(body: RawBody, header: unknown, secrets: Secrets): Prepared | undefined {
-  if (typeof header !== 'string') return undefined
-  const signature = parseSignatureHeader(header)
-  if (signature === undefined) return undefined
-  return {
-    data: toBytes(body),
-    signature,
-    secrets: typeof secrets === 'string' ? [secrets] : secrets,
-  }
+function secretList(secrets: Secrets): readonly string[] {
+  return typeof secrets === 'string' ? [secrets] : secrets
 }
 
-function matchSync(verify: NonNullable<HmacProvider['verifySync']>, p: Prepared): number {
-  for (let i = 0; i < p.secrets.length; i++) {
-    const secret = p.secrets[i]
-    if (typeof secret === 'string' && secret !== '' && verify(secret, p.data, p.signature)) return i
+function matchSync(
+  verify: NonNullable<HmacProvider['verifyHexSync']>,
+  data: Uint8Array,
+  hex: string,
+  secrets: Secrets,
+): number {
+  if (typeof secrets === 'string') return secrets !== '' && verify(secrets, data, hex) ? 0 : -1
+  for (let i = 0; i < secrets.length; i++) {
+    const secret = secrets[i]
+    if (typeof secret === 'string' && secret !== '' && verify(secret, data, hex)) return i
   }
   return -1
 }
 
-async function matchAsync(provider: HmacProvider, p: Prepared): Promise<number> {
-  for (let i = 0; i < p.secrets.length; i++) {
-    const secret = p.secrets[i]
+async function matchAsync(
+  provider: HmacProvider,
+  data: Uint8Array,
+  hex: string,
+  secrets: Secrets,
+): Promise<number> {
+  const signature = fromHex(hex)
+  if (signature === undefined) return -1
+  const list = secretList(secrets)
+  for (let i = 0; i < list.length; i++) {
+    const secret = list[i]
     if (
       typeof secret === 'string' &&
       secret !== '' &&
-      (await provider.verify(secret, p.data, p.signature))
+      (await provider.verify(secret, data, signature))
     ) {
       return i
     }
@@ -90,11 +95,12 @@ export function matchWith(
   secrets: Secrets,
 ): Promise<number> {
   try {
-    const prepared = prepare(body, header, secrets)
-    if (prepared === undefined) return Promise.resolve(-1)
-    if (provider.verifySync !== undefined)
-      return Promise.resolve(matchSync(provider.verifySync, prepared))
-    return matchAsync(provider, prepared)
+    const hex = typeof header === 'string' ? signatureHex(header) : undefined
+    if (hex === undefined) return Promise.resolve(-1)
+    const data = toBytes(body)
+    if (provider.verifyHexSync !== undefined)
+      return Promise.resolve(matchSync(provider.verifyHexSync, data, hex, secrets))
+    return matchAsync(provider, data, hex, secrets)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -125,11 +131,13 @@ export function verifySignature(
 ): Promise<boolean> {
   // Not matchWith(...).then(): that costs one more promise on the hot path.
   try {
-    const prepared = prepare(body, header, secrets)
-    if (prepared === undefined) return Promise.resolve(false)
-    const { verifySync } = defaultProvider
-    if (verifySync !== undefined) return Promise.resolve(matchSync(verifySync, prepared) >= 0)
-    return matchAsync(defaultProvider, prepared).then((index) => index >= 0)
+    const hex = typeof header === 'string' ? signatureHex(header) : undefined
+    if (hex === undefined) return Promise.resolve(false)
+    const data = toBytes(body)
+    const { verifyHexSync } = defaultProvider
+    if (verifyHexSync !== undefined)
+      return Promise.resolve(matchSync(verifyHexSync, data, hex, secrets) >= 0)
+    return matchAsync(defaultProvider, data, hex, secrets).then((index) => index >= 0)
   } catch (error) {
     return Promise.reject(error)
   }

@@ -1,13 +1,20 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { HmacProvider } from './provider.js'
 
-function mac(secret: string, data: Uint8Array): Uint8Array {
+function mac(secret: string, data: Uint8Array): Buffer {
   return createHmac('sha256', secret).update(data).digest()
 }
 
-function verifySync(secret: string, data: Uint8Array, signature: Uint8Array): boolean {
-  const expected = mac(secret, data)
-  return expected.length === signature.length && timingSafeEqual(expected, signature)
+/**
+ * Compares the lower-case hex digest with the candidate in time that depends only on the
+ * length: no early exit. Comparing hex text spares decoding the header into bytes.
+ */
+function verifyHexSync(secret: string, data: Uint8Array, hex: string): boolean {
+  const expected = createHmac('sha256', secret).update(data).digest('hex')
+  if (expected.length !== hex.length) return false
+  let diff = 0
+  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ hex.charCodeAt(i)
+  return diff === 0
 }
 
 export const nodeCrypto: HmacProvider = {
@@ -16,7 +23,8 @@ export const nodeCrypto: HmacProvider = {
     return mac(secret, data)
   },
   async verify(secret, data, signature) {
-    return verifySync(secret, data, signature)
+    const expected = mac(secret, data)
+    return expected.length === signature.length && timingSafeEqual(expected, signature)
   },
-  verifySync,
+  verifyHexSync,
 }

@@ -1,0 +1,77 @@
+import { readStream } from './body.js'
+import { InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
+
+export interface SendOptions {
+  fetch: FetchLike
+  timeoutMs: number
+  /** What the request is, for messages: "Token refresh", "GET /me". */
+  what: string
+  /** Largest answer body read, in bytes. */
+  maxBodyBytes: number
+}
+
+export interface Answer {
+  status: number
+  headers: Headers
+  text: string
+}
+
+/**
+ * Sends a request and reads the whole answer within one time-out, never more than
+ * `maxBodyBytes` of it. Failures become `NetworkError`, `TimeoutError` or
+ * `InvalidResponseError`, none of which carries the request's credentials.
+ */
+export async function send(url: string, init: RequestInit, options: SendOptions): Promise<Answer> {
+  const controller = new AbortController()
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, options.timeoutMs)
+  try {
+    let response: Response
+    try {
+      response = await options.fetch(url, { ...init, signal: controller.signal })
+    } catch (cause) {
+      if (timedOut) throw new TimeoutError(options.what, options.timeoutMs)
+      throw new NetworkError(options.what, cause)
+    }
+    try {
+      const text = await readText(response, options.maxBodyBytes, options.what)
+      return { status: response.status, headers: response.headers, text }
+    } catch (cause) {
+      if (timedOut) throw new TimeoutError(options.what, options.timeoutMs)
+      if (cause instanceof InvalidResponseError) throw cause
+      throw new NetworkError(options.what, cause)
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function readText(response: Response, limit: number, what: string): Promise<string> {
+  const declared = Number(response.headers.get('content-length'))
+  if (declared > limit) {
+    await response.body?.cancel().catch(() => {})
+    throw new InvalidResponseError(what, `the body is larger than ${limit} bytes`, response.status)
+  }
+  if (response.body === null) return ''
+  const bytes = await readStream(response.body, limit)
+  if (bytes === undefined) {
+    throw new InvalidResponseError(what, `the body is larger than ${limit} bytes`, response.status)
+  }
+  return new TextDecoder().decode(bytes)
+}
+
+/** Parses JSON, or `undefined` when the text is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

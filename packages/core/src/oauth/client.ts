@@ -1,0 +1,113 @@
+import { ConfigError } from '../errors.js'
+import { type FetchLike, send } from '../http.js'
+import type { TokenSet } from '../tokens/record.js'
+import { readTokenResponse } from './response.js'
+
+export interface OAuthClientOptions {
+  clientId: string
+  clientSecret: string
+  /** The redirect URI registered with the application. */
+  redirectUri: string
+  /** The authorization server's address, e.g. `https://auth.example.com` (no default). */
+  authUrl: string
+  /** A `fetch` to use instead of the global one. */
+  fetch?: FetchLike
+  /** Time-out of one token request, in ms. Default 10 000. */
+  timeoutMs?: number
+  /** Clock for `expiresAt`, for tests. */
+  now?: () => number
+}
+
+export interface OAuthClient {
+  /** `{authUrl}/oauth/authorize?response_type=code&client_id=…&redirect_uri=…&state=…` */
+  authorizeUrl(params: { state: string }): string
+  /** Exchanges an authorization code for tokens (section 4). */
+  exchangeCode(code: string): Promise<TokenSet>
+  /** Gets new tokens with a refresh token; keeps it when the answer has no new one. */
+  refresh(refreshToken: string): Promise<TokenSet>
+}
+
+const MAX_TOKEN_RESPONSE = 64 * 1024
+
+function requireString(options: OAuthClientOptions, name: keyof OAuthClientOptions): string {
+  const value = options[name]
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(
+      `createOAuthClient: ${name} is required (from your OAuth application's settings).`,
+    )
+  }
+  return value
+}
+
+/** A fetch-based OAuth 2 client for the service's authorization server. */
+export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
+  const clientId = requireString(options, 'clientId')
+  const clientSecret = requireString(options, 'clientSecret')
+  const redirectUri = requireString(options, 'redirectUri')
+  const authUrl = requireString(options, 'authUrl').replace(/\/+$/, '')
+  for (const [name, value] of [
+    ['authUrl', authUrl],
+    ['redirectUri', redirectUri],
+  ] as const) {
+    if (!URL.canParse(value))
+      throw new ConfigError(`createOAuthClient: ${name} must be an absolute URL.`)
+  }
+  const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const timeoutMs = options.timeoutMs ?? 10_000
+  const now = options.now ?? Date.now
+  const tokenUrl = `${authUrl}/oauth/token`
+
+  async function tokenRequest(fields: Record<string, string>, what: string, previous?: string) {
+    const answer = await send(
+      tokenUrl,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: new URLSearchParams(fields).toString(),
+      },
+      { fetch: fetchImpl, timeoutMs, what, maxBodyBytes: MAX_TOKEN_RESPONSE },
+    )
+    return readTokenResponse(answer, now(), what, previous)
+  }
+
+  return {
+    authorizeUrl({ state }) {
+      if (typeof state !== 'string' || state === '') {
+        throw new ConfigError('authorizeUrl: a non-empty state is required (CSRF protection).')
+      }
+      const url = new URL(`${authUrl}/oauth/authorize`)
+      url.searchParams.set('response_type', 'code')
+      url.searchParams.set('client_id', clientId)
+      url.searchParams.set('redirect_uri', redirectUri)
+      url.searchParams.set('state', state)
+      return url.toString()
+    },
+    exchangeCode(code) {
+      return tokenRequest(
+        {
+          code,
+          client_id: clientId,
+          client_secret: clientSecret,
+          grant_type: 'authorization_code',
+          redirect_uri: redirectUri,
+        },
+        'Authorization code exchange',
+      )
+    },
+    refresh(refreshToken) {
+      return tokenRequest(
+        {
+          refresh_token: refreshToken,
+          grant_type: 'refresh_token',
+          client_id: clientId,
+          client_secret: clientSecret,
+        },
+        'Token refresh',
+        refreshToken,
+      )
+    },
+  }
+}

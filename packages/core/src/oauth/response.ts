@@ -1,0 +1,55 @@
+import { InvalidResponseError, OAuthError } from '../errors.js'
+import { type Answer, parseJson } from '../http.js'
+import type { TokenSet } from '../tokens/record.js'
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/**
+ * Turns a token endpoint answer into a `TokenSet`, or throws `OAuthError` (the server's error)
+ * or `InvalidResponseError` (not a token response of section 2.3). `previousRefreshToken` is
+ * kept when a refresh answer has none.
+ */
+export function readTokenResponse(
+  answer: Answer,
+  receivedAt: number,
+  what: string,
+  previousRefreshToken?: string,
+): TokenSet {
+  const body = parseJson(answer.text)
+  const object =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : undefined
+  if (answer.status < 200 || answer.status >= 300) {
+    throw new OAuthError(answer.status, str(object?.error), str(object?.error_description), what)
+  }
+  if (object === undefined) throw new InvalidResponseError(what, 'not a JSON object', answer.status)
+  if (str(object.error)) {
+    // Some servers answer 200 with an error body.
+    throw new OAuthError(400, str(object.error), str(object.error_description), what)
+  }
+  const accessToken = str(object.access_token)
+  if (accessToken === undefined) throw new InvalidResponseError(what, 'no access_token')
+  const tokenType = str(object.token_type)
+  if (tokenType === undefined || tokenType.toLowerCase() !== 'bearer') {
+    throw new InvalidResponseError(what, 'token_type is not "bearer"')
+  }
+  const expiresIn =
+    typeof object.expires_in === 'string' && /^\d+$/.test(object.expires_in)
+      ? Number(object.expires_in)
+      : object.expires_in
+  if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0) {
+    throw new InvalidResponseError(what, 'expires_in is not a positive number of seconds')
+  }
+  const refreshToken = str(object.refresh_token) ?? previousRefreshToken
+  if (refreshToken === undefined) throw new InvalidResponseError(what, 'no refresh_token')
+  return {
+    accessToken,
+    refreshToken,
+    tokenType,
+    expiresAt: receivedAt + expiresIn * 1000,
+    obtainedAt: receivedAt,
+  }
+}

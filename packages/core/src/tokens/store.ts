@@ -1,0 +1,96 @@
+import type { TokenRecord } from './record.js'
+
+/**
+ * Where tokens live: your database, Redis, a file. Three methods are required; a store that
+ * implements them is safe inside one process. The optional methods make it safe across
+ * processes (see the guarantees in the README):
+ *
+ * - `compareAndSet`: no lost update. A write based on an old read never replaces newer tokens.
+ * - `acquireLease` / `releaseLease`: one refresher. Only the lease holder calls the token
+ *   endpoint; other processes wait for the record it writes.
+ */
+export interface TokenStore {
+  /** The record for a key, or `undefined`. Stores with `compareAndSet` include its `version`. */
+  get(key: string): Promise<TokenRecord | undefined>
+  /** Writes a record unconditionally. */
+  set(key: string, record: TokenRecord): Promise<void>
+  /** Removes a record (and its lease, if any). */
+  delete(key: string): Promise<void>
+
+  /**
+   * Writes only if the stored version is still `expectedVersion` (`undefined`: no record).
+   * Resolves to `true` when written; the stored version becomes one greater. Must be atomic.
+   */
+  compareAndSet?(
+    key: string,
+    record: TokenRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean>
+  /**
+   * Takes the refresh lease of a key for `ttlMs`, if nobody holds it (or the holder's expired).
+   * Resolves to `true` when `owner` now holds it. Must be atomic (Redis `SET NX PX`).
+   */
+  acquireLease?(key: string, owner: string, ttlMs: number): Promise<boolean>
+  /** Gives the lease up, only if `owner` still holds it (compare-and-delete). */
+  releaseLease?(key: string, owner: string): Promise<void>
+}
+
+export interface MemoryTokenStoreOptions {
+  /** Clock for lease expiry, for tests. */
+  now?: () => number
+}
+
+/**
+ * A `TokenStore` in this process's memory, with every optional capability. Safe for one
+ * process (and worker threads that reach it through one owner); tokens are lost on restart.
+ */
+export class MemoryTokenStore implements TokenStore {
+  readonly #records = new Map<string, TokenRecord & { version: number }>()
+  readonly #leases = new Map<string, { owner: string; expiresAt: number }>()
+  readonly #now: () => number
+
+  constructor(options: MemoryTokenStoreOptions = {}) {
+    this.#now = options.now ?? Date.now
+  }
+
+  async get(key: string): Promise<TokenRecord | undefined> {
+    const record = this.#records.get(key)
+    return record === undefined ? undefined : structuredClone(record)
+  }
+
+  async set(key: string, record: TokenRecord): Promise<void> {
+    this.#write(key, record)
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#records.delete(key)
+    this.#leases.delete(key)
+  }
+
+  async compareAndSet(
+    key: string,
+    record: TokenRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean> {
+    if (this.#records.get(key)?.version !== expectedVersion) return false
+    this.#write(key, record)
+    return true
+  }
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = this.#now()
+    const lease = this.#leases.get(key)
+    if (lease !== undefined && lease.owner !== owner && lease.expiresAt > now) return false
+    this.#leases.set(key, { owner, expiresAt: now + ttlMs })
+    return true
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    if (this.#leases.get(key)?.owner === owner) this.#leases.delete(key)
+  }
+
+  #write(key: string, record: TokenRecord): void {
+    const version = (this.#records.get(key)?.version ?? 0) + 1
+    this.#records.set(key, { ...structuredClone(record), version })
+  }
+}

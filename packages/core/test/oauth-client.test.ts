@@ -1,0 +1,205 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  InvalidResponseError,
+  isTransientError,
+  NetworkError,
+  OAuthError,
+  TimeoutError,
+} from '../src/errors.js'
+import { createOAuthClient, type OAuthClientOptions } from '../src/oauth/client.js'
+import { startTokenServer, type TokenServer } from './support/token-server.js'
+
+let server: TokenServer
+beforeAll(async () => {
+  server = await startTokenServer()
+})
+afterAll(() => server.close())
+
+function client(overrides: Partial<OAuthClientOptions> = {}) {
+  return createOAuthClient({
+    clientId: server.clientId,
+    clientSecret: server.clientSecret,
+    redirectUri: server.redirectUri,
+    authUrl: server.url,
+    ...overrides,
+  })
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('createOAuthClient', () => {
+  it('builds the authorize URL of section 4, with state', () => {
+    const url = new URL(
+      client({ authUrl: 'https://auth.example.test/' }).authorizeUrl({ state: 's t&x' }),
+    )
+    expect(url.origin + url.pathname).toBe('https://auth.example.test/oauth/authorize')
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      response_type: 'code',
+      client_id: server.clientId,
+      redirect_uri: server.redirectUri,
+      state: 's t&x',
+    })
+    expect(() => client().authorizeUrl({ state: '' })).toThrow(/state/)
+  })
+
+  it('exchanges a code with exactly the fields and headers of section 4', async () => {
+    const before = Date.now()
+    const tokens = await client().exchangeCode(server.issueCode('acct_9'))
+    const sent = server.tokenRequests.at(-1)!
+    expect(sent.form).toEqual({
+      code: expect.any(String),
+      client_id: server.clientId,
+      client_secret: server.clientSecret,
+      grant_type: 'authorization_code',
+      redirect_uri: server.redirectUri,
+    })
+    expect(sent.headers['content-type']).toBe('application/x-www-form-urlencoded')
+    expect(sent.headers.accept).toBe('application/json')
+    expect(tokens.accessToken).toMatch(/^at_/)
+    expect(tokens.refreshToken).toMatch(/^rt_/)
+    expect(tokens.tokenType).toBe('bearer')
+    expect(tokens.expiresAt).toBeGreaterThanOrEqual(before + 7200_000)
+    expect(tokens.expiresAt).toBeLessThanOrEqual(Date.now() + 7200_000)
+    expect(tokens.obtainedAt! + 7200_000).toBe(tokens.expiresAt)
+  })
+
+  it('refreshes with exactly the fields of section 4 and gets a rotated refresh token', async () => {
+    const granted = server.grant()
+    const tokens = await client().refresh(granted.refresh_token)
+    expect(server.tokenRequests.at(-1)!.form).toEqual({
+      refresh_token: granted.refresh_token,
+      grant_type: 'refresh_token',
+      client_id: server.clientId,
+      client_secret: server.clientSecret,
+    })
+    expect(tokens.refreshToken).not.toBe(granted.refresh_token)
+  })
+
+  it('computes expiresAt at receipt with the injected clock', async () => {
+    const tokens = await client({ now: () => 1_000 }).exchangeCode(server.issueCode())
+    expect(tokens.expiresAt).toBe(1_000 + 7200_000)
+  })
+
+  it('keeps the old refresh token when a refresh answer has none', async () => {
+    const lenient = await startTokenServer({ omitRefreshTokenOnRefresh: true })
+    try {
+      const granted = lenient.grant()
+      const oauth = createOAuthClient({
+        clientId: lenient.clientId,
+        clientSecret: lenient.clientSecret,
+        redirectUri: lenient.redirectUri,
+        authUrl: lenient.url,
+      })
+      expect((await oauth.refresh(granted.refresh_token)).refreshToken).toBe(granted.refresh_token)
+    } finally {
+      await lenient.close()
+    }
+  })
+
+  it('throws OAuthError with the server error, description and status', async () => {
+    const code = server.issueCode()
+    await client().exchangeCode(code)
+    const reused = await failure(client().exchangeCode(code))
+    expect(reused).toBeInstanceOf(OAuthError)
+    expect(reused).toMatchObject({
+      error: 'invalid_grant',
+      errorDescription: 'bad code',
+      status: 400,
+    })
+    expect(isTransientError(reused)).toBe(false)
+    const badClient = await failure(client({ clientSecret: 'wrong-secret-value' }).refresh('rt_x'))
+    expect(badClient).toMatchObject({ error: 'invalid_client', status: 401 })
+    expect(String((badClient as Error).message)).not.toContain('wrong-secret-value')
+    expect(
+      await failure(
+        client({ redirectUri: 'http://127.0.0.1:9/other' }).exchangeCode(server.issueCode()),
+      ),
+    ).toMatchObject({
+      error: 'invalid_grant',
+    })
+  })
+
+  it('classifies a 5xx as a transient OAuthError', async () => {
+    server.failNext(503)
+    const error = await failure(client().refresh(server.grant().refresh_token))
+    expect(error).toBeInstanceOf(OAuthError)
+    expect(error).toMatchObject({ status: 503, error: 'server_error' })
+    expect(isTransientError(error)).toBe(true)
+  })
+
+  it('throws NetworkError when nothing answers', async () => {
+    const closed = createServer()
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((r) => closed.close(() => r()))
+    const error = await failure(client({ authUrl: `http://127.0.0.1:${port}` }).refresh('rt_x'))
+    expect(error).toBeInstanceOf(NetworkError)
+    expect(isTransientError(error)).toBe(true)
+    expect((error as Error).message).not.toContain('rt_x')
+  })
+
+  it('throws TimeoutError when the server does not answer in time', async () => {
+    server.failNext('hang')
+    const started = performance.now()
+    const error = await failure(client({ timeoutMs: 150 }).refresh(server.grant().refresh_token))
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(performance.now() - started).toBeLessThan(2_000)
+  })
+
+  it('throws InvalidResponseError for a 200 that is not a token response', async () => {
+    server.failNext('malformed')
+    expect(await failure(client().refresh(server.grant().refresh_token))).toBeInstanceOf(
+      InvalidResponseError,
+    )
+  })
+
+  it.each([
+    ['no access_token', { token_type: 'bearer', expires_in: 7200, refresh_token: 'r' }],
+    ['token_type', { access_token: 'a', token_type: 'mac', expires_in: 7200, refresh_token: 'r' }],
+    [
+      'expires_in',
+      { access_token: 'a', token_type: 'bearer', expires_in: 'soon', refresh_token: 'r' },
+    ],
+    ['expires_in', { access_token: 'a', token_type: 'bearer', expires_in: -5, refresh_token: 'r' }],
+    ['no refresh_token', { access_token: 'a', token_type: 'bearer', expires_in: 7200 }],
+    ['not a JSON object', [1, 2]],
+  ])('rejects a token response with %s', async (problem, body) => {
+    const oauth = client({ fetch: async () => Response.json(body) })
+    const error = await failure(oauth.exchangeCode('c'))
+    expect(error).toBeInstanceOf(InvalidResponseError)
+    expect((error as Error).message).toContain(problem)
+  })
+
+  it('accepts Bearer in any case and expires_in as a numeric string', async () => {
+    const oauth = client({
+      now: () => 0,
+      fetch: async () =>
+        Response.json({
+          access_token: 'a',
+          token_type: 'Bearer',
+          expires_in: '60',
+          refresh_token: 'r',
+        }),
+    })
+    expect(await oauth.exchangeCode('c')).toMatchObject({ expiresAt: 60_000, tokenType: 'Bearer' })
+  })
+
+  it('refuses a token response over 64 KiB without reading it all', async () => {
+    const oauth = client({ fetch: async () => new Response('x'.repeat(200_000)) })
+    expect(await failure(oauth.exchangeCode('c'))).toBeInstanceOf(InvalidResponseError)
+  })
+
+  it('refuses options that cannot work', () => {
+    expect(() => client({ clientSecret: '' })).toThrow(/clientSecret/)
+    expect(() => client({ authUrl: 'auth.example.com' })).toThrow(/absolute URL/)
+  })
+})
