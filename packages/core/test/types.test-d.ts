@@ -88,3 +88,24 @@ describe('handler registration', () => {
     createWebhookHandler({ secret: 's', on: { 'event.cancelled': () => {} } })
   })
 })
+
+describe('token store', () => {
+  it('is implemented with three async methods', async () => {
+    const { createTokenManager, createOAuthClient } = await import('../src/index.js')
+    const rows = new Map<string, import('../src/index.js').TokenRecord>()
+    const store: import('../src/index.js').TokenStore = {
+      get: async (key) => rows.get(key),
+      set: async (key, record) => void rows.set(key, record),
+      delete: async (key) => void rows.delete(key),
+    }
+    const oauth = createOAuthClient({
+      clientId: 'a',
+      clientSecret: 'b',
+      redirectUri: 'https://x.test/cb',
+      authUrl: 'https://x.test',
+    })
+    expectTypeOf(createTokenManager({ oauth, store }).getAccessToken('k')).toEqualTypeOf<
+      Promise<string>
+    >()
+  })
+})
