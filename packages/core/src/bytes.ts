@@ -61,3 +61,29 @@ export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array
   }
   return out
 }
+
+/** Base64url without padding, of bytes or of a string's UTF-8. */
+export function toBase64Url(value: Uint8Array | string): string {
+  const bytes = toBytes(value)
+  let binary = ''
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/** Decodes base64url (padding optional); `undefined` when it is not base64url. */
+export function fromBase64Url(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined
+  try {
+    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'))
+    const out = new Uint8Array(binary.length)
+    for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i)
+    return out
+  } catch {
+    return undefined
+  }
+}
+
+/** Cryptographically random bytes, base64url-encoded. */
+export function randomToken(bytes = 32): string {
+  return toBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(bytes)))
+}

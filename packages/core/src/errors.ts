@@ -36,7 +36,29 @@ export type ClientErrorCode =
   | 'reauthorization_required'
   | 'stale_write'
 
-export type SchedulingErrorCode = WebhookErrorCode | ConfigErrorCode | ClientErrorCode
+/** Codes of errors the OAuth routes answer with, each with its HTTP status. */
+export const OAUTH_FLOW_ERROR_STATUS = {
+  state_missing: 400,
+  state_invalid: 400,
+  state_mismatch: 400,
+  access_denied: 403,
+  authorization_failed: 400,
+  code_missing: 400,
+  token_exchange_failed: 502,
+  identify_failed: 502,
+  store_failed: 500,
+  cross_origin: 403,
+  not_connected: 401,
+  method_not_allowed: 405,
+} as const
+
+export type OAuthFlowErrorCode = keyof typeof OAUTH_FLOW_ERROR_STATUS
+
+export type SchedulingErrorCode =
+  | WebhookErrorCode
+  | ConfigErrorCode
+  | ClientErrorCode
+  | OAuthFlowErrorCode
 
 /**
  * Base class of every error this toolkit throws. Check with `isSchedulingError(e)`:
@@ -214,4 +236,11 @@ export function isTransientError(error: unknown): boolean {
     (error.code === 'oauth_error' || error.code === 'api_error') &&
     (error.status >= 500 || error.status === 429)
   )
+}
+
+/** An error of the OAuth routes (`/login`, `/callback`, `/disconnect`); `status` is the answer. */
+export class OAuthFlowError extends SchedulingError<OAuthFlowErrorCode> {
+  constructor(code: OAuthFlowErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, { status: OAUTH_FLOW_ERROR_STATUS[code], cause: options?.cause })
+  }
 }

@@ -24,7 +24,10 @@ export {
   isWebhookError,
   NetworkError,
   NotConnectedError,
+  OAUTH_FLOW_ERROR_STATUS,
   OAuthError,
+  OAuthFlowError,
+  type OAuthFlowErrorCode,
   ReauthorizationRequiredError,
   SchedulingError,
   type SchedulingErrorCode,
@@ -54,6 +57,7 @@ export {
   type WebhookPayload,
 } from './events.js'
 export {
+  attachWebhookMethods,
   createWebhookHandler,
   DEFAULT_BODY_LIMIT,
   DEFAULT_WEBHOOK_PATH,
@@ -61,6 +65,7 @@ export {
   type WebhookErrorFn,
   type WebhookHandler,
   type WebhookHandlerOptions,
+  type WebhookMethods,
   type WebhookQueue,
   type WebhookRequest,
   type WebhookResponse,
@@ -68,6 +73,16 @@ export {
 export { getHeader, type HeadersInput } from './headers.js'
 export type { FetchLike } from './http.js'
 export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
+export { safeReturnTo } from './oauth/redirect.js'
+export {
+  CONNECTION_COOKIE,
+  createOAuthRoutes,
+  type OAuthRequest,
+  type OAuthResponse,
+  type OAuthRoutes,
+  type OAuthRoutesOptions,
+  STATE_COOKIE,
+} from './oauth/routes.js'
 export type {
   EventPattern,
   EventPrefixPattern,

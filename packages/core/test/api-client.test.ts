@@ -1,12 +1,12 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSchedulingClient } from '../src/api/client.js'
 import { ApiError, ConfigError } from '../src/errors.js'
 import { createOAuthClient } from '../src/oauth/client.js'
 import { createTokenManager } from '../src/tokens/manager.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
-import { startTokenServer, type TokenServer } from './support/token-server.js'
 
 let server: TokenServer
 beforeEach(async () => {

@@ -1,3 +1,4 @@
+import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   NotConnectedError,
@@ -9,7 +10,6 @@ import { createOAuthClient } from '../src/oauth/client.js'
 import { createTokenManager, type TokenManagerOptions } from '../src/tokens/manager.js'
 import type { TokenRecord } from '../src/tokens/record.js'
 import { MemoryTokenStore, type TokenStore } from '../src/tokens/store.js'
-import { startTokenServer, type TokenServer } from './support/token-server.js'
 
 let server: TokenServer
 beforeEach(async () => {

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   InvalidResponseError,
@@ -9,7 +10,6 @@ import {
   TimeoutError,
 } from '../src/errors.js'
 import { createOAuthClient, type OAuthClientOptions } from '../src/oauth/client.js'
-import { startTokenServer, type TokenServer } from './support/token-server.js'
 
 let server: TokenServer
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
+import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { MemoryTokenStore } from '../src/tokens/store.js'
-import { startTokenServer, type TokenServer } from './support/token-server.js'
 
 let server: TokenServer
 beforeEach(async () => {

@@ -37,6 +37,9 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
   }> = []
   const failures: Failure[] = []
   const hanging: ServerResponse[] = []
+  const redirectUris = new Set([redirectUri])
+  let authorizeMode: 'approve' | 'deny' = 'approve'
+  let nextAccount = 'acct_1'
   let latencyMs = 0
   let expiresIn = options.expiresIn ?? 7200
 
@@ -139,8 +142,35 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
     return json(res, 200, { id: entry.family.account, name: `User ${entry.family.account}` })
   }
 
+  /** The consent page, auto-answered: approve (code) or deny (`error=access_denied`). */
+  function authorizeEndpoint(req: IncomingMessage, res: ServerResponse) {
+    const query = new URL(req.url ?? '', 'http://x').searchParams
+    const target = query.get('redirect_uri') ?? ''
+    if (
+      query.get('client_id') !== clientId ||
+      query.get('response_type') !== 'code' ||
+      !redirectUris.has(target)
+    ) {
+      // Never redirect to an unregistered URI.
+      return void res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('invalid authorization request')
+    }
+    const back = new URL(target)
+    if (authorizeMode === 'deny') back.searchParams.set('error', 'access_denied')
+    else {
+      const code = token('code')
+      codes.set(code, { account: nextAccount, redirectUri: target, used: false })
+      back.searchParams.set('code', code)
+    }
+    const state = query.get('state')
+    if (state !== null) back.searchParams.set('state', state)
+    res.writeHead(302, { location: back.toString() }).end()
+  }
+
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]
+    if (req.method === 'GET' && path === '/oauth/authorize') return authorizeEndpoint(req, res)
     if (req.method === 'POST' && path === '/oauth/token') return void tokenEndpoint(req, res)
     if (req.method === 'GET' && (path === '/me' || path === '/v1/me')) return meEndpoint(req, res)
     json(res, 404, { error: 'not_found' })
@@ -165,6 +195,15 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
     grant(account = 'acct_1') {
       const { _refresh, ...body } = issue({ account, revoked: false })
       return { ...body, refresh_token: _refresh }
+    },
+    /** Accepts one more redirect URI at the consent page and the token endpoint. */
+    allowRedirectUri(uri: string) {
+      redirectUris.add(uri)
+    },
+    /** How the consent page answers, and for which account it approves. */
+    setAuthorize(mode: 'approve' | 'deny', account = nextAccount) {
+      authorizeMode = mode
+      nextAccount = account
     },
     /** The next token requests fail this way, in order. */
     failNext(...modes: Failure[]) {

@@ -1,0 +1,48 @@
+import type {
+  OAuthRoutesOptions,
+  WebhookHandlerOptions,
+  WebhookMethods,
+} from '@scheduling-kit/core'
+
+/**
+ * Where the app's own JSON body parser runs, relative to the webhooks middleware:
+ * - `before`: a parser that keeps no raw copy, mounted globally first;
+ * - `before-raw`: the same, keeping the raw bytes the framework's usual way;
+ * - `text-before`: a text parser for JSON, mounted globally first;
+ * - `after`: the middleware first, the parser after it.
+ */
+export type ParserPlacement = 'before' | 'before-raw' | 'text-before' | 'after'
+
+/** What the app under test is built from. */
+export interface AppSetup {
+  webhooks: WebhookHandlerOptions
+  /** Registers handlers on the middleware the adapter returned (`.on()`), when it has one. */
+  configure?: (webhooks: WebhookMethods<unknown>) => void
+  /** Mount the webhooks middleware under this prefix (`''`: at the root). */
+  prefix: string
+  parser: ParserPlacement
+  /** Options for the OAuth router, mounted at `/auth/scheduling`. */
+  oauth: OAuthRoutesOptions
+}
+
+/**
+ * One framework, as the suite needs it. `start` serves, on `port` of 127.0.0.1 with the
+ * framework's real server, an app that has:
+ * - its own JSON body parser, placed as `setup.parser` says;
+ * - `GET /app/ping` answering `{ "pong": true }`;
+ * - `POST /app/echo` answering `{ "echo": <the parsed JSON body> }`;
+ * - the webhooks middleware with `setup.webhooks` (under `setup.prefix`), `setup.configure`
+ *   applied to it;
+ * - the OAuth router with `setup.oauth`, at `/auth/scheduling`;
+ * - the framework's own 404 for everything else.
+ */
+export interface AdapterHarness {
+  name: string
+  /** The placements this framework has. */
+  parsers: ParserPlacement[]
+  /** With a parser `before` that keeps no raw copy: does the adapter still get the bytes? */
+  parsedBefore: 'raw' | 'body_parsed'
+  /** Whether handlers can be added with `.on()` on what the adapter returns. */
+  configurable: boolean
+  start(port: number, setup: AppSetup): Promise<{ close(): Promise<void> }>
+}

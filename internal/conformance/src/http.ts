@@ -1,0 +1,95 @@
+import { createServer } from 'node:net'
+import { signPayload } from '@scheduling-kit/core'
+
+/** A port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface Answer {
+  status: number
+  headers: Headers
+  text: string
+  json: {
+    error?: { code: string; message: string }
+    received?: boolean
+    duplicate?: boolean
+    [k: string]: unknown
+  }
+}
+
+async function answer(res: Response): Promise<Answer> {
+  const text = await res.text()
+  let json: Answer['json'] = {}
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: res.status, headers: res.headers, text, json }
+}
+
+export interface DeliverOptions {
+  secret?: string
+  signature?: string | null
+  webhookId?: string | null
+  contentType?: string | null
+  method?: string
+}
+
+/** A request as the service sends it: JSON, signed, with the webhook id. */
+export async function deliver(
+  url: string,
+  body: string,
+  options: DeliverOptions = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = {
+    'user-agent': 'Scheduling Webhooks (https://service.test)',
+  }
+  if (options.contentType !== null)
+    headers['content-type'] = options.contentType ?? 'application/json'
+  if (options.signature !== null)
+    headers['x-service-signature'] =
+      options.signature ?? (await signPayload(body, options.secret ?? 'conformance-secret'))
+  if (options.webhookId !== null)
+    headers['x-service-webhook-id'] = options.webhookId ?? 'wh_conformance'
+  const method = options.method ?? 'POST'
+  return answer(
+    await fetch(url, {
+      method,
+      headers,
+      body: method === 'GET' || method === 'HEAD' ? undefined : body,
+    }),
+  )
+}
+
+export async function request(url: string, init: RequestInit = {}): Promise<Answer> {
+  return answer(await fetch(url, { redirect: 'manual', ...init }))
+}
+
+let n = 0
+export function envelope(type = 'event.created', extra: Record<string, unknown> = {}): string {
+  n++
+  return JSON.stringify({
+    type,
+    id: `payload_conf${process.pid}x${n}`,
+    version: '2020-11-18',
+    occurred_at: '2024-05-01T14:03:22Z',
+    payload: { id: `event_${n}`, state: 'confirmed', description: 'Café ☕ <b>' },
+    ...extra,
+  })
+}
+
+/** `name=value` pairs of the Set-Cookie headers, for a Cookie header. */
+export function cookieHeader(headers: Headers): string {
+  return headers
+    .getSetCookie()
+    .map((c) => c.split(';', 1)[0]!)
+    .filter((c) => !c.endsWith('='))
+    .join('; ')
+}

@@ -1,0 +1,30 @@
+import { getHeader, type HeadersInput } from '../headers.js'
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
+}
+
+/** True when the client asked for JSON rather than a page. */
+export function wantsJson(headers: HeadersInput): boolean {
+  const accept = getHeader(headers, 'accept') ?? ''
+  return accept.includes('application/json') && !accept.includes('text/html')
+}
+
+/** A small, self-contained error page. */
+export function errorPage(title: string, message: string, retryHref?: string): string {
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+    `<title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">` +
+    `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>` +
+    (retryHref ? `<p><a href="${escapeHtml(retryHref)}">Try again</a></p>` : '') +
+    '</body></html>'
+  )
+}

@@ -1,0 +1,94 @@
+import type {
+  BodySource,
+  OAuthResponse,
+  OAuthRoutes,
+  OAuthRoutesOptions,
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookMethods,
+  WebhookResponse,
+} from '@scheduling-kit/core'
+import { attachWebhookMethods, createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
+import type { NextFunction, Request, Response } from 'express'
+
+export * from '@scheduling-kit/core'
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => void
+
+export interface SchedulingWebhooksMiddleware
+  extends Middleware,
+    WebhookMethods<SchedulingWebhooksMiddleware> {}
+
+export interface SchedulingOAuthMiddleware extends Middleware {
+  /** The key of the account this browser connected (from its signed cookie). */
+  connectedKey(req: Request): Promise<string | undefined>
+  readonly routes: OAuthRoutes<Request>
+}
+
+/**
+ * Keeps the raw bytes for the webhook middleware when a JSON parser runs first:
+ * `app.use(express.json({ verify: keepRawBody }))`.
+ */
+export function keepRawBody(req: Request, _res: Response, buf: Buffer): void {
+  ;(req as Request & { rawBody?: Buffer }).rawBody = buf
+}
+
+/** The bytes to verify: a captured raw body, the unread stream, or what a parser left. */
+function bodyOf(req: Request): BodySource | object {
+  const raw = (req as Request & { rawBody?: unknown }).rawBody
+  if (typeof raw === 'string' || raw instanceof Uint8Array) return raw
+  const consumed = (req as Request & { _body?: boolean })._body === true || req.readableEnded
+  if (!consumed) return req
+  const body: unknown = req.body
+  return typeof body === 'string' || body instanceof Uint8Array ? body : ((body as object) ?? {})
+}
+
+function send(res: Response, answer: WebhookResponse | OAuthResponse): void {
+  res.writeHead(answer.status, answer.headers).end(answer.body)
+}
+
+/**
+ * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`,
+ * relative to where it is mounted) and passes every other request on untouched.
+ */
+export function schedulingWebhooks(
+  secretOrOptions: SecretSource | WebhookHandlerOptions,
+): SchedulingWebhooksMiddleware {
+  const handler = createWebhookHandler(secretOrOptions)
+  const middleware = ((req, res, next) => {
+    handler
+      .handle({
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        body: bodyOf(req),
+        framework: 'express',
+      })
+      .then((answer) => (answer ? send(res, answer) : next()), next)
+  }) as Middleware
+  return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
+}
+
+/**
+ * `app.use('/auth/scheduling', schedulingOAuth(options))`: `GET /login`, `GET /callback` and
+ * `POST /disconnect` under the mount path.
+ */
+export function schedulingOAuth(options: OAuthRoutesOptions<Request>): SchedulingOAuthMiddleware {
+  const routes = createOAuthRoutes<Request>(options)
+  const middleware = ((req, res, next) => {
+    routes
+      .handle({
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        secure: req.secure,
+        mountPath: req.baseUrl,
+        raw: req,
+      })
+      .then((answer) => (answer ? send(res, answer) : next()), next)
+  }) as SchedulingOAuthMiddleware
+  return Object.assign(middleware, {
+    routes,
+    connectedKey: (req: Request) => routes.connectedKey(req.headers),
+  })
+}

@@ -1,0 +1,37 @@
+import type { Server } from 'node:http'
+import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import express, { type Express } from 'express'
+import { keepRawBody, schedulingOAuth, schedulingWebhooks } from '../src/index.js'
+
+const harness: AdapterHarness = {
+  name: 'express',
+  parsers: ['before', 'before-raw', 'text-before', 'after'],
+  parsedBefore: 'body_parsed',
+  configurable: true,
+  async start(port, setup) {
+    const app: Express = express()
+    const webhooks = schedulingWebhooks(setup.webhooks)
+    setup.configure?.(webhooks)
+    const json = express.json({ verify: setup.parser === 'before-raw' ? keepRawBody : undefined })
+    if (setup.parser === 'before' || setup.parser === 'before-raw') app.use(json)
+    if (setup.parser === 'text-before') app.use(express.text({ type: 'application/json' }))
+    if (setup.prefix) app.use(setup.prefix, webhooks)
+    else app.use(webhooks)
+    if (setup.parser === 'after') app.use(json)
+    app.use('/auth/scheduling', schedulingOAuth(setup.oauth))
+    app.get('/app/ping', (_req, res) => void res.json({ pong: true }))
+    app.post('/app/echo', (req, res) => void res.json({ echo: req.body }))
+    const server: Server = await new Promise((resolve) => {
+      const s = app.listen(port, '127.0.0.1', () => resolve(s))
+    })
+    return {
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections()
+          server.close(() => resolve())
+        }),
+    }
+  },
+}
+
+runConformance(harness)

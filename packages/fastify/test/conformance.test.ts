@@ -1,0 +1,22 @@
+import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import Fastify from 'fastify'
+import { schedulingOAuth, schedulingWebhooks } from '../src/index.js'
+
+const harness: AdapterHarness = {
+  name: 'fastify',
+  // The app keeps Fastify's default JSON parser; the plugin's own parser is encapsulated.
+  parsers: ['before'],
+  parsedBefore: 'raw',
+  configurable: false,
+  async start(port, setup) {
+    const app = Fastify()
+    app.get('/app/ping', async () => ({ pong: true }))
+    app.post('/app/echo', async (request) => ({ echo: request.body }))
+    await app.register(schedulingWebhooks, { ...setup.webhooks, prefix: setup.prefix })
+    await app.register(schedulingOAuth, { ...setup.oauth, prefix: '/auth/scheduling' })
+    await app.listen({ port, host: '127.0.0.1' })
+    return { close: () => app.close() }
+  },
+}
+
+runConformance(harness)

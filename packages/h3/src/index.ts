@@ -1,0 +1,79 @@
+import type {
+  OAuthResponse,
+  OAuthRoutes,
+  OAuthRoutesOptions,
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookMethods,
+  WebhookResponse,
+} from '@scheduling-kit/core'
+import { attachWebhookMethods, createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
+import { H3, type H3Event, type Middleware } from 'h3'
+
+export * from '@scheduling-kit/core'
+
+export interface SchedulingWebhooksMiddleware
+  extends Middleware,
+    WebhookMethods<SchedulingWebhooksMiddleware> {}
+
+export interface SchedulingOAuthApp extends H3 {
+  /** The key of the account this browser connected (from its signed cookie). */
+  connectedKey(event: H3Event): Promise<string | undefined>
+  readonly routes: OAuthRoutes<H3Event>
+}
+
+function toResponse(answer: WebhookResponse | OAuthResponse): Response {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(answer.headers)) {
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one)
+  }
+  return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers })
+}
+
+/**
+ * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`,
+ * relative to a mounted sub-app) and passes every other request on untouched.
+ */
+export function schedulingWebhooks(
+  secretOrOptions: SecretSource | WebhookHandlerOptions,
+): SchedulingWebhooksMiddleware {
+  const handler = createWebhookHandler(secretOrOptions)
+  const middleware: Middleware = async (event, next) => {
+    const answer = await handler.handle({
+      method: event.req.method,
+      path: event.url.pathname,
+      headers: event.req.headers,
+      body: event.req.body,
+      framework: 'h3',
+    })
+    return answer ? toResponse(answer) : next()
+  }
+  return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
+}
+
+/**
+ * `app.mount('/auth/scheduling', schedulingOAuth(options))`: a sub-app with `GET /login`,
+ * `GET /callback` and `POST /disconnect`.
+ */
+export function schedulingOAuth(options: OAuthRoutesOptions<H3Event>): SchedulingOAuthApp {
+  const routes = createOAuthRoutes<H3Event>(options)
+  const app = new H3().use(async (event, next) => {
+    // Inside a mounted sub-app h3 strips the base from event.url. On Node, event.req.url follows
+    // it, so the original request line is read from the Node request; elsewhere req.url keeps it.
+    const full = new URL(event.runtime?.node?.req?.url ?? event.req.url, 'http://h3.invalid')
+      .pathname
+    const answer = await routes.handle({
+      method: event.req.method,
+      path: event.url.pathname + event.url.search,
+      headers: event.req.headers,
+      secure: event.url.protocol === 'https:',
+      mountPath: full.slice(0, full.length - event.url.pathname.length),
+      raw: event,
+    })
+    return answer ? toResponse(answer) : next()
+  })
+  return Object.assign(app, {
+    routes,
+    connectedKey: (event: H3Event) => routes.connectedKey(event.req.headers),
+  })
+}

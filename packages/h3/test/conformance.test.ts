@@ -1,0 +1,34 @@
+import { createServer, type Server } from 'node:http'
+import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import { H3 } from 'h3'
+import { toNodeHandler } from 'h3/node'
+import { schedulingOAuth, schedulingWebhooks } from '../src/index.js'
+
+const harness: AdapterHarness = {
+  name: 'h3',
+  // h3 has no global body parser: routes read the web Request's body themselves.
+  parsers: ['after'],
+  parsedBefore: 'raw',
+  configurable: true,
+  async start(port, setup) {
+    const app = new H3()
+    const webhooks = schedulingWebhooks(setup.webhooks)
+    setup.configure?.(webhooks)
+    if (setup.prefix) app.mount(setup.prefix, new H3().use(webhooks))
+    else app.use(webhooks)
+    app.mount('/auth/scheduling', schedulingOAuth(setup.oauth))
+    app.get('/app/ping', () => ({ pong: true }))
+    app.post('/app/echo', async (event) => ({ echo: await event.req.json() }))
+    const server: Server = createServer(toNodeHandler(app))
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+    return {
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections()
+          server.close(() => resolve())
+        }),
+    }
+  },
+}
+
+runConformance(harness)

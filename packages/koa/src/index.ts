@@ -1,0 +1,94 @@
+import type {
+  BodySource,
+  OAuthResponse,
+  OAuthRoutes,
+  OAuthRoutesOptions,
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookMethods,
+  WebhookResponse,
+} from '@scheduling-kit/core'
+import { attachWebhookMethods, createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
+import type { Context, Middleware } from 'koa'
+
+export * from '@scheduling-kit/core'
+
+export interface SchedulingWebhooksMiddleware
+  extends Middleware,
+    WebhookMethods<SchedulingWebhooksMiddleware> {}
+
+export interface SchedulingOAuthOptions extends OAuthRoutesOptions<Context> {
+  /** Where the routes live. Default `/auth/scheduling`. */
+  prefix?: string
+}
+
+export interface SchedulingOAuthMiddleware extends Middleware {
+  /** The key of the account this browser connected (from its signed cookie). */
+  connectedKey(ctx: Context): Promise<string | undefined>
+  readonly routes: OAuthRoutes<Context>
+}
+
+/** The bytes to verify: @koa/bodyparser's rawBody, the unread stream, or what a parser left. */
+function bodyOf(ctx: Context): BodySource | object {
+  const request = ctx.request as Context['request'] & { rawBody?: unknown; body?: unknown }
+  if (typeof request.rawBody === 'string') return request.rawBody
+  if (!ctx.req.readableEnded && request.body === undefined) return ctx.req
+  const body = request.body
+  return typeof body === 'string' || body instanceof Uint8Array ? body : ((body as object) ?? {})
+}
+
+function send(ctx: Context, answer: WebhookResponse | OAuthResponse): void {
+  ctx.status = answer.status
+  ctx.set(answer.headers)
+  ctx.body = answer.body
+}
+
+/**
+ * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`)
+ * and passes every other request on untouched.
+ */
+export function schedulingWebhooks(
+  secretOrOptions: SecretSource | WebhookHandlerOptions,
+): SchedulingWebhooksMiddleware {
+  const handler = createWebhookHandler(secretOrOptions)
+  const middleware = (async (ctx, next) => {
+    const answer = await handler.handle({
+      method: ctx.method,
+      path: ctx.url,
+      headers: ctx.headers,
+      body: bodyOf(ctx),
+      framework: 'koa',
+    })
+    if (answer) send(ctx, answer)
+    else await next()
+  }) as Middleware
+  return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
+}
+
+/**
+ * `app.use(schedulingOAuth({ prefix: '/auth/scheduling', ... }))`: `GET /login`,
+ * `GET /callback` and `POST /disconnect` under the prefix.
+ */
+export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAuthMiddleware {
+  const routes = createOAuthRoutes<Context>(options)
+  const prefix = (options.prefix ?? '/auth/scheduling').replace(/\/+$/, '')
+  const middleware = (async (ctx, next) => {
+    const inside = ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)
+    const answer = inside
+      ? await routes.handle({
+          method: ctx.method,
+          path: ctx.url.slice(prefix.length) || '/',
+          headers: ctx.headers,
+          secure: ctx.secure,
+          mountPath: prefix,
+          raw: ctx,
+        })
+      : undefined
+    if (answer) send(ctx, answer)
+    else await next()
+  }) as SchedulingOAuthMiddleware
+  return Object.assign(middleware, {
+    routes,
+    connectedKey: (ctx: Context) => routes.connectedKey(ctx.headers),
+  })
+}
