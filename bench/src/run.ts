@@ -1,8 +1,15 @@
+import { adapterBench } from './adapters.js'
 import { targets } from './harness.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-const all = [...(await verifyBench()), ...(await tokenBench())]
+// BENCH_ONLY=verify,tokens,adapters picks sections; all by default.
+const only = new Set((process.env.BENCH_ONLY ?? 'verify,tokens,adapters').split(','))
+const all = [
+  ...(only.has('verify') ? await verifyBench() : []),
+  ...(only.has('tokens') ? await tokenBench() : []),
+  ...(only.has('adapters') ? await adapterBench() : []),
+]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')
 process.exitCode = ok ? 0 : 1

@@ -141,11 +141,41 @@ export function runConformance(harness: AdapterHarness): void {
       expect(res.json.error?.code).toBe('unsupported_media_type')
     })
 
-    it('413 for a body over the limit', async () => {
+    it('413 for a body over the limit, declared or streamed, with the JSON error body', async () => {
       const app = await start({ webhooks: { bodyLimit: 2048 } })
       const res = await deliver(app.hook, envelope('event.created', { pad: 'x'.repeat(8192) }))
       expect(res.status).toBe(413)
+      expect(res.json.error?.code).toBe('payload_too_large')
+      // No Content-Length: the limit must hold while reading. Valid JSON, so that an app parser
+      // placed before the middleware lets it through.
+      const encoder = new TextEncoder()
+      let sent = 0
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          sent++
+          if (sent === 1) controller.enqueue(encoder.encode('{"pad":"'))
+          else if (sent < 40) controller.enqueue(encoder.encode('x'.repeat(1000)))
+          else {
+            controller.enqueue(encoder.encode('"}'))
+            controller.close()
+          }
+        },
+      })
+      const streamed = await fetch(app.hook, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-service-signature': `sha256=${'0'.repeat(64)}`,
+        },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit)
+      expect(streamed.status).toBe(413)
+      expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe(
+        'payload_too_large',
+      )
       expect(app.events).toHaveLength(0)
+      expect(app.errors).toContain('payload_too_large')
     })
 
     it('401 for a missing or wrong signature, and the secret is never in the answer', async () => {

@@ -12,12 +12,15 @@ import {
   type WebhookContext,
   type WebhookHandlerFn,
 } from './registry.js'
-import { assertSecretSource, type SecretSource } from './secrets.js'
+import { assertSecretSource, resolveSecrets, type SecretSource, staticSecrets } from './secrets.js'
 import {
+  checkSignature,
   DEFAULT_SIGNATURE_HEADER,
+  DEFAULT_WEBHOOK_ID_HEADER,
   type HeaderNames,
+  isThenable,
+  rejectSignature,
   requireSignature,
-  verifyRequest,
 } from './verify.js'
 
 export const DEFAULT_WEBHOOK_PATH = '/webhooks/scheduling'
@@ -96,6 +99,13 @@ export interface WebhookHandler {
   fetch(request: Request): Promise<Response>
   /** Runs the matching handlers for an event, e.g. when a queue consumer takes it. */
   dispatch(event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void>
+  /** The body limit in force, in bytes. */
+  readonly bodyLimit: number
+  /**
+   * The answer to an error an adapter met before `handle` could (its framework refused a body
+   * over the limit, say): reported to `onError` like any other.
+   */
+  respond(error: WebhookError, context?: Partial<WebhookErrorContext>): Promise<WebhookResponse>
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
@@ -104,7 +114,17 @@ function json(status: number, value: unknown, extra?: Record<string, string>): W
   return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify(value) }
 }
 
+const RECEIVED_BODY = JSON.stringify({ received: true })
+const DUPLICATE_BODY = JSON.stringify({ received: true, duplicate: true })
+// A fresh object per answer: adapters and apps may add headers to it.
+const received = (body: string): WebhookResponse => ({
+  status: 200,
+  headers: { ...JSON_HEADERS },
+  body,
+})
+
 function normalizePath(path: string): string {
+  if (path.length > 1 && path.indexOf('?') < 0 && !path.endsWith('/')) return path
   const q = path.indexOf('?')
   let p = q >= 0 ? path.slice(0, q) : path
   if (p === '') p = '/'
@@ -114,6 +134,7 @@ function normalizePath(path: string): string {
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false
+  if (value === 'application/json') return true
   const type = value.split(';', 1)[0]!.trim().toLowerCase()
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
@@ -165,19 +186,39 @@ export function createWebhookHandler(
   if (options.onAny) registry.addAny(options.onAny)
   if (options.onError) errorListeners.push(options.onError)
 
-  async function deliver(event: AnyWebhookEvent, context: WebhookContext): Promise<void> {
+  const signatureHeader = options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
+  const webhookIdHeader = options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER
+  const fixedSecrets = staticSecrets(options.secret)
+
+  function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
+    return new WebhookError(
+      'queue_rejected',
+      `The queue did not accept ${event.type} (${event.id}); answered 503 so the service delivers it again.`,
+      { cause },
+    )
+  }
+
+  /** Hands the event to the queue or the handlers; a promise only when one of them is async. */
+  function deliver(event: AnyWebhookEvent, context: WebhookContext): void | Promise<void> {
     if (options.queue === undefined) return registry.dispatch(event, context)
+    let queued: unknown
     try {
-      await options.queue.enqueue(event, context)
+      queued = options.queue.enqueue(event, context)
     } catch (cause) {
-      throw new WebhookError(
-        'queue_rejected',
-        `The queue did not accept ${event.type} (${event.id}); answered 503 so the service delivers it again.`,
-        { cause },
+      throw enqueueFailed(event, cause)
+    }
+    if (isThenable(queued)) {
+      return Promise.resolve(queued).then(
+        () => {},
+        (cause) => {
+          throw enqueueFailed(event, cause)
+        },
       )
     }
   }
 
+  // The hot path awaits only what is really asynchronous (a stream, a secret lookup, Web Crypto,
+  // an async store or handler): each needless await costs a turn of the microtask queue.
   async function accept(
     request: WebhookRequest,
     state: WebhookErrorContext,
@@ -193,20 +234,31 @@ export function createWebhookHandler(
     }
     const declared = Number(getHeader(request.headers, 'content-length'))
     if (declared > limit) throw tooLarge(limit)
-    requireSignature(request.headers, options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER)
-    const body = await readBody(request.body, limit, request.framework)
-    const verified = await verifyRequest(body, request.headers, options.secret, options)
-    state.webhookId = verified.webhookId
+    const signature = requireSignature(request.headers, signatureHeader)
+    const webhookId = getHeader(request.headers, webhookIdHeader)
+    state.webhookId = webhookId
+    const raw = request.body
+    const body =
+      raw instanceof Uint8Array && raw.length <= limit
+        ? raw
+        : await readBody(raw, limit, request.framework)
+    const secrets =
+      fixedSecrets ?? (await resolveSecrets(options.secret, webhookId, webhookIdHeader))
+    const checked = checkSignature(body, signature, secrets)
+    const secretIndex = isThenable(checked) ? await checked : checked
+    if (secretIndex < 0) await rejectSignature(body, signature, secrets, signatureHeader)
     const event = parseEnvelope(body)
     state.event = event
-    const context: WebhookContext = { ...verified, headers: request.headers }
+    const context: WebhookContext = { webhookId, secretIndex, headers: request.headers }
     if (dedupe === undefined) {
-      await deliver(event, context)
-      return json(200, { received: true })
+      const delivered = deliver(event, context)
+      if (delivered) await delivered
+      return received(RECEIVED_BODY)
     }
-    const key = `${verified.webhookId ?? ''}:${event.id}`
-    const claim = await dedupe.claim(key)
-    if (claim === 'completed') return json(200, { received: true, duplicate: true })
+    const key = `${webhookId ?? ''}:${event.id}`
+    const claimed = dedupe.claim(key)
+    const claim = isThenable(claimed) ? await claimed : claimed
+    if (claim === 'completed') return received(DUPLICATE_BODY)
     if (claim === 'in_progress') {
       throw new WebhookError(
         'delivery_in_progress',
@@ -214,13 +266,16 @@ export function createWebhookHandler(
       )
     }
     try {
-      await deliver(event, context)
+      const delivered = deliver(event, context)
+      if (delivered) await delivered
     } catch (error) {
-      await dedupe.release(key)
+      const released = dedupe.release(key)
+      if (isThenable(released)) await released
       throw error
     }
-    await dedupe.complete(key)
-    return json(200, { received: true })
+    const completed = dedupe.complete(key)
+    if (isThenable(completed)) await completed
+    return received(RECEIVED_BODY)
   }
 
   async function report(error: WebhookError, state: WebhookErrorContext): Promise<void> {
@@ -262,12 +317,16 @@ export function createWebhookHandler(
               'The webhook could not be processed (a secret lookup or dedupe store failed); answered 500 so the service delivers it again.',
               { cause: caught },
             )
-        await report(error, state)
-        const extra: Record<string, string> = {}
-        if (error.code === 'method_not_allowed') extra.allow = 'POST'
-        if (error.code === 'payload_too_large') extra.connection = 'close'
-        return json(error.status, error.toJSON(), extra)
+        return handler.respond(error, state)
       }
+    },
+    bodyLimit: limit,
+    async respond(error, context) {
+      await report(error, { webhookId: context?.webhookId, event: context?.event })
+      const extra: Record<string, string> = {}
+      if (error.code === 'method_not_allowed') extra.allow = 'POST'
+      if (error.code === 'payload_too_large') extra.connection = 'close'
+      return json(error.status, error.toJSON(), extra)
     },
     async fetch(request) {
       const url = new URL(request.url)
@@ -282,8 +341,8 @@ export function createWebhookHandler(
         json(404, new WebhookError('not_found', `Nothing is served at ${url.pathname}.`).toJSON())
       return new Response(answer.body, { status: answer.status, headers: answer.headers })
     },
-    dispatch(event, context) {
-      return registry.dispatch(event, {
+    async dispatch(event, context) {
+      await registry.dispatch(event, {
         webhookId: context?.webhookId,
         secretIndex: context?.secretIndex ?? 0,
         headers: context?.headers ?? {},

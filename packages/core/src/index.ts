@@ -4,7 +4,12 @@ export {
   type SchedulingClientOptions,
   type SchedulingUser,
 } from './api/client.js'
-export { type BodySource, type FrameworkName, readBody } from './body.js'
+export {
+  type BodySource,
+  type FrameworkName,
+  readBody,
+  tooLarge as payloadTooLargeError,
+} from './body.js'
 export { type ConstructEventOptions, constructEvent } from './construct.js'
 export {
   type ClaimResult,

@@ -75,29 +75,47 @@ export class HandlerRegistry {
     }
   }
 
-  matching(type: string): WebhookHandlerFn[] {
-    const out = [...(this.#exact.get(type) ?? [])]
+  matching(type: string): readonly WebhookHandlerFn[] {
+    const exact = this.#exact.get(type)
+    if (exact === undefined && this.#prefixes.length === 0) return this.#any
+    const out = exact === undefined ? [] : [...exact]
     for (const [prefix, fn] of this.#prefixes) if (type.startsWith(prefix)) out.push(fn)
     out.push(...this.#any)
     return out
   }
 
   /**
-   * Runs every handler that matches, concurrently. Throws `handler_failed` (with the handlers'
-   * errors as `cause`) when any of them threw or rejected.
+   * Runs every handler that matches, concurrently. Throws (or rejects with) `handler_failed`,
+   * with the handlers' errors as `cause`, when any of them threw or rejected. Completes
+   * without a pause when every handler returned synchronously.
    */
-  async dispatch(event: AnyWebhookEvent, context: WebhookContext): Promise<void> {
+  dispatch(event: AnyWebhookEvent, context: WebhookContext): void | Promise<void> {
     const fns = this.matching(event.type)
-    const results = await Promise.allSettled(
-      fns.map((fn) => new Promise((resolve) => resolve(fn(event, context)))),
-    )
-    const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))
-    if (errors.length === 0) return
-    throw new WebhookError(
-      'handler_failed',
-      `${errors.length} of ${fns.length} handlers for ${event.type} (${event.id}) failed; ` +
-        'answered 500 so the service delivers it again.',
-      { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'handlers failed') },
-    )
+    const errors: unknown[] = []
+    const pending: PromiseLike<unknown>[] = []
+    for (const fn of fns) {
+      try {
+        const result = fn(event, context)
+        if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+          pending.push(result as PromiseLike<unknown>)
+        }
+      } catch (error) {
+        errors.push(error)
+      }
+    }
+    const settle = () => {
+      if (errors.length === 0) return
+      throw new WebhookError(
+        'handler_failed',
+        `${errors.length} of ${fns.length} handlers for ${event.type} (${event.id}) failed; ` +
+          'answered 500 so the service delivers it again.',
+        { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'handlers failed') },
+      )
+    }
+    if (pending.length === 0) return settle()
+    return Promise.allSettled(pending).then((results) => {
+      for (const r of results) if (r.status === 'rejected') errors.push(r.reason)
+      settle()
+    })
   }
 }

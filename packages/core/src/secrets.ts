@@ -28,6 +28,14 @@ export function assertSecretSource(secret: unknown, where: string): asserts secr
   }
 }
 
+/** The usable secrets of a source that is not a lookup, computed once. */
+export function staticSecrets(source: SecretSource): readonly string[] | undefined {
+  if (typeof source === 'function') return undefined
+  return (typeof source === 'string' ? [source] : source).filter(
+    (s) => typeof s === 'string' && s !== '',
+  )
+}
+
 /** Resolves the secrets for one request; throws `secret_unknown` when there are none. */
 export async function resolveSecrets(
   source: SecretSource,

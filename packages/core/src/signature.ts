@@ -107,6 +107,21 @@ export function matchWith(
 }
 
 /**
+ * `matchSignature` done synchronously where the platform can (node:crypto); `undefined` where
+ * it cannot (Web Crypto), so that the caller awaits `matchSignature` instead.
+ */
+export function matchSignatureSync(
+  body: RawBody,
+  header: string | null | undefined,
+  secrets: Secrets,
+): number | undefined {
+  const { verifyHexSync } = defaultProvider
+  if (verifyHexSync === undefined) return undefined
+  const hex = typeof header === 'string' ? signatureHex(header) : undefined
+  return hex === undefined ? -1 : matchSync(verifyHexSync, toBytes(body), hex, secrets)
+}
+
+/**
  * Checks the signature header against the body with each secret in turn, in constant time.
  * Resolves to the index of the secret that matched, or -1 when none did (or the header is
  * not a SHA-256 digest).

@@ -1,7 +1,7 @@
 import { WebhookError } from './errors.js'
 import { getHeader, type HeadersInput } from './headers.js'
 import { resolveSecrets, type SecretSource } from './secrets.js'
-import { matchSignature } from './signature.js'
+import { matchSignature, matchSignatureSync } from './signature.js'
 
 export const DEFAULT_SIGNATURE_HEADER = 'x-service-signature'
 export const DEFAULT_WEBHOOK_ID_HEADER = 'x-service-webhook-id'
@@ -33,24 +33,27 @@ export function requireSignature(headers: HeadersInput, name: string): string {
   return header
 }
 
-/**
- * Verifies a request's signature against its raw body. Throws `signature_missing`,
- * `secret_unknown`, `secret_whitespace` or `signature_invalid`.
- */
-export async function verifyRequest(
-  body: Uint8Array,
-  headers: HeadersInput,
-  secret: SecretSource,
-  names: HeaderNames = {},
-): Promise<Verified> {
-  const signatureHeader = names.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
-  const webhookIdHeader = names.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER
-  const signature = requireSignature(headers, signatureHeader)
-  const webhookId = getHeader(headers, webhookIdHeader)
-  const secrets = await resolveSecrets(secret, webhookId, webhookIdHeader)
-  const secretIndex = await matchSignature(body, signature, secrets)
-  if (secretIndex >= 0) return { webhookId, secretIndex }
+/** Whether a value is a promise (or another thenable): only those are awaited on hot paths. */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | undefined)?.then === 'function'
+}
 
+/** Index of the secret that verifies the body; without a pause where node:crypto can answer at once. */
+export function checkSignature(
+  body: Uint8Array,
+  signature: string,
+  secrets: readonly string[],
+): number | Promise<number> {
+  return matchSignatureSync(body, signature, secrets) ?? matchSignature(body, signature, secrets)
+}
+
+/** After a mismatch: throws `secret_whitespace` when trimming the secret would match, else `signature_invalid`. */
+export async function rejectSignature(
+  body: Uint8Array,
+  signature: string,
+  secrets: readonly string[],
+  signatureHeader: string,
+): Promise<never> {
   // A secret copied with a trailing newline is the most common mistake. Only a sender who
   // signed with the trimmed secret (who knows it) can ever see this hint.
   const padded = secrets.some((s) => s !== s.trim())
@@ -74,4 +77,24 @@ export async function verifyRequest(
       "webhook's signing secret and that nothing changed the body before verification (a body " +
       'parser that re-serializes JSON does).',
   )
+}
+
+/**
+ * Verifies a request's signature against its raw body. Throws `signature_missing`,
+ * `secret_unknown`, `secret_whitespace` or `signature_invalid`.
+ */
+export async function verifyRequest(
+  body: Uint8Array,
+  headers: HeadersInput,
+  secret: SecretSource,
+  names: HeaderNames = {},
+): Promise<Verified> {
+  const signatureHeader = names.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
+  const webhookIdHeader = names.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER
+  const signature = requireSignature(headers, signatureHeader)
+  const webhookId = getHeader(headers, webhookIdHeader)
+  const secrets = await resolveSecrets(secret, webhookId, webhookIdHeader)
+  const secretIndex = await checkSignature(body, signature, secrets)
+  if (secretIndex < 0) await rejectSignature(body, signature, secrets, signatureHeader)
+  return { webhookId, secretIndex }
 }

@@ -6,9 +6,12 @@ import { createOAuthRoutes } from '../src/oauth/routes.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 
 describe('safeReturnTo', () => {
-  it.each(['/', '/dashboard', '/a/b?c=1&d=%2F#top', '/caf%C3%A9'])('keeps the same-site path %s', (path) => {
-    expect(safeReturnTo(path)).toBe(path)
-  })
+  it.each(['/', '/dashboard', '/a/b?c=1&d=%2F#top', '/caf%C3%A9'])(
+    'keeps the same-site path %s',
+    (path) => {
+      expect(safeReturnTo(path)).toBe(path)
+    },
+  )
 
   it.each([
     'https://evil.test',
@@ -28,15 +31,22 @@ describe('safeReturnTo', () => {
 
   it('property: whatever it keeps resolves to the same origin, on any base', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.webUrl(), fc.string().map((s) => `/${s}`)), (input) => {
-        const kept = safeReturnTo(input)
-        if (kept === undefined) return
-        for (const base of ['https://app.example.com', 'http://127.0.0.1:3000/deep/path']) {
-          expect(new URL(kept, base).origin).toBe(new URL(base).origin)
-        }
-        expect(kept.startsWith('/')).toBe(true)
-        expect(kept.startsWith('//')).toBe(false)
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.webUrl(),
+          fc.string().map((s) => `/${s}`),
+        ),
+        (input) => {
+          const kept = safeReturnTo(input)
+          if (kept === undefined) return
+          for (const base of ['https://app.example.com', 'http://127.0.0.1:3000/deep/path']) {
+            expect(new URL(kept, base).origin).toBe(new URL(base).origin)
+          }
+          expect(kept.startsWith('/')).toBe(true)
+          expect(kept.startsWith('//')).toBe(false)
+        },
+      ),
       { numRuns: 3000 },
     )
   })

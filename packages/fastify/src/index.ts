@@ -5,7 +5,7 @@ import type {
   WebhookHandlerOptions,
   WebhookResponse,
 } from '@scheduling-kit/core'
-import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
+import { createOAuthRoutes, createWebhookHandler, payloadTooLargeError } from '@scheduling-kit/core'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
 export * from '@scheduling-kit/core'
@@ -34,6 +34,17 @@ export const schedulingWebhooks: FastifyPluginAsync<
 > = async (fastify, options) => {
   const handler = createWebhookHandler(options as SchedulingWebhooksOptions)
   keepRawStream(fastify)
+  // JSON bodies are collected by Fastify (cheaper than a stream), under core's limit; a body over
+  // it gets core's 413, not Fastify's.
+  const json = (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) =>
+    done(null, body)
+  for (const type of ['application/json', /^application\/[^;]*\+json/]) {
+    fastify.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: handler.bodyLimit }, json)
+  }
+  fastify.setErrorHandler(async (error: { code?: string }, _request, reply) => {
+    if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error
+    return send(reply, await handler.respond(payloadTooLargeError(handler.bodyLimit)))
+  })
   fastify.route({
     method: ALL_METHODS,
     url: handler.path,
