@@ -1,15 +1,17 @@
 import type { Server } from 'node:http'
 import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
-import express, { type Express } from 'express'
+import express5 from 'express'
+// Express 4 too: the same suite through the same middleware.
+import express4 from 'express4'
 import { keepRawBody, schedulingOAuth, schedulingWebhooks } from '../src/index.js'
 
-const harness: AdapterHarness = {
-  name: 'express',
+const harness = (name: string, express: typeof express5): AdapterHarness => ({
+  name,
   parsers: ['before', 'before-raw', 'text-before', 'after'],
   parsedBefore: 'body_parsed',
   configurable: true,
   async start(port, setup) {
-    const app: Express = express()
+    const app = express()
     const webhooks = schedulingWebhooks(setup.webhooks)
     setup.configure?.(webhooks)
     const json = express.json({ verify: setup.parser === 'before-raw' ? keepRawBody : undefined })
@@ -32,6 +34,7 @@ const harness: AdapterHarness = {
         }),
     }
   },
-}
+})
 
-runConformance(harness)
+runConformance(harness('express 5', express5))
+runConformance(harness('express 4', express4 as unknown as typeof express5))
