@@ -2,15 +2,22 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-export interface TokenServerOptions {
+export interface AuthServiceOptions {
   clientId?: string
   clientSecret?: string
-  redirectUri?: string
+  /** Redirect URIs registered for the client; more with `allowRedirectUri`. */
+  redirectUris?: string[]
+  /** `expires_in` of new access tokens, in seconds. Default 7200. */
   expiresIn?: number
   /** Leave refresh_token out of refresh answers. */
   omitRefreshTokenOnRefresh?: boolean
+  /** How `/oauth/authorize` answers: a consent page, or approve / deny at once. Default `approve`. */
+  authorize?: AuthorizeMode
+  /** The application's name on the consent page. */
+  appName?: string
 }
 
+export type AuthorizeMode = 'consent' | 'approve' | 'deny'
 type Failure = 500 | 503 | 'malformed' | 'hang'
 
 interface Family {
@@ -18,27 +25,47 @@ interface Family {
   revoked: boolean
 }
 
+export interface TokenRequest {
+  headers: IncomingMessage['headers']
+  form: Record<string, string>
+}
+
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ESC[c]!)
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(body))
+}
+
+async function readText(req: IncomingMessage, limit = 64 * 1024): Promise<string> {
+  let text = ''
+  for await (const chunk of req) {
+    text += chunk
+    if (text.length > limit) throw new Error('body too large')
+  }
+  return text
+}
+
 /**
- * A strict OAuth 2 token server and `/me` endpoint for tests: single-use codes bound to the
- * redirect URI, single-use rotating refresh tokens whose reuse revokes the whole family,
- * counters, injectable latency and failures.
+ * A strict OAuth 2 authorization server and `/me` endpoint: single-use codes bound to the
+ * redirect URI, single-use rotating refresh tokens whose reuse revokes the whole family, a
+ * consent page, personal access tokens, counters, injectable latency and failures.
+ * `handle(req, res)` answers its own paths and resolves to `false` for any other.
  */
-export async function startTokenServer(options: TokenServerOptions = {}) {
+export function createAuthService(options: AuthServiceOptions = {}) {
   const clientId = options.clientId ?? 'client-123'
   const clientSecret = options.clientSecret ?? 'client-secret-xyz'
-  const redirectUri = options.redirectUri ?? 'http://127.0.0.1:9/callback'
+  const redirectUris = new Set(options.redirectUris ?? ['http://127.0.0.1:9/callback'])
   const codes = new Map<string, { account: string; redirectUri: string; used: boolean }>()
   const refreshTokens = new Map<string, { family: Family; used: boolean }>()
   const accessTokens = new Map<string, { family: Family; expiresAt: number }>()
-  const counters = { exchange: 0, refresh: 0, refreshOk: 0, reuse: 0, me: 0 }
-  const tokenRequests: Array<{
-    headers: IncomingMessage['headers']
-    form: Record<string, string>
-  }> = []
+  const personalTokens = new Map<string, string>()
+  const families: Family[] = []
+  const counters = { authorize: 0, exchange: 0, refresh: 0, refreshOk: 0, reuse: 0, me: 0 }
+  const tokenRequests: TokenRequest[] = []
   const failures: Failure[] = []
   const hanging: ServerResponse[] = []
-  const redirectUris = new Set([redirectUri])
-  let authorizeMode: 'approve' | 'deny' = 'approve'
+  let authorizeMode: AuthorizeMode = options.authorize ?? 'approve'
   let nextAccount = 'acct_1'
   let latencyMs = 0
   let expiresIn = options.expiresIn ?? 7200
@@ -59,44 +86,80 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
     }
   }
 
-  function json(
-    res: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ) {
-    res
-      .writeHead(status, { 'content-type': 'application/json', ...headers })
-      .end(JSON.stringify(body))
+  function newFamily(account: string): Family {
+    const family = { account, revoked: false }
+    families.push(family)
+    return family
   }
 
-  async function readForm(req: IncomingMessage): Promise<Record<string, string>> {
-    let text = ''
-    for await (const chunk of req) text += chunk
-    return Object.fromEntries(new URLSearchParams(text))
+  function redirectBack(res: ServerResponse, target: string, state: string | null, params: Record<string, string>) {
+    const back = new URL(target)
+    for (const [k, v] of Object.entries(params)) back.searchParams.set(k, v)
+    if (state !== null) back.searchParams.set('state', state)
+    res.writeHead(302, { location: back.toString(), 'cache-control': 'no-store' }).end()
+  }
+
+  function approve(res: ServerResponse, target: string, state: string | null, account: string) {
+    const code = token('code')
+    codes.set(code, { account, redirectUri: target, used: false })
+    redirectBack(res, target, state, { code })
+  }
+
+  function consentPage(res: ServerResponse, query: URLSearchParams) {
+    const hidden = ['client_id', 'redirect_uri', 'state', 'response_type']
+      .map((k) => `<input type="hidden" name="${k}" value="${esc(query.get(k) ?? '')}">`)
+      .join('')
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize access</title></head>' +
+        '<body style="font-family:system-ui,sans-serif;max-width:30rem;margin:4rem auto">' +
+        `<h1>Authorize ${esc(options.appName ?? 'this application')}</h1>` +
+        '<p>It will be able to read your scheduling account and act for you.</p>' +
+        `<form method="post" action="/oauth/authorize">${hidden}` +
+        `<label>Account <input name="account" value="${esc(nextAccount)}"></label>` +
+        '<p><button name="decision" value="allow" id="allow">Allow</button> ' +
+        '<button name="decision" value="deny" id="deny">Deny</button></p></form></body></html>',
+    )
+  }
+
+  /** `GET /oauth/authorize`: validates the request, then consent page or immediate answer. */
+  function authorizeEndpoint(req: IncomingMessage, res: ServerResponse) {
+    counters.authorize++
+    const query = new URL(req.url ?? '', 'http://x').searchParams
+    const target = query.get('redirect_uri') ?? ''
+    if (query.get('client_id') !== clientId || query.get('response_type') !== 'code' || !redirectUris.has(target)) {
+      // Never redirect to an unregistered URI.
+      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('invalid authorization request')
+    }
+    if (authorizeMode === 'consent') return consentPage(res, query)
+    if (authorizeMode === 'deny') return redirectBack(res, target, query.get('state'), { error: 'access_denied' })
+    approve(res, target, query.get('state'), nextAccount)
+  }
+
+  /** `POST /oauth/authorize`: the consent page's answer. */
+  async function decisionEndpoint(req: IncomingMessage, res: ServerResponse) {
+    const form = new URLSearchParams(await readText(req))
+    const target = form.get('redirect_uri') ?? ''
+    if (form.get('client_id') !== clientId || !redirectUris.has(target)) {
+      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('invalid authorization request')
+    }
+    if (form.get('decision') !== 'allow') return redirectBack(res, target, form.get('state'), { error: 'access_denied' })
+    approve(res, target, form.get('state'), form.get('account') || nextAccount)
   }
 
   async function tokenEndpoint(req: IncomingMessage, res: ServerResponse) {
-    const form = await readForm(req)
+    const form = Object.fromEntries(new URLSearchParams(await readText(req)))
     tokenRequests.push({ headers: req.headers, form })
     if (form.grant_type === 'refresh_token') counters.refresh++
     else counters.exchange++
     if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs))
     const failure = failures.shift()
     if (failure === 'hang') return void hanging.push(res)
-    if (failure === 'malformed')
-      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops')
-    if (failure !== undefined)
-      return json(res, failure, { error: 'server_error', error_description: 'try again' })
+    if (failure === 'malformed') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops')
+    if (failure !== undefined) return json(res, failure, { error: 'server_error', error_description: 'try again' })
     if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') {
-      return json(res, 400, {
-        error: 'invalid_request',
-        error_description: 'form encoding required',
-      })
+      return json(res, 400, { error: 'invalid_request', error_description: 'form encoding required' })
     }
-    if (form.client_id !== clientId || form.client_secret !== clientSecret) {
-      return json(res, 401, { error: 'invalid_client' })
-    }
+    if (form.client_id !== clientId || form.client_secret !== clientSecret) return json(res, 401, { error: 'invalid_client' })
     if (form.grant_type === 'authorization_code') {
       const code = codes.get(form.code ?? '')
       if (!code || code.used || code.redirectUri !== form.redirect_uri) {
@@ -104,7 +167,7 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
         return json(res, 400, { error: 'invalid_grant', error_description: 'bad code' })
       }
       code.used = true
-      const { _refresh, ...body } = issue({ account: code.account, revoked: false })
+      const { _refresh, ...body } = issue(newFamily(code.account))
       return json(res, 200, body)
     }
     if (form.grant_type === 'refresh_token') {
@@ -118,82 +181,57 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
       entry.used = true
       counters.refreshOk++
       const { _refresh, ...body } = issue(entry.family, options.omitRefreshTokenOnRefresh)
-      if (options.omitRefreshTokenOnRefresh) {
-        // The old refresh token stays valid when no new one is sent.
-        entry.used = false
-      }
+      // The old refresh token stays valid when no new one is sent.
+      if (options.omitRefreshTokenOnRefresh) entry.used = false
       return json(res, 200, body)
     }
     return json(res, 400, { error: 'unsupported_grant_type' })
   }
 
+  /** The account a bearer token belongs to, if it is valid now. */
+  function accountOf(authorization: string | undefined): string | undefined {
+    const bearer = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined
+    if (bearer === undefined) return undefined
+    const personal = personalTokens.get(bearer)
+    if (personal !== undefined) return personal
+    const entry = accessTokens.get(bearer)
+    return entry && !entry.family.revoked && entry.expiresAt > Date.now() ? entry.family.account : undefined
+  }
+
   function meEndpoint(req: IncomingMessage, res: ServerResponse) {
     counters.me++
-    const auth = req.headers.authorization ?? ''
-    const entry = auth.startsWith('Bearer ') ? accessTokens.get(auth.slice(7)) : undefined
-    if (!entry || entry.expiresAt <= Date.now()) {
-      return json(
-        res,
-        401,
-        { error: 'invalid_token' },
-        { 'www-authenticate': 'Bearer error="invalid_token"' },
-      )
+    const account = accountOf(req.headers.authorization)
+    if (account === undefined) {
+      return json(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token"' })
     }
-    return json(res, 200, { id: entry.family.account, name: `User ${entry.family.account}` })
+    return json(res, 200, { id: account, name: `User ${account}`, email: `${account}@example.test` })
   }
-
-  /** The consent page, auto-answered: approve (code) or deny (`error=access_denied`). */
-  function authorizeEndpoint(req: IncomingMessage, res: ServerResponse) {
-    const query = new URL(req.url ?? '', 'http://x').searchParams
-    const target = query.get('redirect_uri') ?? ''
-    if (
-      query.get('client_id') !== clientId ||
-      query.get('response_type') !== 'code' ||
-      !redirectUris.has(target)
-    ) {
-      // Never redirect to an unregistered URI.
-      return void res
-        .writeHead(400, { 'content-type': 'text/plain' })
-        .end('invalid authorization request')
-    }
-    const back = new URL(target)
-    if (authorizeMode === 'deny') back.searchParams.set('error', 'access_denied')
-    else {
-      const code = token('code')
-      codes.set(code, { account: nextAccount, redirectUri: target, used: false })
-      back.searchParams.set('code', code)
-    }
-    const state = query.get('state')
-    if (state !== null) back.searchParams.set('state', state)
-    res.writeHead(302, { location: back.toString() }).end()
-  }
-
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0]
-    if (req.method === 'GET' && path === '/oauth/authorize') return authorizeEndpoint(req, res)
-    if (req.method === 'POST' && path === '/oauth/token') return void tokenEndpoint(req, res)
-    if (req.method === 'GET' && (path === '/me' || path === '/v1/me')) return meEndpoint(req, res)
-    json(res, 404, { error: 'not_found' })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
   return {
-    url,
     clientId,
     clientSecret,
-    redirectUri,
     counters,
     tokenRequests,
+    accountOf,
+    /** Answers the service's OAuth and `/me` paths; `false` for any other. */
+    async handle(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+      const path = (req.url ?? '').split('?')[0]
+      if (req.method === 'GET' && path === '/oauth/authorize') authorizeEndpoint(req, res)
+      else if (req.method === 'POST' && path === '/oauth/authorize') await decisionEndpoint(req, res)
+      else if (req.method === 'POST' && path === '/oauth/token') await tokenEndpoint(req, res)
+      else if (req.method === 'GET' && (path === '/me' || path === '/v1/me')) meEndpoint(req, res)
+      else return false
+      return true
+    },
     /** A code, as if the user approved on the consent page. */
-    issueCode(account = 'acct_1', forRedirect = redirectUri): string {
+    issueCode(account = 'acct_1', forRedirect = [...redirectUris][0]!): string {
       const code = token('code')
       codes.set(code, { account, redirectUri: forRedirect, used: false })
       return code
     },
     /** Tokens for an account, as if a code had been exchanged. */
     grant(account = 'acct_1') {
-      const { _refresh, ...body } = issue({ account, revoked: false })
+      const { _refresh, ...body } = issue(newFamily(account))
       return { ...body, refresh_token: _refresh }
     },
     /** Accepts one more redirect URI at the consent page and the token endpoint. */
@@ -201,9 +239,13 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
       redirectUris.add(uri)
     },
     /** How the consent page answers, and for which account it approves. */
-    setAuthorize(mode: 'approve' | 'deny', account = nextAccount) {
+    setAuthorize(mode: AuthorizeMode, account = nextAccount) {
       authorizeMode = mode
       nextAccount = account
+    },
+    /** A personal access token for an account. */
+    addPersonalAccessToken(value: string, account: string) {
+      personalTokens.set(value, account)
     },
     /** The next token requests fail this way, in order. */
     failNext(...modes: Failure[]) {
@@ -215,21 +257,47 @@ export async function startTokenServer(options: TokenServerOptions = {}) {
     setExpiresIn(seconds: number) {
       expiresIn = seconds
     },
-    /** Makes an access token expire now. */
-    expireAccessToken(accessToken: string) {
-      const entry = accessTokens.get(accessToken)
-      if (entry) entry.expiresAt = 0
+    /** Makes one access token, or every access token of an account, expire now. */
+    expireAccessToken(tokenOrAccount: string) {
+      for (const [value, entry] of accessTokens) {
+        if (value === tokenOrAccount || entry.family.account === tokenOrAccount) entry.expiresAt = 0
+      }
+    },
+    /** Revokes every grant of an account: its refresh and access tokens stop working. */
+    revokeGrant(account: string) {
+      for (const family of families) if (family.account === account) family.revoked = true
     },
     isRevoked(refreshToken: string) {
       return refreshTokens.get(refreshToken)?.family.revoked ?? false
     },
+    /** Ends answers held by `failNext('hang')`. */
+    releaseHanging() {
+      for (const res of hanging.splice(0)) res.destroy()
+    },
+  }
+}
+
+export type AuthService = ReturnType<typeof createAuthService>
+
+/** The auth service alone on a loopback port, for tests. */
+export async function startTokenServer(options: AuthServiceOptions & { redirectUri?: string } = {}) {
+  const redirectUri = options.redirectUri ?? 'http://127.0.0.1:9/callback'
+  const service = createAuthService({ ...options, redirectUris: [redirectUri, ...(options.redirectUris ?? [])] })
+  const server = createServer(async (req, res) => {
+    if (!(await service.handle(req, res))) json(res, 404, { error: 'not_found' })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return Object.assign(service, {
+    url,
+    redirectUri,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy()
+        service.releaseHanging()
         server.closeAllConnections()
         server.close(() => resolve())
       }),
-  }
+  })
 }
 
 export type TokenServer = Awaited<ReturnType<typeof startTokenServer>>
