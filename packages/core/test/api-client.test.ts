@@ -37,12 +37,13 @@ async function connected(msLeft = 3_600_000) {
 
 describe('createSchedulingClient', () => {
   it('calls GET {baseUrl}/me with a personal access token', async () => {
-    const { access_token } = server.grant('acct_pat')
-    const api = createSchedulingClient({ baseUrl: `${server.url}/v1/`, token: access_token })
-    expect(await api.me()).toEqual({ id: 'acct_pat', name: 'User acct_pat' })
-    expect(
-      await createSchedulingClient({ baseUrl: server.url, token: access_token }).me(),
-    ).toMatchObject({ id: 'acct_pat' })
+    server.addPersonalAccessToken('pat_live_1', 'acct_pat')
+    const api = createSchedulingClient({ baseUrl: `${server.url}/v1/`, token: 'pat_live_1' })
+    expect(await api.me()).toMatchObject({ id: 'acct_pat', name: 'User acct_pat' })
+    const plain = createSchedulingClient({ baseUrl: server.url, token: 'pat_live_1' })
+    expect(await plain.me()).toMatchObject({ id: 'acct_pat' })
+    const unknown = createSchedulingClient({ baseUrl: server.url, token: 'pat_unknown' })
+    await expect(unknown.me()).rejects.toMatchObject({ status: 401 })
   })
 
   it('sends Authorization: Bearer and Accept: application/json, and keeps the caller headers', async () => {
