@@ -30,11 +30,28 @@ export interface TokenRequest {
   form: Record<string, string>
 }
 
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+const ESC: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+}
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ESC[c]!)
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(body))
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  res
+    .writeHead(status, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      ...headers,
+    })
+    .end(JSON.stringify(body))
 }
 
 async function readText(req: IncomingMessage, limit = 64 * 1024): Promise<string> {
@@ -92,7 +109,12 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     return family
   }
 
-  function redirectBack(res: ServerResponse, target: string, state: string | null, params: Record<string, string>) {
+  function redirectBack(
+    res: ServerResponse,
+    target: string,
+    state: string | null,
+    params: Record<string, string>,
+  ) {
     const back = new URL(target)
     for (const [k, v] of Object.entries(params)) back.searchParams.set(k, v)
     if (state !== null) back.searchParams.set('state', state)
@@ -109,16 +131,18 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     const hidden = ['client_id', 'redirect_uri', 'state', 'response_type']
       .map((k) => `<input type="hidden" name="${k}" value="${esc(query.get(k) ?? '')}">`)
       .join('')
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(
-      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize access</title></head>' +
-        '<body style="font-family:system-ui,sans-serif;max-width:30rem;margin:4rem auto">' +
-        `<h1>Authorize ${esc(options.appName ?? 'this application')}</h1>` +
-        '<p>It will be able to read your scheduling account and act for you.</p>' +
-        `<form method="post" action="/oauth/authorize">${hidden}` +
-        `<label>Account <input name="account" value="${esc(nextAccount)}"></label>` +
-        '<p><button name="decision" value="allow" id="allow">Allow</button> ' +
-        '<button name="decision" value="deny" id="deny">Deny</button></p></form></body></html>',
-    )
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+      .end(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize access</title></head>' +
+          '<body style="font-family:system-ui,sans-serif;max-width:30rem;margin:4rem auto">' +
+          `<h1>Authorize ${esc(options.appName ?? 'this application')}</h1>` +
+          '<p>It will be able to read your scheduling account and act for you.</p>' +
+          `<form method="post" action="/oauth/authorize">${hidden}` +
+          `<label>Account <input name="account" value="${esc(nextAccount)}"></label>` +
+          '<p><button name="decision" value="allow" id="allow">Allow</button> ' +
+          '<button name="decision" value="deny" id="deny">Deny</button></p></form></body></html>',
+      )
   }
 
   /** `GET /oauth/authorize`: validates the request, then consent page or immediate answer. */
@@ -126,12 +150,19 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     counters.authorize++
     const query = new URL(req.url ?? '', 'http://x').searchParams
     const target = query.get('redirect_uri') ?? ''
-    if (query.get('client_id') !== clientId || query.get('response_type') !== 'code' || !redirectUris.has(target)) {
+    if (
+      query.get('client_id') !== clientId ||
+      query.get('response_type') !== 'code' ||
+      !redirectUris.has(target)
+    ) {
       // Never redirect to an unregistered URI.
-      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('invalid authorization request')
+      return void res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('invalid authorization request')
     }
     if (authorizeMode === 'consent') return consentPage(res, query)
-    if (authorizeMode === 'deny') return redirectBack(res, target, query.get('state'), { error: 'access_denied' })
+    if (authorizeMode === 'deny')
+      return redirectBack(res, target, query.get('state'), { error: 'access_denied' })
     approve(res, target, query.get('state'), nextAccount)
   }
 
@@ -140,9 +171,12 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     const form = new URLSearchParams(await readText(req))
     const target = form.get('redirect_uri') ?? ''
     if (form.get('client_id') !== clientId || !redirectUris.has(target)) {
-      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('invalid authorization request')
+      return void res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('invalid authorization request')
     }
-    if (form.get('decision') !== 'allow') return redirectBack(res, target, form.get('state'), { error: 'access_denied' })
+    if (form.get('decision') !== 'allow')
+      return redirectBack(res, target, form.get('state'), { error: 'access_denied' })
     approve(res, target, form.get('state'), form.get('account') || nextAccount)
   }
 
@@ -154,12 +188,18 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs))
     const failure = failures.shift()
     if (failure === 'hang') return void hanging.push(res)
-    if (failure === 'malformed') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops')
-    if (failure !== undefined) return json(res, failure, { error: 'server_error', error_description: 'try again' })
+    if (failure === 'malformed')
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops')
+    if (failure !== undefined)
+      return json(res, failure, { error: 'server_error', error_description: 'try again' })
     if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') {
-      return json(res, 400, { error: 'invalid_request', error_description: 'form encoding required' })
+      return json(res, 400, {
+        error: 'invalid_request',
+        error_description: 'form encoding required',
+      })
     }
-    if (form.client_id !== clientId || form.client_secret !== clientSecret) return json(res, 401, { error: 'invalid_client' })
+    if (form.client_id !== clientId || form.client_secret !== clientSecret)
+      return json(res, 401, { error: 'invalid_client' })
     if (form.grant_type === 'authorization_code') {
       const code = codes.get(form.code ?? '')
       if (!code || code.used || code.redirectUri !== form.redirect_uri) {
@@ -195,16 +235,27 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     const personal = personalTokens.get(bearer)
     if (personal !== undefined) return personal
     const entry = accessTokens.get(bearer)
-    return entry && !entry.family.revoked && entry.expiresAt > Date.now() ? entry.family.account : undefined
+    return entry && !entry.family.revoked && entry.expiresAt > Date.now()
+      ? entry.family.account
+      : undefined
   }
 
   function meEndpoint(req: IncomingMessage, res: ServerResponse) {
     counters.me++
     const account = accountOf(req.headers.authorization)
     if (account === undefined) {
-      return json(res, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token"' })
+      return json(
+        res,
+        401,
+        { error: 'invalid_token' },
+        { 'www-authenticate': 'Bearer error="invalid_token"' },
+      )
     }
-    return json(res, 200, { id: account, name: `User ${account}`, email: `${account}@example.test` })
+    return json(res, 200, {
+      id: account,
+      name: `User ${account}`,
+      email: `${account}@example.test`,
+    })
   }
 
   return {
@@ -217,7 +268,8 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     async handle(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
       const path = (req.url ?? '').split('?')[0]
       if (req.method === 'GET' && path === '/oauth/authorize') authorizeEndpoint(req, res)
-      else if (req.method === 'POST' && path === '/oauth/authorize') await decisionEndpoint(req, res)
+      else if (req.method === 'POST' && path === '/oauth/authorize')
+        await decisionEndpoint(req, res)
       else if (req.method === 'POST' && path === '/oauth/token') await tokenEndpoint(req, res)
       else if (req.method === 'GET' && (path === '/me' || path === '/v1/me')) meEndpoint(req, res)
       else return false
@@ -280,9 +332,14 @@ export function createAuthService(options: AuthServiceOptions = {}) {
 export type AuthService = ReturnType<typeof createAuthService>
 
 /** The auth service alone on a loopback port, for tests. */
-export async function startTokenServer(options: AuthServiceOptions & { redirectUri?: string } = {}) {
+export async function startTokenServer(
+  options: AuthServiceOptions & { redirectUri?: string } = {},
+) {
   const redirectUri = options.redirectUri ?? 'http://127.0.0.1:9/callback'
-  const service = createAuthService({ ...options, redirectUris: [redirectUri, ...(options.redirectUris ?? [])] })
+  const service = createAuthService({
+    ...options,
+    redirectUris: [redirectUri, ...(options.redirectUris ?? [])],
+  })
   const server = createServer(async (req, res) => {
     if (!(await service.handle(req, res))) json(res, 404, { error: 'not_found' })
   })

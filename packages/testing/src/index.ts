@@ -1,0 +1,20 @@
+export type {
+  AuthorizeMode,
+  AuthService,
+  TokenRequest,
+} from '../../../internal/fake-auth/src/index.js'
+export { createTestEvent, type TestEventOverrides } from './events.js'
+export {
+  type DeliveryAttempt,
+  type FakeSchedulingService,
+  type FakeSchedulingServiceOptions,
+  startFakeSchedulingService,
+  type Webhook,
+} from './service.js'
+export {
+  type SignedRequestOptions,
+  sendTestEvent,
+  signedRequest,
+  WEBHOOK_USER_AGENT,
+} from './sign.js'
+export { runTokenStoreConformance, type StoreConformanceOptions } from './store-conformance.js'

@@ -1,0 +1,319 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { type AnyWebhookEvent, EVENT_TYPES } from '@scheduling-kit/core'
+import { type AuthService, createAuthService } from '../../../internal/fake-auth/src/index.js'
+import { createTestEvent, type TestEventOverrides } from './events.js'
+import { signedRequest } from './sign.js'
+
+export interface FakeSchedulingServiceOptions {
+  /** Port on 127.0.0.1; 0 (the default) picks a free one. */
+  port?: number
+  host?: string
+  clientId?: string
+  clientSecret?: string
+  /** Redirect URIs of the OAuth application; more with `allowRedirectUri`. */
+  redirectUris?: string[]
+  /** Approve at once instead of showing the consent page. Default false. */
+  autoApprove?: boolean
+  /** `expires_in` of access tokens, seconds. Default 7200. */
+  expiresIn?: number
+  /** Personal access tokens: token value to account id. */
+  personalAccessTokens?: Record<string, string>
+  /** Delays before each retry of a failed delivery, ms. Default 10 s, 1 min, 5 min, 30 min, 2 h. */
+  retrySchedule?: number[]
+  /** How long a receiver has to answer, ms. Default 10 000. */
+  deliveryTimeoutMs?: number
+}
+
+export interface Webhook {
+  id: string
+  url: string
+  secret: string
+  /** Event types it receives; all when empty. */
+  events: string[]
+}
+
+export interface DeliveryAttempt {
+  deliveryId: string
+  webhookId: string
+  payloadId: string
+  type: string
+  attempt: number
+  at: string
+  /** The receiver's status, when it answered. */
+  status?: number
+  error?: string
+  ok: boolean
+  /** When the next attempt is due, if one is. */
+  retryAt?: string
+}
+
+const id = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`
+const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }
+const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ESC[c]!)
+
+function json(res: ServerResponse, status: number, body: unknown) {
+  res
+    .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    .end(JSON.stringify(body))
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  let text = ''
+  for await (const chunk of req) {
+    text += chunk
+    if (text.length > 256 * 1024) throw new Error('body too large')
+  }
+  if (text === '') return {}
+  const type = req.headers['content-type'] ?? ''
+  if (type.startsWith('application/x-www-form-urlencoded'))
+    return Object.fromEntries(new URLSearchParams(text))
+  return JSON.parse(text) as Record<string, unknown>
+}
+
+/**
+ * The scheduling service on your machine: OAuth (consent page, strict token endpoint), the API
+ * (`/v1/me`, `/me`), and webhooks signed and retried like the real ones, with a control API
+ * (`/_control/...`) and a dashboard (`/`) for tests, the CLI and people.
+ */
+export async function startFakeSchedulingService(options: FakeSchedulingServiceOptions = {}) {
+  const auth: AuthService = createAuthService({
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    redirectUris: options.redirectUris ?? [],
+    expiresIn: options.expiresIn,
+    authorize: options.autoApprove ? 'approve' : 'consent',
+  })
+  for (const [value, account] of Object.entries(options.personalAccessTokens ?? {}))
+    auth.addPersonalAccessToken(value, account)
+  const retrySchedule = options.retrySchedule ?? [10_000, 60_000, 300_000, 1_800_000, 7_200_000]
+  const timeoutMs = options.deliveryTimeoutMs ?? 10_000
+  const webhooks = new Map<string, Webhook>()
+  const log: DeliveryAttempt[] = []
+  const timers = new Set<ReturnType<typeof setTimeout>>()
+  const inFlight = new Set<Promise<unknown>>()
+  let idleWaiters: Array<() => void> = []
+
+  function settleIdle() {
+    if (timers.size === 0 && inFlight.size === 0)
+      for (const resolve of idleWaiters.splice(0)) resolve()
+  }
+
+  /** One attempt; schedules the next on failure. Resolves to the attempt's record. */
+  function attempt(
+    webhook: Webhook,
+    event: AnyWebhookEvent,
+    deliveryId: string,
+    n: number,
+  ): Promise<DeliveryAttempt> {
+    const run = (async () => {
+      const record: DeliveryAttempt = {
+        deliveryId,
+        webhookId: webhook.id,
+        payloadId: event.id,
+        type: event.type,
+        attempt: n,
+        at: new Date().toISOString(),
+        ok: false,
+      }
+      try {
+        const { body, headers } = await signedRequest(event, {
+          secret: webhook.secret,
+          webhookId: webhook.id,
+        })
+        const res = await fetch(webhook.url, {
+          method: 'POST',
+          headers,
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        })
+        await res.arrayBuffer().catch(() => {})
+        record.status = res.status
+        record.ok = res.status >= 200 && res.status < 300
+      } catch (error) {
+        record.error = error instanceof Error ? error.message : String(error)
+      }
+      const delay = retrySchedule[n - 1]
+      if (!record.ok && delay !== undefined) {
+        record.retryAt = new Date(Date.now() + delay).toISOString()
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          void attempt(webhook, event, deliveryId, n + 1)
+        }, delay)
+        timers.add(timer)
+      }
+      log.push(record)
+      return record
+    })()
+    inFlight.add(run)
+    void run.finally(() => {
+      inFlight.delete(run)
+      settleIdle()
+    })
+    return run
+  }
+
+  function registerWebhook(input: {
+    url: string
+    secret?: string
+    events?: string[]
+    id?: string
+  }): Webhook {
+    if (typeof input?.url !== 'string' || !URL.canParse(input.url))
+      throw new Error('registerWebhook: url must be an absolute URL')
+    const webhook: Webhook = {
+      id: input.id ?? id('wh'),
+      url: input.url,
+      secret: input.secret ?? randomBytes(24).toString('base64url'),
+      events: input.events ?? [],
+    }
+    webhooks.set(webhook.id, webhook)
+    return webhook
+  }
+
+  /** Sends an event to every webhook that wants it (or one); resolves after the first attempts. */
+  async function trigger(type: string, overrides?: TestEventOverrides & { webhookId?: string }) {
+    const { webhookId, ...rest } = overrides ?? {}
+    const event = createTestEvent(type, rest)
+    const targets = [...webhooks.values()].filter(
+      (w) =>
+        (webhookId === undefined || w.id === webhookId) &&
+        (w.events.length === 0 || w.events.includes(type)),
+    )
+    const deliveries = await Promise.all(targets.map((w) => attempt(w, event, id('dlv'), 1)))
+    return { event, deliveries }
+  }
+
+  async function control(req: IncomingMessage, res: ServerResponse, path: string) {
+    const body = req.method === 'POST' ? await readJson(req) : {}
+    const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined)
+    switch (`${req.method} ${path}`) {
+      case 'GET /_control':
+        return json(res, 200, {
+          webhooks: [...webhooks.values()].map(({ secret, ...w }) => w),
+          deliveries: log.length,
+          counters: auth.counters,
+        })
+      case 'POST /_control/webhooks':
+        return json(
+          res,
+          201,
+          registerWebhook({
+            url: str('url')!,
+            secret: str('secret'),
+            events: body.events as string[] | undefined,
+            id: str('id'),
+          }),
+        )
+      case 'POST /_control/trigger': {
+        const type = str('type')
+        if (!type) return json(res, 400, { error: 'type is required' })
+        const result = await trigger(type, { webhookId: str('webhookId') })
+        if (str('redirect')) return void res.writeHead(303, { location: '/' }).end()
+        return json(res, 200, result)
+      }
+      case 'GET /_control/deliveries':
+        return json(res, 200, log)
+      case 'POST /_control/tokens/expire':
+        auth.expireAccessToken(str('token') ?? str('account') ?? '')
+        return json(res, 200, { expired: true })
+      case 'POST /_control/grants/revoke':
+        auth.revokeGrant(str('account') ?? '')
+        return json(res, 200, { revoked: true })
+      case 'POST /_control/failures':
+        auth.failNext(
+          ...Array.from(
+            { length: Number(body.count ?? 1) },
+            () => (Number(body.status ?? 500) === 503 ? 503 : 500) as 500 | 503,
+          ),
+        )
+        return json(res, 200, { ok: true })
+      case 'POST /_control/latency':
+        auth.setLatency(Number(body.ms ?? 0))
+        return json(res, 200, { ok: true })
+    }
+    json(res, 404, { error: 'not_found' })
+  }
+
+  function dashboard(res: ServerResponse) {
+    const hooks =
+      [...webhooks.values()]
+        .map((w) => `<li><code>${esc(w.id)}</code> → ${esc(w.url)}</li>`)
+        .join('') || '<li>none</li>'
+    const options = EVENT_TYPES.map((t) => `<option>${t}</option>`).join('')
+    const rows = log
+      .slice(-50)
+      .reverse()
+      .map(
+        (d) =>
+          `<tr><td>${esc(d.at)}</td><td>${esc(d.type)}</td><td>${esc(d.payloadId)}</td><td>${d.attempt}</td><td>${d.status ?? esc(d.error ?? '')}</td></tr>`,
+      )
+      .join('')
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+      .end(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fake scheduling service</title></head>' +
+          '<body style="font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto"><h1>Fake scheduling service</h1>' +
+          `<h2>Webhooks</h2><ul>${hooks}</ul>` +
+          `<form method="post" action="/_control/trigger"><input type="hidden" name="redirect" value="1"><select name="type" id="event-type">${options}</select> <button id="trigger">Trigger event</button></form>` +
+          `<h2>Deliveries</h2><table><tr><th>at</th><th>type</th><th>payload</th><th>attempt</th><th>answer</th></tr>${rows}</table></body></html>`,
+      )
+  }
+
+  const server = createServer(async (req, res) => {
+    try {
+      if (await auth.handle(req, res)) return
+      const path = (req.url ?? '/').split('?')[0]!
+      if (path === '/_control' || path.startsWith('/_control/'))
+        return await control(req, res, path)
+      if (req.method === 'GET' && path === '/') return dashboard(res)
+      json(res, 404, { error: 'not_found' })
+    } catch (error) {
+      json(res, 400, { error: error instanceof Error ? error.message : 'bad request' })
+    }
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve)
+  })
+  const { port } = server.address() as AddressInfo
+  const url = `http://${options.host ?? '127.0.0.1'}:${port}`
+
+  return {
+    url,
+    /** The authorization server's address (`authUrl` of the OAuth options). */
+    authUrl: url,
+    /** The API's address with its `/v1` prefix (`apiUrl` / `baseUrl`). */
+    apiUrl: `${url}/v1`,
+    clientId: auth.clientId,
+    clientSecret: auth.clientSecret,
+    /** OAuth controls: `setAuthorize`, `failNext`, `setLatency`, `counters`, `tokenRequests`, ... */
+    auth,
+    registerWebhook,
+    trigger,
+    allowRedirectUri: (uri: string) => auth.allowRedirectUri(uri),
+    /** Makes one access token, or all of an account's, expire now. */
+    expireToken: (tokenOrAccount: string) => auth.expireAccessToken(tokenOrAccount),
+    revokeGrant: (account: string) => auth.revokeGrant(account),
+    /** Every delivery attempt so far, oldest first. */
+    deliveries: (): readonly DeliveryAttempt[] => log,
+    /** Resolves when no delivery is in flight or waiting for a retry. */
+    idle: () =>
+      new Promise<void>((resolve) => {
+        idleWaiters.push(resolve)
+        settleIdle()
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer)
+        timers.clear()
+        idleWaiters = []
+        auth.releaseHanging()
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+export type FakeSchedulingService = Awaited<ReturnType<typeof startFakeSchedulingService>>

@@ -1,0 +1,330 @@
+import { execFile, spawn } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
+import {
+  type AnyWebhookEvent,
+  constructEvent,
+  createOAuthClient,
+  createSchedulingClient,
+  createWebhookHandler,
+  EVENT_TYPES,
+  isKnownEventType,
+  MemoryTokenStore,
+  parseEnvelope,
+} from '@scheduling-kit/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  createTestEvent,
+  runTokenStoreConformance,
+  signedRequest,
+  startFakeSchedulingService,
+} from '../src/index.js'
+
+const run = promisify(execFile)
+const CLI = new URL('../dist/cli.js', import.meta.url).pathname
+const closers: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close()
+})
+
+/** A webhook receiver: core's handler on loopback, failing the first `failures` deliveries. */
+async function receiver(secret: string, failures = 0) {
+  const events: AnyWebhookEvent[] = []
+  let left = failures
+  const handler = createWebhookHandler({
+    secret,
+    onAny: (event) => {
+      if (left-- > 0) throw new Error('receiver down')
+      events.push(event)
+    },
+  })
+  const server: Server = createServer(async (req, res) => {
+    const answer = await handler.handle({
+      method: req.method!,
+      path: req.url!,
+      headers: req.headers,
+      body: req,
+    })
+    if (answer) res.writeHead(answer.status, answer.headers).end(answer.body)
+    else res.writeHead(404).end()
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  closers.push(
+    () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  )
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/scheduling`,
+    events,
+  }
+}
+
+async function service(options: Parameters<typeof startFakeSchedulingService>[0] = {}) {
+  const s = await startFakeSchedulingService(options)
+  closers.push(s.close)
+  return s
+}
+
+describe('createTestEvent', () => {
+  it.each(EVENT_TYPES)('builds a realistic %s that parses as itself', (type) => {
+    const event = createTestEvent(type)
+    expect(parseEnvelope(JSON.stringify(event))).toEqual(event)
+    expect(event.type).toBe(type)
+    expect(event.id).toMatch(/^payload_[A-Za-z0-9_-]+$/)
+    expect(Date.parse(event.occurred_at!)).not.toBeNaN()
+    expect(event.payload).toBeTypeOf('object')
+    if (type.startsWith('event.')) expect((event.payload as { id: string }).id).toMatch(/^event_/)
+  })
+
+  it('sets states as the service does and takes overrides', () => {
+    expect(createTestEvent('event.requested').payload?.state).toBe('awaiting_approval')
+    expect(createTestEvent('event.canceled').payload?.cancel_reason).toBeTypeOf('string')
+    expect(createTestEvent('event.checkout.expired').payload?.state).toBe('checkout_expired')
+    const custom = createTestEvent('event.created', {
+      id: 'payload_fixed',
+      payload: { description: 'Demo' },
+    })
+    expect(custom.id).toBe('payload_fixed')
+    expect(custom.payload?.description).toBe('Demo')
+    expect(custom.payload?.attendees).toHaveLength(2)
+    expect(createTestEvent('meeting.teleported').type).toBe('meeting.teleported')
+    expect(isKnownEventType(createTestEvent('meeting.teleported').type)).toBe(false)
+  })
+
+  it('signs requests the way the service does: upper-case hex, both headers', async () => {
+    const { body, headers } = await signedRequest(createTestEvent('event.approved'), {
+      secret: 's3cret',
+      webhookId: 'wh_9',
+    })
+    expect(headers['x-service-signature']).toMatch(/^sha256=[0-9A-F]{64}$/)
+    expect(headers['x-service-webhook-id']).toBe('wh_9')
+    expect(headers['user-agent']).toMatch(/Webhooks \(/)
+    expect((await constructEvent({ body, headers, secret: 's3cret' })).type).toBe('event.approved')
+  })
+})
+
+describe('startFakeSchedulingService', () => {
+  it('runs the OAuth flow through its consent page, then answers /v1/me for the account', async () => {
+    const s = await service()
+    const redirectUri = 'http://127.0.0.1:9/auth/scheduling/callback'
+    s.allowRedirectUri(redirectUri)
+    const oauth = createOAuthClient({
+      clientId: s.clientId,
+      clientSecret: s.clientSecret,
+      redirectUri,
+      authUrl: s.authUrl,
+    })
+    const page = await fetch(oauth.authorizeUrl({ state: 'st4te' }))
+    const html = await page.text()
+    expect(html).toContain('id="allow"')
+    expect(html).toContain('value="st4te"')
+    const decision = await fetch(`${s.url}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: s.clientId,
+        redirect_uri: redirectUri,
+        state: 'st4te',
+        decision: 'allow',
+        account: 'acct_ada',
+      }),
+    })
+    const back = new URL(decision.headers.get('location')!)
+    expect(back.searchParams.get('state')).toBe('st4te')
+    const tokens = await oauth.exchangeCode(back.searchParams.get('code')!)
+    expect(tokens.expiresAt - tokens.obtainedAt!).toBe(7_200_000)
+    const me = await createSchedulingClient({ baseUrl: s.apiUrl, token: tokens.accessToken }).me()
+    expect(me).toMatchObject({ id: 'acct_ada' })
+    const denied = await fetch(`${s.url}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: s.clientId,
+        redirect_uri: redirectUri,
+        state: 'x',
+        decision: 'deny',
+      }),
+    })
+    expect(new URL(denied.headers.get('location')!).searchParams.get('error')).toBe('access_denied')
+  })
+
+  it('checks bearer tokens: personal access tokens, expiry and revocation answer 401 with WWW-Authenticate', async () => {
+    const s = await service({ personalAccessTokens: { pat_1: 'acct_pat' } })
+    expect(await createSchedulingClient({ baseUrl: s.apiUrl, token: 'pat_1' }).me()).toMatchObject({
+      id: 'acct_pat',
+    })
+    const granted = s.auth.grant('acct_x')
+    const me = () =>
+      fetch(`${s.apiUrl}/me`, { headers: { authorization: `Bearer ${granted.access_token}` } })
+    expect((await me()).status).toBe(200)
+    s.expireToken(granted.access_token)
+    const expired = await me()
+    expect(expired.status).toBe(401)
+    expect(expired.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    const other = s.auth.grant('acct_y')
+    s.revokeGrant('acct_y')
+    const res = await fetch(`${s.apiUrl}/me`, {
+      headers: { authorization: `Bearer ${other.access_token}` },
+    })
+    expect(res.status).toBe(401)
+  })
+
+  it('delivers signed events and retries a failing receiver with backoff until it succeeds, once', async () => {
+    const s = await service({ retrySchedule: [20, 40, 80] })
+    const r = await receiver('hook-secret', 2)
+    const hook = s.registerWebhook({ url: r.url, secret: 'hook-secret' })
+    const { event, deliveries } = await s.trigger('event.created')
+    expect(deliveries).toMatchObject([{ webhookId: hook.id, attempt: 1, status: 500, ok: false }])
+    await s.idle()
+    const attempts = s.deliveries().filter((d) => d.payloadId === event.id)
+    expect(attempts.map((d) => [d.attempt, d.status])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 200],
+    ])
+    expect(r.events.map((e) => e.id)).toEqual([event.id])
+  })
+
+  it('gives up after the last retry, and sends only the events a webhook asked for', async () => {
+    const s = await service({ retrySchedule: [10] })
+    const r = await receiver('other-secret')
+    s.registerWebhook({ url: r.url, secret: 'not-what-the-receiver-has' })
+    const picky = await receiver('picky')
+    s.registerWebhook({ url: picky.url, secret: 'picky', events: ['event.canceled'] })
+    await s.trigger('event.created')
+    await s.trigger('event.canceled')
+    await s.idle()
+    expect(s.deliveries().filter((d) => d.status === 401)).toHaveLength(4)
+    expect(picky.events.map((e) => e.type)).toEqual(['event.canceled'])
+  })
+
+  it('has a control API: register, trigger, expire, inject token failures', async () => {
+    const s = await service()
+    const r = await receiver('ctl')
+    const post = (path: string, body: unknown) =>
+      fetch(`${s.url}/_control/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    const hook = (await (await post('webhooks', { url: r.url, secret: 'ctl' })).json()) as {
+      id: string
+    }
+    expect(hook.id).toMatch(/^wh_/)
+    const triggered = (await (await post('trigger', { type: 'poll.response.created' })).json()) as {
+      deliveries: Array<{ status: number }>
+    }
+    expect(triggered.deliveries[0]!.status).toBe(200)
+    expect(r.events.map((e) => e.type)).toEqual(['poll.response.created'])
+    await post('failures', { count: 1 })
+    const oauth = createOAuthClient({
+      clientId: s.clientId,
+      clientSecret: s.clientSecret,
+      redirectUri: 'http://127.0.0.1:9/callback',
+      authUrl: s.authUrl,
+    })
+    await expect(oauth.refresh(s.auth.grant().refresh_token)).rejects.toMatchObject({ status: 500 })
+    expect(((await (await fetch(`${s.url}/_control/deliveries`)).json()) as unknown[]).length).toBe(
+      1,
+    )
+    expect(await (await fetch(s.url)).text()).toContain('Trigger event')
+  })
+})
+
+runTokenStoreConformance(() => new MemoryTokenStore(), {
+  describe,
+  it,
+  name: 'MemoryTokenStore passes the conformance kit',
+})
+
+describe('runTokenStoreConformance', () => {
+  it('catches a store that shares records by reference', async () => {
+    const rows = new Map<string, unknown>()
+    const leaky = {
+      get: async (k: string) => rows.get(k) as never,
+      set: async (k: string, r: unknown) => void rows.set(k, r),
+      delete: async (k: string) => void rows.delete(k),
+    }
+    const tests: Array<[string, () => Promise<void>]> = []
+    runTokenStoreConformance(() => leaky, {
+      describe: (_n, fn) => fn(),
+      it: (n, fn) => void tests.push([n, fn]),
+    })
+    const results = await Promise.allSettled(tests.map(([, fn]) => fn()))
+    const failed = tests.filter((_, i) => results[i]!.status === 'rejected').map(([n]) => n)
+    expect(failed).toEqual(['a record read is a copy: changing it does not change the store'])
+  })
+})
+
+describe('scheduling-kit CLI', () => {
+  it('prints help for every command, and exits 2 on bad arguments', async () => {
+    for (const command of ['serve', 'trigger', 'sign']) {
+      const { stdout } = await run('node', [CLI, command, '--help'])
+      expect(stdout).toContain(`scheduling-kit ${command}`)
+    }
+    const bad = await run('node', [CLI, 'trigger', 'event.created']).catch(
+      (e: { code: number; stderr: string }) => e,
+    )
+    expect(bad).toMatchObject({ code: 2 })
+    expect((bad as { stderr: string }).stderr).toMatch(/--url/)
+    await expect(run('node', [CLI, 'nope'])).rejects.toMatchObject({ code: 2 })
+    await expect(run('node', [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({ code: 2 })
+  })
+
+  it('sign: the header for the bytes on stdin', async () => {
+    const child = spawn('node', [CLI, 'sign', '--secret', 'k'])
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stdin.end('{"type":"event.created","id":"payload_1"}')
+    await new Promise((r) => child.on('close', r))
+    const { signPayload } = await import('@scheduling-kit/core')
+    expect(out.trim()).toBe(await signPayload('{"type":"event.created","id":"payload_1"}', 'k'))
+  })
+
+  it('trigger: sends one signed event and exits 0 on 2xx, 1 otherwise', async () => {
+    const r = await receiver('cli-secret')
+    const ok = await run('node', [
+      CLI,
+      'trigger',
+      'event.rescheduled',
+      '--url',
+      r.url,
+      '--secret',
+      'cli-secret',
+    ])
+    expect(ok.stdout).toMatch(/event\.rescheduled payload_\S+ -> 200/)
+    expect(r.events.map((e) => e.type)).toEqual(['event.rescheduled'])
+    const wrong = await run('node', [
+      CLI,
+      'trigger',
+      'event.created',
+      '--url',
+      r.url,
+      '--secret',
+      'wrong',
+    ]).catch((e) => e)
+    expect(wrong).toMatchObject({ code: 1 })
+    expect(wrong.stdout).toMatch(/-> 401/)
+  })
+
+  it('serve: runs the fake service until stopped', async () => {
+    const child = spawn('node', [CLI, 'serve', '--port', '0', '--auto-approve'])
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        const m = /on (http:\/\/\S+)/.exec(d.toString())
+        if (m) resolve(m[1]!)
+      })
+      child.on('exit', (code) => reject(new Error(`exited ${code}`)))
+    })
+    try {
+      expect(
+        ((await (await fetch(`${url}/_control`)).json()) as { webhooks: unknown[] }).webhooks,
+      ).toEqual([])
+    } finally {
+      child.kill('SIGTERM')
+      expect(await new Promise((r) => child.on('exit', r))).toBe(0)
+    }
+  })
+})
