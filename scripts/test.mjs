@@ -13,6 +13,10 @@ const reports = ['packages', 'examples', 'internal', 'bench'].flatMap((dir) => {
 })
 for (const report of reports) rmSync(report, { force: true })
 
+// The browser test needs Debian's Chromium: installed here when missing (CI and fresh machines).
+const chromium = spawnSync('bash', [join(root, 'scripts/ensure-chromium.sh')], { stdio: 'inherit' })
+if (chromium.status !== 0) process.exit(chromium.status ?? 1)
+
 const run = spawnSync(
   'pnpm',
   ['exec', 'turbo', 'run', 'test', '--continue', ...process.argv.slice(2)],
