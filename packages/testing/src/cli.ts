@@ -94,7 +94,10 @@ async function serve(args: string[]): Promise<number> {
     secret: { type: 'string' },
     'expires-in': { type: 'string' },
   })
-  if (values.help) return (console.log(HELP.serve), 0)
+  if (values.help) {
+    console.log(HELP.serve)
+    return 0
+  }
   const port = Number(values.port ?? 4010)
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     fail(`--port must be a port number, got "${values.port}"`, 'serve')
@@ -137,7 +140,10 @@ async function trigger(args: string[]): Promise<number> {
     secret: { type: 'string' },
     'webhook-id': { type: 'string' },
   })
-  if (values.help) return (console.log(HELP.trigger), 0)
+  if (values.help) {
+    console.log(HELP.trigger)
+    return 0
+  }
   const [type, ...extra] = positionals
   if (!type) fail('Missing the event type.', 'trigger')
   if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`, 'trigger')
@@ -165,7 +171,10 @@ async function trigger(args: string[]): Promise<number> {
 
 async function sign(args: string[]): Promise<number> {
   const { values } = parse('sign', args, { secret: { type: 'string' } })
-  if (values.help) return (console.log(HELP.sign), 0)
+  if (values.help) {
+    console.log(HELP.sign)
+    return 0
+  }
   if (typeof values.secret !== 'string' || values.secret === '')
     fail('--secret is required.', 'sign')
   console.log(await signPayload(await readStdin(), values.secret))
