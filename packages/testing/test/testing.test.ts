@@ -50,9 +50,10 @@ async function receiver(secret: string, failures = 0) {
     else res.writeHead(404).end()
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  closers.push(
-    () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-  )
+  closers.push(() => {
+    server.closeAllConnections()
+    return new Promise<void>((r) => server.close(() => r()))
+  })
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/scheduling`,
     events,
