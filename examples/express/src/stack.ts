@@ -3,7 +3,11 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type FakeSchedulingService, startFakeSchedulingService } from '@scheduling-kit/testing'
+import {
+  completeOAuthFlow,
+  type FakeSchedulingService,
+  startFakeSchedulingService,
+} from '@scheduling-kit/testing'
 import { createApp } from './app.js'
 
 export interface StackOptions {
@@ -63,40 +67,13 @@ export async function startStack(options: StackOptions = {}) {
   }
 }
 
-const cookiesOf = (res: Response) =>
-  res.headers
-    .getSetCookie()
-    .map((c) => c.split(';', 1)[0]!)
-    .filter((c) => !c.endsWith('='))
-
-/**
- * Connects an account the way a browser does: the app's login link, the service's consent page
- * (Allow), the callback. Resolves to the cookie header that marks this "browser" as connected.
- */
+/** Connects an account the way a browser does; resolves to the cookie header of that "browser". */
 export async function connectAccount(appUrl: string, account = 'acct_1'): Promise<string> {
-  const login = await fetch(`${appUrl}/auth/scheduling/login?returnTo=%2F`, { redirect: 'manual' })
-  const state = cookiesOf(login).join('; ')
-  let step = await fetch(login.headers.get('location')!, { redirect: 'manual' })
-  if (step.status === 200) {
-    // The consent page: post its form with "Allow".
-    const html = await step.text()
-    const form = new URLSearchParams()
-    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-      form.set(m[1]!, m[2]!.replace(/&amp;/g, '&'))
-    form.set('decision', 'allow')
-    form.set('account', account)
-    step = await fetch(new URL('/oauth/authorize', step.url), {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form,
-    })
-  }
-  const callback = await fetch(step.headers.get('location')!, {
-    redirect: 'manual',
-    headers: { cookie: state },
-  })
+  const { cookie, callback } = await completeOAuthFlow(
+    `${appUrl}/auth/scheduling/login?returnTo=%2F`,
+    { account },
+  )
   if (callback.status !== 302)
     throw new Error(`callback answered ${callback.status}: ${await callback.text()}`)
-  return cookiesOf(callback).join('; ')
+  return cookie
 }

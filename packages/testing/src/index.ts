@@ -4,6 +4,7 @@ export type {
   TokenRequest,
 } from '../../../internal/fake-auth/src/index.js'
 export { createTestEvent, type TestEventOverrides } from './events.js'
+export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export {
   type DeliveryAttempt,
   type FakeSchedulingService,

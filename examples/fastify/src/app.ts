@@ -1,0 +1,40 @@
+import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/fastify'
+import Fastify from 'fastify'
+import { EncryptedFileTokenStore } from './encrypted-store.js'
+
+export interface FastifyExampleConfig {
+  publicUrl: string
+  webhookSecret: string
+  clientId: string
+  clientSecret: string
+  authUrl: string
+  apiUrl: string
+  cookieSecret: string
+  tokenDir: string
+  encryptionKey: Buffer
+}
+
+/** A Fastify app with its own JSON routes, plus scheduling-kit's plugins. */
+export async function createApp(config: FastifyExampleConfig) {
+  const store = new EncryptedFileTokenStore(config.tokenDir, config.encryptionKey)
+  const received: Array<{ type: string; id: string }> = []
+  const app = Fastify()
+  app.post('/api/notes', async (request, reply) => reply.code(201).send({ note: request.body }))
+  app.get('/api/events', async () => received)
+  await app.register(schedulingWebhooks, {
+    secret: config.webhookSecret,
+    on: { '*': (event) => void received.unshift({ type: event.type, id: event.id }) },
+  })
+  await app.register(schedulingOAuth, {
+    prefix: '/auth/scheduling',
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    tokenStore: store,
+    cookieSecret: config.cookieSecret,
+    successRedirect: '/api/events',
+  })
+  return { app, store, received }
+}

@@ -1,0 +1,43 @@
+import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/h3'
+import { H3 } from 'h3'
+import { VersionedJsonTokenStore } from './versioned-store.js'
+
+export interface H3ExampleConfig {
+  publicUrl: string
+  webhookSecret: string
+  clientId: string
+  clientSecret: string
+  authUrl: string
+  apiUrl: string
+  cookieSecret: string
+  tokenFile: string
+}
+
+/** An h3 app with its own routes, plus scheduling-kit's middleware and OAuth sub-app. */
+export function createApp(config: H3ExampleConfig) {
+  const store = new VersionedJsonTokenStore(config.tokenFile)
+  const received: Array<{ type: string; id: string }> = []
+  const oauth = schedulingOAuth({
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    tokenStore: store,
+    cookieSecret: config.cookieSecret,
+  })
+  const app = new H3()
+    .use(
+      schedulingWebhooks(config.webhookSecret).on(
+        'event.*',
+        (event) => void received.unshift({ type: event.type, id: event.id }),
+      ),
+    )
+    .mount('/auth/scheduling', oauth)
+    .get('/api/events', () => received)
+    .get('/api/account', async (event) => {
+      const key = await oauth.connectedKey(event)
+      return (key && (await store.get(key))?.account) || { connected: false }
+    })
+  return { app, store, received }
+}

@@ -1,0 +1,18 @@
+import { createServer } from 'node:http'
+import { toNodeHandler } from 'h3/node'
+import { createApp } from './app.js'
+
+const env = (name: string) =>
+  process.env[name] ?? (console.error(`Set ${name} (see .env.example).`), process.exit(1))
+const port = Number(process.env.PORT ?? 3000)
+const { app } = createApp({
+  publicUrl: process.env.PUBLIC_URL ?? `http://localhost:${port}`,
+  webhookSecret: env('SCHEDULING_SECRET'),
+  clientId: env('SCHEDULING_CLIENT_ID'),
+  clientSecret: env('SCHEDULING_CLIENT_SECRET'),
+  authUrl: env('SCHEDULING_AUTH_URL'),
+  apiUrl: env('SCHEDULING_API_URL'),
+  cookieSecret: env('COOKIE_SECRET'),
+  tokenFile: process.env.TOKEN_FILE ?? './tokens.json',
+})
+createServer(toNodeHandler(app)).listen(port, () => console.log(`Listening on port ${port}`))

@@ -1,0 +1,34 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { TokenRecord, TokenStore } from '@scheduling-kit/koa'
+
+/** The app's own store: one JSON file per key in a directory, each written atomically. */
+export class DirectoryTokenStore implements TokenStore {
+  constructor(readonly directory: string) {}
+
+  // Keys become file names: encode them so no key can name a path outside the directory.
+  #path(key: string): string {
+    return join(this.directory, `${Buffer.from(key).toString('base64url')}.json`)
+  }
+
+  async get(key: string): Promise<TokenRecord | undefined> {
+    try {
+      return JSON.parse(await readFile(this.#path(key), 'utf8')) as TokenRecord
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+  }
+
+  async set(key: string, record: TokenRecord): Promise<void> {
+    await mkdir(this.directory, { recursive: true, mode: 0o700 })
+    const path = this.#path(key)
+    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
+    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 })
+    await rename(temporary, path)
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.#path(key), { force: true })
+  }
+}
