@@ -1,7 +1,11 @@
 import { createApp } from './app.js'
 
-const env = (name: string) =>
-  process.env[name] ?? (console.error(`Set ${name} (see .env.example).`), process.exit(1))
+function env(name: string): string {
+  const value = process.env[name]
+  if (value) return value
+  console.error(`Set ${name} (see .env.example).`)
+  process.exit(1)
+}
 const port = Number(process.env.PORT ?? 3000)
 const { app } = await createApp({
   publicUrl: process.env.PUBLIC_URL ?? `http://localhost:${port}`,
