@@ -22,7 +22,7 @@ import {
 } from '../src/index.js'
 
 const run = promisify(execFile)
-const CLI = new URL('../dist/cli.js', import.meta.url).pathname
+const CLI = new URL('../bin/scheduling-kit.js', import.meta.url).pathname
 const closers: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const close of closers.splice(0)) await close()
