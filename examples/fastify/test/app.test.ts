@@ -49,10 +49,13 @@ afterAll(async () => {
 
 describe('example: Fastify app with scheduling-kit', () => {
   it('connects an account; its tokens are stored encrypted', async () => {
-    const { callback } = await completeOAuthFlow(`${base}/auth/scheduling/login`, {
+    expect(await (await fetch(base)).text()).toContain('id="connect"')
+    const { cookie } = await completeOAuthFlow(`${base}/auth/scheduling/login`, {
       account: 'acct_fastify',
     })
-    expect(callback.headers.get('location')).toBe('/api/events')
+    expect(await (await fetch(base, { headers: { cookie } })).text()).toContain(
+      'Connected as User acct_fastify',
+    )
     const record = await example.store.get('acct_fastify')
     expect(record?.accessToken).toMatch(/^at_/)
     for (const file of await readdir(tokenDir)) {
@@ -62,6 +65,7 @@ describe('example: Fastify app with scheduling-kit', () => {
 
   it("verifies webhooks while its own JSON routes keep Fastify's parser", async () => {
     const { event } = await service.trigger('event.checkout.completed')
+    expect(await (await fetch(base)).text()).toContain(event.id)
     expect(await (await fetch(`${base}/api/events`)).json()).toEqual([
       { type: 'event.checkout.completed', id: event.id },
     ])

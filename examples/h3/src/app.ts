@@ -1,5 +1,5 @@
 import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/h3'
-import { H3 } from 'h3'
+import { H3, html } from 'h3'
 import { VersionedJsonTokenStore } from './versioned-store.js'
 
 export interface H3ExampleConfig {
@@ -35,6 +35,15 @@ export function createApp(config: H3ExampleConfig) {
     )
     .mount('/auth/scheduling', oauth)
     .get('/api/events', () => received)
+    .get('/', async (event) => {
+      const key = await oauth.connectedKey(event)
+      const account = key ? (await store.get(key))?.account : undefined
+      const who = account
+        ? `<p id="account">Connected as ${String(account.name ?? account.id).replace(/[<&]/g, '')}</p>`
+        : '<a id="connect" href="/auth/scheduling/login">Connect</a>'
+      const list = received.map((e) => `<li>${e.type} ${e.id}</li>`).join('')
+      return html(`<!doctype html><title>Bookings</title>${who}<ul id="events">${list}</ul>`)
+    })
     .get('/api/account', async (event) => {
       const key = await oauth.connectedKey(event)
       return (key && (await store.get(key))?.account) || { connected: false }

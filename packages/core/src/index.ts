@@ -86,6 +86,7 @@ export {
   type OAuthResponse,
   type OAuthRoutes,
   type OAuthRoutesOptions,
+  readConnectedKey,
   STATE_COOKIE,
 } from './oauth/routes.js'
 export type {

@@ -241,6 +241,13 @@ runTokenStoreConformance(() => new MemoryTokenStore(), {
 })
 
 describe('runTokenStoreConformance', () => {
+  it('runs under node:test too', async () => {
+    const fixture = new URL('./fixtures/node-test-store.mjs', import.meta.url).pathname
+    const { stdout } = await run('node', ['--test', '--test-reporter=tap', fixture])
+    expect(stdout).toMatch(/^# pass 9$/m)
+    expect(stdout).toMatch(/^# fail 0$/m)
+  })
+
   it('catches a store that shares records by reference', async () => {
     const rows = new Map<string, unknown>()
     const leaky = {

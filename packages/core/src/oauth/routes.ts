@@ -85,6 +85,24 @@ export interface OAuthRoutes<Req = unknown> {
 
 let warnedAboutSecret = false
 
+/**
+ * The key of the account this browser connected, from the signed connection cookie the
+ * callback set; `undefined` when there is none or its signature is wrong. For apps that reach
+ * the request but not the routes (an encapsulated Fastify plugin, say).
+ */
+export async function readConnectedKey(
+  headers: HeadersInput,
+  cookieSecret: string,
+): Promise<string | undefined> {
+  const value = await readSignedCookie(
+    CONNECTION_COOKIE,
+    parseCookies(headers).get(CONNECTION_COOKIE),
+    cookieSecret,
+  )
+  const k = (value as { k?: unknown } | undefined)?.k
+  return typeof k === 'string' ? k : undefined
+}
+
 interface StateCookie {
   s: string
   r?: string
