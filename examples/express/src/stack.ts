@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,39 +26,29 @@ export async function startStack(options: StackOptions = {}) {
     retrySchedule: options.retrySchedule ?? [500, 2_000, 10_000],
   })
   const faults = { failNextDeliveries: 0 }
-  const webhookSecret = randomBytes(24).toString('base64url')
-  const config = {
-    port: options.appPort ?? 0,
-    publicUrl: '',
-    webhookSecret,
-    clientId: service.clientId,
-    clientSecret: service.clientSecret,
-    authUrl: service.authUrl,
-    apiUrl: service.apiUrl,
-    cookieSecret: randomBytes(32).toString('base64url'),
-    tokenFile: join(
-      tmpdir(),
-      `scheduling-kit-example-${process.pid}-${randomBytes(4).toString('hex')}.json`,
-    ),
-  }
   // The redirect URI needs the port: take it first, then build the app with it.
-  const { createServer } = await import('node:http')
   const server: Server = createServer()
-  await new Promise<void>((resolve) => server.listen(config.port, '127.0.0.1', resolve))
-  config.publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const example = createApp(config, faults)
+  await new Promise<void>((resolve) => server.listen(options.appPort ?? 0, '127.0.0.1', resolve))
+  const settings = service.connectApp(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+  const example = createApp(
+    {
+      ...settings,
+      port: 0,
+      cookieSecret: randomBytes(32).toString('base64url'),
+      tokenFile: join(
+        tmpdir(),
+        `scheduling-kit-example-${process.pid}-${randomBytes(4).toString('hex')}.json`,
+      ),
+    },
+    faults,
+  )
   server.on('request', example.app)
-  service.allowRedirectUri(`${config.publicUrl}/auth/scheduling/callback`)
-  const webhook = service.registerWebhook({
-    url: `${config.publicUrl}/webhooks/scheduling`,
-    secret: webhookSecret,
-  })
   return {
     service,
     example,
     faults,
-    webhook,
-    appUrl: config.publicUrl,
+    webhookId: settings.webhookId,
+    appUrl: settings.publicUrl,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

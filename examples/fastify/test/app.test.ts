@@ -26,21 +26,13 @@ beforeAll(async () => {
   )
   await new Promise((r) => probe.close(r))
   base = `http://127.0.0.1:${port}`
-  const secret = randomBytes(16).toString('hex')
   example = await createApp({
-    publicUrl: base,
-    webhookSecret: secret,
-    clientId: service.clientId,
-    clientSecret: service.clientSecret,
-    authUrl: service.authUrl,
-    apiUrl: service.apiUrl,
+    ...service.connectApp(base),
     cookieSecret: randomBytes(32).toString('hex'),
     tokenDir,
     encryptionKey: randomBytes(32),
   })
   await example.app.listen({ port, host: '127.0.0.1' })
-  service.allowRedirectUri(`${base}/auth/scheduling/callback`)
-  service.registerWebhook({ url: `${base}/webhooks/scheduling`, secret })
 })
 afterAll(async () => {
   await example.app.close()

@@ -23,20 +23,12 @@ beforeAll(async () => {
   server = createServer()
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const secret = randomBytes(16).toString('hex')
   example = createApp({
-    publicUrl: base,
-    webhookSecret: secret,
-    clientId: service.clientId,
-    clientSecret: service.clientSecret,
-    authUrl: service.authUrl,
-    apiUrl: service.apiUrl,
+    ...service.connectApp(base),
     cookieSecret: randomBytes(32).toString('hex'),
     tokenDir: dir(),
   })
   server.on('request', example.app.callback())
-  service.allowRedirectUri(`${base}/auth/scheduling/callback`)
-  service.registerWebhook({ url: `${base}/webhooks/scheduling`, secret })
 })
 afterAll(async () => {
   server.closeAllConnections()

@@ -6,6 +6,7 @@ export type {
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export {
+  type AppSettings,
   type DeliveryAttempt,
   type FakeSchedulingService,
   type FakeSchedulingServiceOptions,

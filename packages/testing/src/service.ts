@@ -34,6 +34,18 @@ export interface Webhook {
   events: string[]
 }
 
+/** What an app needs to talk to the fake service (see `connectApp`). */
+export interface AppSettings {
+  publicUrl: string
+  redirectUri: string
+  clientId: string
+  clientSecret: string
+  authUrl: string
+  apiUrl: string
+  webhookId: string
+  webhookSecret: string
+}
+
 export interface DeliveryAttempt {
   deliveryId: string
   webhookId: string
@@ -291,6 +303,30 @@ export async function startFakeSchedulingService(options: FakeSchedulingServiceO
     /** OAuth controls: `setAuthorize`, `failNext`, `setLatency`, `counters`, `tokenRequests`, ... */
     auth,
     registerWebhook,
+    /**
+     * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
+     * registered with a fresh secret. Returns the settings the app needs.
+     */
+    connectApp(
+      publicUrl: string,
+      paths: { callback?: string; webhook?: string } = {},
+    ): AppSettings {
+      const redirectUri = `${publicUrl}${paths.callback ?? '/auth/scheduling/callback'}`
+      auth.allowRedirectUri(redirectUri)
+      const hook = registerWebhook({
+        url: `${publicUrl}${paths.webhook ?? '/webhooks/scheduling'}`,
+      })
+      return {
+        publicUrl,
+        redirectUri,
+        clientId: auth.clientId,
+        clientSecret: auth.clientSecret,
+        authUrl: url,
+        apiUrl: `${url}/v1`,
+        webhookId: hook.id,
+        webhookSecret: hook.secret,
+      }
+    },
     trigger,
     allowRedirectUri: (uri: string) => auth.allowRedirectUri(uri),
     /** Makes one access token, or all of an account's, expire now. */

@@ -288,15 +288,7 @@ export function createOAuthRoutes<Req = unknown>(
     return redirect(cookie.r ?? successRedirect, [clearState(request), connection])
   }
 
-  async function connectedKey(headers: HeadersInput): Promise<string | undefined> {
-    const value = await readSignedCookie(
-      CONNECTION_COOKIE,
-      parseCookies(headers).get(CONNECTION_COOKIE),
-      cookieSecret,
-    )
-    const k = (value as { k?: unknown } | undefined)?.k
-    return typeof k === 'string' ? k : undefined
-  }
+  const connectedKey = (headers: HeadersInput) => readConnectedKey(headers, cookieSecret)
 
   async function disconnect(request: OAuthRequest<Req>, url: URL): Promise<OAuthResponse> {
     // A cross-site form cannot disconnect anyone: the connection cookie is SameSite=Lax, and a
