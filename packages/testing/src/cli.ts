@@ -29,14 +29,18 @@ Options:
   --expires-in <s>      Access token lifetime in seconds (default 7200)
   --help                Show this help`,
   trigger: `Usage: scheduling-kit trigger <type> --url <receiver> --secret <secret> [options]
+       scheduling-kit trigger <type> --service <fake service URL>
 
-Sends one signed event of <type> (one of the 16 event types, or any other string) and prints
-the receiver's answer. Exits 1 when the receiver does not answer 2xx.
+Sends one event of <type> (one of the 16 event types, or any other string) and prints the
+answer. With --url, sends it signed straight to one receiver; exits 1 unless it answers 2xx.
+With --service, asks a running fake service to deliver it to its registered webhooks (signed,
+retried like the real service); exits 1 unless every first delivery got 2xx.
 
 Options:
-  --url <url>           The webhook receiver (required)
-  --secret <s>          The webhook's signing secret (required)
-  --webhook-id <id>     The x-service-webhook-id header (default wh_test)
+  --url <url>           The webhook receiver
+  --secret <s>          The webhook's signing secret (with --url)
+  --webhook-id <id>     The x-service-webhook-id header (default wh_test; with --service: only this webhook)
+  --service <url>       A running fake service (scheduling-kit serve)
   --help                Show this help
 
 Event types: ${EVENT_TYPES.join(', ')}`,
@@ -139,6 +143,7 @@ async function trigger(args: string[]): Promise<number> {
     url: { type: 'string' },
     secret: { type: 'string' },
     'webhook-id': { type: 'string' },
+    service: { type: 'string' },
   })
   if (values.help) {
     console.log(HELP.trigger)
@@ -147,6 +152,7 @@ async function trigger(args: string[]): Promise<number> {
   const [type, ...extra] = positionals
   if (!type) fail('Missing the event type.', 'trigger')
   if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`, 'trigger')
+  if (values.service !== undefined) return triggerThroughService(type, values)
   if (typeof values.url !== 'string' || !URL.canParse(values.url))
     fail("--url must be the receiver's absolute URL.", 'trigger')
   if (typeof values.secret !== 'string' || values.secret === '')
@@ -167,6 +173,37 @@ async function trigger(args: string[]): Promise<number> {
   console.log(`${type} ${event.id} -> ${answer.status}`)
   if (answer.body) console.log(answer.body)
   return answer.status >= 200 && answer.status < 300 ? 0 : 1
+}
+
+/** `trigger --service`: the running fake service delivers the event to its webhooks. */
+async function triggerThroughService(type: string, values: Values): Promise<number> {
+  const service = values.service
+  if (typeof service !== 'string' || !URL.canParse(service))
+    fail("--service must be the fake service's URL.", 'trigger')
+  let res: Response
+  try {
+    res = await fetch(new URL('/_control/trigger', service), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type, webhookId: values['webhook-id'] }),
+    })
+  } catch (error) {
+    console.error(
+      `Could not reach ${service}: ${(error as Error).cause ?? (error as Error).message}`,
+    )
+    return 1
+  }
+  if (!res.ok) {
+    console.error(`${service} answered ${res.status}: ${await res.text()}`)
+    return 1
+  }
+  const { event, deliveries } = (await res.json()) as {
+    event: { id: string }
+    deliveries: Array<{ webhookId: string; status?: number; error?: string; ok: boolean }>
+  }
+  console.log(`${type} ${event.id} -> ${deliveries.length} webhook(s)`)
+  for (const d of deliveries) console.log(`  ${d.webhookId}: ${d.status ?? d.error}`)
+  return deliveries.length > 0 && deliveries.every((d) => d.ok) ? 0 : 1
 }
 
 async function sign(args: string[]): Promise<number> {

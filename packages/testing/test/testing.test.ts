@@ -317,6 +317,18 @@ describe('scheduling-kit CLI', () => {
     expect(wrong.stdout).toMatch(/-> 401/)
   })
 
+  it('trigger --service: a running fake service delivers to its webhooks', async () => {
+    const s = await service()
+    const r = await receiver('via-service')
+    s.registerWebhook({ url: r.url, secret: 'via-service' })
+    const { stdout } = await run('node', [CLI, 'trigger', 'event.declined', '--service', s.url])
+    expect(stdout).toMatch(/event\.declined payload_\S+ -> 1 webhook\(s\)/)
+    expect(r.events.map((e) => e.type)).toEqual(['event.declined'])
+    await expect(
+      run('node', [CLI, 'trigger', 'event.created', '--service', 'http://127.0.0.1:9']),
+    ).rejects.toMatchObject({ code: 1 })
+  })
+
   it('serve: runs the fake service until stopped', async () => {
     const child = spawn('node', [CLI, 'serve', '--port', '0', '--auto-approve'])
     const url = await new Promise<string>((resolve, reject) => {
