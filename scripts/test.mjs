@@ -16,7 +16,8 @@ for (const report of reports) rmSync(report, { force: true })
 // The browser test needs Debian's Chromium: installed here when missing (CI and fresh machines).
 // If that cannot be done, every other test still runs; the browser test then fails saying why.
 const chromium = spawnSync('bash', [join(root, 'scripts/ensure-chromium.sh')], { stdio: 'inherit' })
-if (chromium.status !== 0) console.warn('Chromium could not be installed: the browser test will fail.')
+if (chromium.status !== 0)
+  console.warn('Chromium could not be installed: the browser test will fail.')
 
 const run = spawnSync(
   'pnpm',
