@@ -1,6 +1,7 @@
 import { readBody } from './body.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
+import { DEFAULT_BODY_LIMIT } from './handler.js'
 import type { HeadersInput } from './headers.js'
 import { assertSecretSource, type SecretSource } from './secrets.js'
 import type { RawBody } from './signature.js'
@@ -23,7 +24,7 @@ export interface ConstructEventOptions extends HeaderNames {
  */
 export async function constructEvent(options: ConstructEventOptions): Promise<AnyWebhookEvent> {
   assertSecretSource(options.secret, 'constructEvent')
-  const body = await readBody(options.body, options.bodyLimit ?? 1024 * 1024)
+  const body = await readBody(options.body, options.bodyLimit ?? DEFAULT_BODY_LIMIT)
   await verifyRequest(body, options.headers, options.secret, options)
   return parseEnvelope(body)
 }
