@@ -40,6 +40,11 @@ export interface AdapterHarness {
   name: string
   /** The placements this framework has. */
   parsers: ParserPlacement[]
+  /**
+   * The placements in which the app's parser reads the body before the middleware does: there
+   * it answers what it refuses itself (documented), and decodes what it reads.
+   */
+  parserFirst: ParserPlacement[]
   /** With a parser `before` that keeps no raw copy: does the adapter still get the bytes? */
   parsedBefore: 'raw' | 'body_parsed'
   /** Whether handlers can be added with `.on()` on what the adapter returns. */

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { signPayload } from '@scheduling-kit/core'
 
 /** A port free on 127.0.0.1 right now. */
@@ -40,16 +40,19 @@ export interface DeliverOptions {
   webhookId?: string | null
   contentType?: string | null
   method?: string
+  /** More headers, sent as they are. */
+  headers?: Record<string, string>
 }
 
 /** A request as the service sends it: JSON, signed, with the webhook id. */
 export async function deliver(
   url: string,
-  body: string,
+  body: string | Uint8Array,
   options: DeliverOptions = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {
     'user-agent': 'Scheduling Webhooks (https://service.test)',
+    ...options.headers,
   }
   if (options.contentType !== null)
     headers['content-type'] = options.contentType ?? 'application/json'
@@ -63,7 +66,7 @@ export async function deliver(
     await fetch(url, {
       method,
       headers,
-      body: method === 'GET' || method === 'HEAD' ? undefined : body,
+      body: method === 'GET' || method === 'HEAD' ? undefined : (body as BodyInit),
     }),
   )
 }
@@ -92,4 +95,37 @@ export function cookieHeader(headers: Headers): string {
     .map((c) => c.split(';', 1)[0]!)
     .filter((c) => !c.endsWith('='))
     .join('; ')
+}
+
+/**
+ * Sends the request head and the first part of a body, then nothing more: a stalled client.
+ * Resolves with what the server wrote and whether it closed the connection, once it closes or
+ * `waitMs` passes.
+ */
+export function stalledRequest(
+  url: string,
+  head: string,
+  partialBody: string,
+  waitMs: number,
+): Promise<{ response: string; closed: boolean; ms: number }> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const socket = connect(Number(port), hostname)
+    let response = ''
+    const finish = (closed: boolean) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve({ response, closed, ms: performance.now() - started })
+    }
+    const timer = setTimeout(() => finish(false), waitMs)
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      response += chunk
+    })
+    socket.on('end', () => finish(true))
+    socket.on('close', () => finish(true))
+    socket.on('error', reject)
+    socket.write(head + partialBody)
+  })
 }

@@ -7,11 +7,39 @@ import {
 } from '@scheduling-kit/core'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { defineAttackCases } from './attacks.js'
 import type { AdapterHarness, AppSetup, ParserPlacement } from './harness.js'
 import { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
 
-const SECRET = 'conformance-secret'
-const COOKIE_SECRET = 'conformance-cookie-secret-0123456789'
+export const SECRET = 'conformance-secret'
+export const COOKIE_SECRET = 'conformance-cookie-secret-0123456789'
+
+/** An app under test, started by the suite. */
+export interface Started {
+  base: string
+  hook: string
+  events: AnyWebhookEvent[]
+  contexts: Array<string | undefined>
+  errors: string[]
+  store: MemoryTokenStore
+  connected: string[]
+}
+
+export interface StartOptions {
+  webhooks?: Partial<WebhookHandlerOptions>
+  configure?: AppSetup['configure']
+  prefix?: string
+  parser?: ParserPlacement
+  oauth?: Partial<OAuthRoutesOptions>
+}
+
+/** What the attack cases need from the suite. */
+export interface SuiteContext {
+  start(options?: StartOptions): Promise<Started>
+  auth(): TokenServer
+  /** The placement the suite uses when a case does not name one. */
+  defaultParser: ParserPlacement
+}
 
 /** Defines the whole conformance suite for one adapter. Call it from the adapter's test file. */
 export function runConformance(harness: AdapterHarness): void {
@@ -31,25 +59,7 @@ export function runConformance(harness: AdapterHarness): void {
     harness.parsers.find((p) => p !== 'before' || harness.parsedBefore === 'raw') ??
     harness.parsers[0]!
 
-  interface Started {
-    base: string
-    hook: string
-    events: AnyWebhookEvent[]
-    contexts: Array<string | undefined>
-    errors: string[]
-    store: MemoryTokenStore
-    connected: string[]
-  }
-
-  async function start(
-    options: {
-      webhooks?: Partial<WebhookHandlerOptions>
-      configure?: AppSetup['configure']
-      prefix?: string
-      parser?: ParserPlacement
-      oauth?: Partial<OAuthRoutesOptions>
-    } = {},
-  ): Promise<Started> {
+  async function start(options: StartOptions = {}): Promise<Started> {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const events: AnyWebhookEvent[] = []
@@ -508,4 +518,6 @@ export function runConformance(harness: AdapterHarness): void {
       expect(res.headers.get('allow')).toBe('POST')
     })
   })
+
+  defineAttackCases(harness, { start, auth: () => auth, defaultParser })
 }

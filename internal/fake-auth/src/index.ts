@@ -15,10 +15,16 @@ export interface AuthServiceOptions {
   authorize?: AuthorizeMode
   /** The application's name on the consent page. */
   appName?: string
+  /**
+   * Whether presenting a spent refresh token revokes its whole family (OAuth 2.1 advice).
+   * Default true. Either way a spent refresh token is refused with `invalid_grant`.
+   */
+  reuseRevokesFamily?: boolean
 }
 
 export type AuthorizeMode = 'consent' | 'approve' | 'deny'
-type Failure = 500 | 503 | 'malformed' | 'hang'
+/** A failure to answer with: a status, a malformed page, no answer, or an answer of your own. */
+type Failure = 500 | 503 | 'malformed' | 'hang' | { status: number; body: unknown }
 
 interface Family {
   account: string
@@ -78,13 +84,22 @@ export function createAuthService(options: AuthServiceOptions = {}) {
   const accessTokens = new Map<string, { family: Family; expiresAt: number }>()
   const personalTokens = new Map<string, string>()
   const families: Family[] = []
-  const counters = { authorize: 0, exchange: 0, refresh: 0, refreshOk: 0, reuse: 0, me: 0 }
+  const counters = {
+    authorize: 0,
+    exchange: 0,
+    refresh: 0,
+    refreshOk: 0,
+    reuse: 0,
+    revoked: 0,
+    me: 0,
+  }
   const tokenRequests: TokenRequest[] = []
   const failures: Failure[] = []
   const hanging: ServerResponse[] = []
   let authorizeMode: AuthorizeMode = options.authorize ?? 'approve'
   let nextAccount = 'acct_1'
   let latencyMs = 0
+  let latencyOn: 'every' | 'success' = 'every'
   let expiresIn = options.expiresIn ?? 7200
 
   const token = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`
@@ -185,11 +200,12 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     tokenRequests.push({ headers: req.headers, form })
     if (form.grant_type === 'refresh_token') counters.refresh++
     else counters.exchange++
-    if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs))
+    if (latencyMs > 0 && latencyOn === 'every') await new Promise((r) => setTimeout(r, latencyMs))
     const failure = failures.shift()
     if (failure === 'hang') return void hanging.push(res)
     if (failure === 'malformed')
       return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops')
+    if (typeof failure === 'object') return json(res, failure.status, failure.body)
     if (failure !== undefined)
       return json(res, failure, { error: 'server_error', error_description: 'try again' })
     if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') {
@@ -215,7 +231,10 @@ export function createAuthService(options: AuthServiceOptions = {}) {
       if (!entry || entry.family.revoked) return json(res, 400, { error: 'invalid_grant' })
       if (entry.used) {
         counters.reuse++
-        entry.family.revoked = true
+        if (options.reuseRevokesFamily !== false) {
+          entry.family.revoked = true
+          counters.revoked++
+        }
         return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token reused' })
       }
       entry.used = true
@@ -223,6 +242,9 @@ export function createAuthService(options: AuthServiceOptions = {}) {
       const { _refresh, ...body } = issue(entry.family, options.omitRefreshTokenOnRefresh)
       // The old refresh token stays valid when no new one is sent.
       if (options.omitRefreshTokenOnRefresh) entry.used = false
+      // Spent at once, answered late: a refusal of the same token meanwhile is answered first.
+      if (latencyMs > 0 && latencyOn === 'success')
+        await new Promise((r) => setTimeout(r, latencyMs))
       return json(res, 200, body)
     }
     return json(res, 400, { error: 'unsupported_grant_type' })
@@ -303,8 +325,14 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     failNext(...modes: Failure[]) {
       failures.push(...modes)
     },
-    setLatency(ms: number) {
+    /**
+     * Delays token answers: every request before it is looked at (`every`, the default), or
+     * only successful refreshes after the refresh token is spent (`success`: a concurrent
+     * refusal of the same token then arrives before the new tokens do).
+     */
+    setLatency(ms: number, on: 'every' | 'success' = 'every') {
       latencyMs = ms
+      latencyOn = on
     },
     setExpiresIn(seconds: number) {
       expiresIn = seconds
@@ -317,10 +345,20 @@ export function createAuthService(options: AuthServiceOptions = {}) {
     },
     /** Revokes every grant of an account: its refresh and access tokens stop working. */
     revokeGrant(account: string) {
-      for (const family of families) if (family.account === account) family.revoked = true
+      for (const family of families) {
+        if (family.account === account) {
+          family.revoked = true
+          counters.revoked++
+        }
+      }
     },
     isRevoked(refreshToken: string) {
       return refreshTokens.get(refreshToken)?.family.revoked ?? false
+    },
+    /** Whether a refresh token would be accepted now: known, unspent, its family not revoked. */
+    isRefreshTokenValid(refreshToken: string) {
+      const entry = refreshTokens.get(refreshToken)
+      return entry !== undefined && !entry.used && !entry.family.revoked
     },
     /** Ends answers held by `failNext('hang')`. */
     releaseHanging() {

@@ -36,6 +36,30 @@ function parsedBodyError(framework: FrameworkName | undefined): WebhookError {
   )
 }
 
+/** Default of `bodyTimeoutMs`: how long a body may take to arrive once the headers have. */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000
+
+export function bodyTimeout(ms: number): WebhookError {
+  return new WebhookError(
+    'body_timeout',
+    `The webhook body did not finish arriving within ${ms} ms (option bodyTimeoutMs); the connection is closed.`,
+  )
+}
+
+/** A body handed over as text or bytes whose length is not the `Content-Length` received. */
+export function bodyChanged(
+  declared: number,
+  given: number,
+  framework: FrameworkName | undefined,
+): WebhookError {
+  return new WebhookError(
+    'body_parsed',
+    `The body handed to the webhook handler is ${given} bytes but the request declared ${declared}: ` +
+      'a body parser decoded it (a byte-order mark, a charset) before verification, so the bytes ' +
+      `the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+  )
+}
+
 export function tooLarge(limit: number): WebhookError {
   return new WebhookError(
     'payload_too_large',
@@ -64,14 +88,25 @@ function isEventReadable(value: object): value is EventReadable {
 
 /**
  * Reads a Node-style readable by its events (much cheaper than its async iterator). Past the
- * limit it pauses and lets go: the stream is not destroyed, so the 413 can still be written.
+ * limit or the deadline it pauses and lets go: the stream is not destroyed, so the 413 or 408
+ * can still be written (with `Connection: close`).
  */
-function readEvents(stream: EventReadable, limit: number): Promise<Uint8Array | undefined> {
+function readEvents(
+  stream: EventReadable,
+  limit: number,
+  timeoutMs: number,
+): Promise<Uint8Array | undefined> {
   if (stream.readableEnded) return Promise.resolve(new Uint8Array(0))
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = []
     let total = 0
+    const timer = setTimeout(() => {
+      done()
+      stream.pause()
+      reject(bodyTimeout(timeoutMs))
+    }, timeoutMs)
     const done = () => {
+      clearTimeout(timer)
       stream.removeListener('data', onData)
       stream.removeListener('end', onEnd)
       stream.removeListener('error', onError)
@@ -113,38 +148,60 @@ function isReadableStream(value: object): value is ReadableStream<Uint8Array> {
   return typeof (value as ReadableStream).getReader === 'function'
 }
 
+/** Resolves like `step`, or rejects with `body_timeout` once `deadline` (a `performance.now()`) passes. */
+function beforeDeadline<T>(step: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(bodyTimeout(timeoutMs)),
+      Math.max(0, deadline - performance.now()),
+    )
+  })
+  return Promise.race([step, late]).finally(() => clearTimeout(timer))
+}
+
 /**
  * Reads a Web stream into bytes, cancelling it as soon as it passes `limit`: resolves to
- * `undefined` then, never having held more than `limit` bytes and one chunk.
+ * `undefined` then, never having held more than `limit` bytes and one chunk. Rejects with
+ * `body_timeout` (and cancels the stream) when it has not ended within `timeoutMs`.
  */
 export async function readStream(
   stream: ReadableStream<Uint8Array>,
   limit: number,
+  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
 ): Promise<Uint8Array | undefined> {
   const reader = stream.getReader()
+  const deadline = performance.now() + timeoutMs
   const chunks: Uint8Array[] = []
   let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return concat(chunks, total)
-    total += value.length
-    if (total > limit) {
-      await reader.cancel().catch(() => {})
-      return undefined
+  try {
+    for (;;) {
+      const { done, value } = await beforeDeadline(reader.read(), deadline, timeoutMs)
+      if (done) return concat(chunks, total)
+      total += value.length
+      if (total > limit) {
+        reader.cancel().catch(() => {})
+        return undefined
+      }
+      chunks.push(value)
     }
-    chunks.push(value)
+  } catch (error) {
+    reader.cancel().catch(() => {})
+    throw error
   }
 }
 
 /**
  * Reads a body into bytes, never holding more than `limit` bytes: a stream is read chunk by
- * chunk and abandoned as soon as it passes the limit. Throws `payload_too_large`, or
- * `body_parsed` when a body parser already turned the body into an object.
+ * chunk and abandoned as soon as it passes the limit. Throws `payload_too_large`,
+ * `body_timeout` when a stream has not ended within `timeoutMs`, or `body_parsed` when a body
+ * parser already turned the body into an object (or read the stream).
  */
 export async function readBody(
   source: BodySource | object,
   limit: number,
   framework?: FrameworkName,
+  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
 ): Promise<Uint8Array> {
   if (source === null || source === undefined) return new Uint8Array(0)
   if (typeof source === 'string' || source instanceof Uint8Array) {
@@ -156,12 +213,13 @@ export async function readBody(
   const chunks: Uint8Array[] = []
   let total = 0
   if (isReadableStream(source)) {
-    const bytes = await readStream(source, limit)
+    if (source.locked) throw parsedBodyError(framework)
+    const bytes = await readStream(source, limit, timeoutMs)
     if (bytes === undefined) throw tooLarge(limit)
     return bytes
   }
   if (isEventReadable(source)) {
-    const bytes = await readEvents(source, limit)
+    const bytes = await readEvents(source, limit, timeoutMs)
     if (bytes === undefined) throw tooLarge(limit)
     return bytes
   }
@@ -169,8 +227,9 @@ export async function readBody(
     // Iterate by hand: leaving the loop early must not destroy a Node request stream, or the
     // 413 answer could not be written on its socket.
     const iterator = source[Symbol.asyncIterator]()
+    const deadline = performance.now() + timeoutMs
     for (;;) {
-      const { done, value } = await iterator.next()
+      const { done, value } = await beforeDeadline(iterator.next(), deadline, timeoutMs)
       if (done) break
       const chunk = toBytes(value)
       total += chunk.length

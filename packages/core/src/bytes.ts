@@ -22,24 +22,28 @@ export function toHexUpper(bytes: Uint8Array): string {
   return out
 }
 
-/** Value of each hex digit by char code (0-9, A-F, a-f); -1 for anything else. */
-const NIBBLE = new Int8Array(256).fill(-1)
+/** Value of each ASCII hex digit by char code (0-9, A-F, a-f); -1 for every other code below 128. */
+const NIBBLE = new Int8Array(128).fill(-1)
 for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i
 for (let i = 0; i < 6; i++) NIBBLE[65 + i] = NIBBLE[97 + i] = 10 + i
 
-/** Decodes hex in either case; `undefined` when the text is not hex of even length. */
+/** The value of the hex digit at `code`, or -1: only ASCII digits count (no full-width look-alikes). */
+function nibble(code: number): number {
+  return code < 128 ? NIBBLE[code]! : -1
+}
+
+/** Decodes ASCII hex in either case; `undefined` when the text is not hex of even length. */
 export function fromHex(text: string): Uint8Array | undefined {
   if (text.length % 2 !== 0) return undefined
   const out = new Uint8Array(text.length / 2)
   let bad = 0
   for (let i = 0, j = 0; i < out.length; i++, j += 2) {
-    const hi = NIBBLE[text.charCodeAt(j) & 0xff]!
-    const lo = NIBBLE[text.charCodeAt(j + 1) & 0xff]!
-    // A char code above 255 would alias into the table: reject it.
-    bad |= hi | lo | (text.charCodeAt(j) >> 8) | (text.charCodeAt(j + 1) >> 8)
+    const hi = nibble(text.charCodeAt(j))
+    const lo = nibble(text.charCodeAt(j + 1))
+    bad |= hi | lo
     out[i] = (hi << 4) | lo
   }
-  return bad < 0 || bad > 0xff ? undefined : out
+  return bad < 0 ? undefined : out
 }
 
 /** Compares two byte arrays in time that depends only on their length. */

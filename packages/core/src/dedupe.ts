@@ -15,8 +15,11 @@ export interface DedupeStore {
   release(key: string): Promise<void> | void
 }
 
+/** Default of `maxEntries`: about 16 MB of heap at the 230 bytes an entry measured with payload-id keys. */
+export const DEFAULT_DEDUPE_ENTRIES = 70_000
+
 export interface MemoryDedupeStoreOptions {
-  /** Most keys kept; the oldest are dropped first. Default 10 000. */
+  /** Most keys kept; the oldest are dropped first. Default 70 000 (about 16 MB). */
   maxEntries?: number
   /** How long a completed key is remembered. Default 24 hours. */
   ttlMs?: number
@@ -26,21 +29,41 @@ export interface MemoryDedupeStoreOptions {
   now?: () => number
 }
 
+/** Told when keys had to be dropped before they expired, because the store was full. */
+export interface EarlyEviction {
+  /** Keys dropped early by this write (1, unless `maxEntries` was lowered). */
+  count: number
+  maxEntries: number
+}
+
 interface Entry {
   state: 'in_progress' | 'completed'
   expiresAt: number
+  /** Which write of the key this is: older slots in the queue no longer speak for it. */
+  seq: number
 }
 
-/** In-process `DedupeStore`, bounded in size and time. The default of `createWebhookHandler`. */
+/**
+ * In-process `DedupeStore`, bounded in size and time. The default of `createWebhookHandler`.
+ *
+ * Every claim appends `(key, seq)` to a FIFO queue; eviction pops from its head, skipping
+ * slots a later claim of the same key superseded. Each claim adds one slot and each slot is
+ * popped once, so a delivery costs O(1) amortised, however full the store is.
+ */
 export class MemoryDedupeStore implements DedupeStore {
   readonly #entries = new Map<string, Entry>()
+  #queueKeys: string[] = []
+  #queueSeqs: number[] = []
+  #head = 0
+  #seq = 0
   readonly #maxEntries: number
   readonly #ttlMs: number
   readonly #leaseMs: number
   readonly #now: () => number
+  readonly #listeners: Array<(eviction: EarlyEviction) => void> = []
 
   constructor(options: MemoryDedupeStoreOptions = {}) {
-    this.#maxEntries = options.maxEntries ?? 10_000
+    this.#maxEntries = options.maxEntries ?? DEFAULT_DEDUPE_ENTRIES
     this.#ttlMs = options.ttlMs ?? 24 * 60 * 60 * 1000
     this.#leaseMs = options.leaseMs ?? 5 * 60 * 1000
     this.#now = options.now ?? Date.now
@@ -50,30 +73,94 @@ export class MemoryDedupeStore implements DedupeStore {
     return this.#entries.size
   }
 
+  /** Calls `listener` whenever a key is dropped before it expired because the store was full. */
+  onEarlyEviction(listener: (eviction: EarlyEviction) => void): this {
+    this.#listeners.push(listener)
+    return this
+  }
+
   claim(key: string): ClaimResult {
     const now = this.#now()
     const entry = this.#entries.get(key)
     if (entry !== undefined && entry.expiresAt > now) return entry.state
-    this.#put(key, { state: 'in_progress', expiresAt: now + this.#leaseMs })
+    this.#put(key, 'in_progress', now + this.#leaseMs, now)
     return 'claimed'
   }
 
   complete(key: string): void {
-    this.#put(key, { state: 'completed', expiresAt: this.#now() + this.#ttlMs })
+    const now = this.#now()
+    const entry = this.#entries.get(key)
+    if (entry === undefined) this.#put(key, 'completed', now + this.#ttlMs, now)
+    else {
+      // Completed in place: the key keeps its one queue slot, from its claim.
+      entry.state = 'completed'
+      entry.expiresAt = now + this.#ttlMs
+    }
   }
 
   release(key: string): void {
+    // Its queue slots become stale and are skipped when they reach the head.
     this.#entries.delete(key)
   }
 
-  #put(key: string, entry: Entry): void {
-    // Re-inserting keeps the map in order of last write, so the oldest entries come first.
-    this.#entries.delete(key)
-    this.#entries.set(key, entry)
-    const now = this.#now()
-    for (const [oldKey, old] of this.#entries) {
-      if (this.#entries.size <= this.#maxEntries && old.expiresAt > now) break
-      this.#entries.delete(oldKey)
+  #put(key: string, state: Entry['state'], expiresAt: number, now: number): void {
+    const seq = ++this.#seq
+    const entry = this.#entries.get(key)
+    if (entry === undefined) this.#entries.set(key, { state, expiresAt, seq })
+    else {
+      entry.state = state
+      entry.expiresAt = expiresAt
+      entry.seq = seq
+    }
+    this.#queueKeys.push(key)
+    this.#queueSeqs.push(seq)
+    this.#evict(now)
+  }
+
+  /** Pops the head while it is stale, expired, or the store holds more than `maxEntries`. */
+  #evict(now: number): void {
+    let early = 0
+    const keys = this.#queueKeys
+    const seqs = this.#queueSeqs
+    while (this.#head < keys.length) {
+      const key = keys[this.#head]!
+      const entry = this.#entries.get(key)
+      if (entry !== undefined && entry.seq === seqs[this.#head]) {
+        const expired = entry.expiresAt <= now
+        if (!expired && this.#entries.size <= this.#maxEntries) break
+        this.#entries.delete(key)
+        if (!expired) early++
+      }
+      this.#head++
+    }
+    // Drop the popped slots once they are half the array; and when stale slots behind a live
+    // head (claims released again and again) make the queue far longer than the store, keep
+    // only the live ones. Both happen after as many writes as they cost: O(1) amortised.
+    if (this.#head > 1024 && this.#head * 2 > keys.length) {
+      this.#queueKeys = keys.slice(this.#head)
+      this.#queueSeqs = seqs.slice(this.#head)
+      this.#head = 0
+    } else if (keys.length - this.#head > 2 * this.#entries.size + 1024) {
+      const liveKeys: string[] = []
+      const liveSeqs: number[] = []
+      for (let i = this.#head; i < keys.length; i++) {
+        if (this.#entries.get(keys[i]!)?.seq === seqs[i]) {
+          liveKeys.push(keys[i]!)
+          liveSeqs.push(seqs[i]!)
+        }
+      }
+      this.#queueKeys = liveKeys
+      this.#queueSeqs = liveSeqs
+      this.#head = 0
+    }
+    if (early > 0) {
+      for (const listener of this.#listeners) {
+        try {
+          listener({ count: early, maxEntries: this.#maxEntries })
+        } catch {
+          // A failing listener must not break deduplication.
+        }
+      }
     }
   }
 }

@@ -6,6 +6,7 @@ export const WEBHOOK_ERROR_STATUS = {
   method_not_allowed: 405,
   unsupported_media_type: 415,
   payload_too_large: 413,
+  body_timeout: 408,
   signature_missing: 401,
   signature_invalid: 401,
   secret_whitespace: 401,
@@ -18,6 +19,11 @@ export const WEBHOOK_ERROR_STATUS = {
   body_parsed: 500,
   handler_failed: 500,
   queue_rejected: 503,
+  /**
+   * Not an answer: told to `onError` (at most once a minute) when the in-memory dedupe store
+   * had to forget a payload id before its time; the delivery itself was answered normally.
+   */
+  dedupe_evicted: 200,
 } as const
 
 export type WebhookErrorCode = keyof typeof WEBHOOK_ERROR_STATUS
@@ -47,6 +53,7 @@ export const OAUTH_FLOW_ERROR_STATUS = {
   token_exchange_failed: 502,
   identify_failed: 502,
   store_failed: 500,
+  state_used: 400,
   cross_origin: 403,
   not_connected: 401,
   method_not_allowed: 405,
@@ -117,6 +124,23 @@ export function isWebhookError(error: unknown, code?: WebhookErrorCode): error i
 }
 
 /**
+ * Text a server sent, made safe to put in a message that reaches logs: control characters
+ * (line breaks, escape sequences, bidirectional overrides) become spaces, runs of white space
+ * one space, and it is cut to `max` characters.
+ */
+export function serverText(text: string, max = 200): string {
+  const clean = text
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  if (clean.length <= max) return clean
+  // Never cut a surrogate pair in half.
+  const end = /[\ud800-\udbff]/.test(clean[max - 2] ?? '') ? max - 2 : max - 1
+  return `${clean.slice(0, end)}…`
+}
+
+/**
  * The authorization server answered a token request with an error. `error` is its OAuth 2
  * error code (`invalid_grant`, `invalid_client`, ...) when it sent one.
  */
@@ -130,16 +154,18 @@ export class OAuthError extends SchedulingError<'oauth_error'> {
     errorDescription: string | undefined,
     what: string,
   ) {
+    const code = error === undefined ? undefined : serverText(error, 64)
+    const description = errorDescription === undefined ? undefined : serverText(errorDescription)
     super(
       'oauth_error',
       `${what} failed: the authorization server answered ${status}` +
-        (error ? ` ${error}` : '') +
-        (errorDescription ? ` (${errorDescription.slice(0, 200)})` : '') +
+        (code ? ` ${code}` : '') +
+        (description ? ` (${description})` : '') +
         '.',
       { status },
     )
-    this.error = error
-    this.errorDescription = errorDescription
+    this.error = code
+    this.errorDescription = description
   }
 }
 

@@ -1,5 +1,12 @@
-import { type BodySource, type FrameworkName, readBody, tooLarge } from './body.js'
-import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
+import {
+  type BodySource,
+  bodyChanged,
+  DEFAULT_BODY_TIMEOUT_MS,
+  type FrameworkName,
+  readBody,
+  tooLarge,
+} from './body.js'
+import { type DedupeStore, type EarlyEviction, MemoryDedupeStore } from './dedupe.js'
 import { parseEnvelope } from './envelope.js'
 import { ConfigError, isWebhookError, WebhookError } from './errors.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -60,6 +67,8 @@ export interface WebhookHandlerOptions extends HeaderNames {
   dedupe?: DedupeStore | false
   /** Largest body accepted, in bytes; enforced while reading. Default 1 MiB. */
   bodyLimit?: number
+  /** How long a body may take to arrive, in ms: past it, 408 and the connection is closed. Default 30 000. */
+  bodyTimeoutMs?: number
 }
 
 /** A request in plain data, as an adapter gives it. */
@@ -162,6 +171,12 @@ function normalizeOptions(input: SecretSource | WebhookHandlerOptions): WebhookH
       'createWebhookHandler: bodyLimit must be a positive whole number of bytes.',
     )
   }
+  const timeout = options.bodyTimeoutMs
+  if (timeout !== undefined && !(Number.isSafeInteger(timeout) && timeout > 0)) {
+    throw new ConfigError(
+      'createWebhookHandler: bodyTimeoutMs must be a positive whole number of milliseconds.',
+    )
+  }
   if (options.queue !== undefined && typeof options.queue?.enqueue !== 'function') {
     throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
   }
@@ -179,7 +194,11 @@ export function createWebhookHandler(
   const options = normalizeOptions(secretOrOptions)
   const path = normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH)
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
   const dedupe = options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore())
+  // Only a lookup by webhook id ties the id header to the signature: with a fixed secret the
+  // header is not covered by anything, so the key is the signed payload id alone.
+  const keyedByWebhookId = typeof options.secret === 'function'
   const registry = new HandlerRegistry()
   const errorListeners: WebhookErrorFn[] = []
   if (options.on) registry.addMap(options.on)
@@ -189,6 +208,30 @@ export function createWebhookHandler(
   const signatureHeader = options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
   const webhookIdHeader = options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER
   const fixedSecrets = staticSecrets(options.secret)
+
+  // An in-memory store that forgets an id before its time can let a late retry run handlers
+  // twice: the app hears of it through onError, at most once a minute.
+  let lastEvictionReport = Number.NEGATIVE_INFINITY
+  let evictedSinceReport = 0
+  if (dedupe instanceof MemoryDedupeStore) {
+    dedupe.onEarlyEviction((eviction: EarlyEviction) => {
+      evictedSinceReport += eviction.count
+      const now = Date.now()
+      if (now - lastEvictionReport < 60_000) return
+      lastEvictionReport = now
+      const count = evictedSinceReport
+      evictedSinceReport = 0
+      void report(
+        new WebhookError(
+          'dedupe_evicted',
+          `The in-memory dedupe store is full: ${count} payload id(s) were forgotten before their ` +
+            `time (it holds ${eviction.maxEntries}), so a late retry of one would run its handlers ` +
+            'again. Use a shared dedupe store (RedisDedupeStore, PostgresDedupeStore) or raise maxEntries.',
+        ),
+        { webhookId: undefined, event: undefined },
+      )
+    })
+  }
 
   function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
     return new WebhookError(
@@ -232,6 +275,14 @@ export function createWebhookHandler(
         'Webhooks are sent as application/json; this request has another content type.',
       )
     }
+    const encoding = getHeader(request.headers, 'content-encoding')
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      // The signature covers the bytes sent; a decoded body is not them.
+      throw new WebhookError(
+        'unsupported_media_type',
+        'Webhooks are sent without a Content-Encoding; the signature covers the bytes as sent.',
+      )
+    }
     const declared = Number(getHeader(request.headers, 'content-length'))
     if (declared > limit) throw tooLarge(limit)
     const signature = requireSignature(request.headers, signatureHeader)
@@ -241,7 +292,15 @@ export function createWebhookHandler(
     const body =
       raw instanceof Uint8Array && raw.length <= limit
         ? raw
-        : await readBody(raw, limit, request.framework)
+        : await readBody(raw, limit, request.framework, bodyTimeoutMs)
+    // Text or bytes a parser kept must be the bytes received: the same length at least.
+    if (
+      (typeof raw === 'string' || raw instanceof Uint8Array) &&
+      declared >= 0 &&
+      body.length !== declared
+    ) {
+      throw bodyChanged(declared, body.length, request.framework)
+    }
     const secrets =
       fixedSecrets ?? (await resolveSecrets(options.secret, webhookId, webhookIdHeader))
     const checked = checkSignature(body, signature, secrets)
@@ -255,7 +314,7 @@ export function createWebhookHandler(
       if (delivered) await delivered
       return received(RECEIVED_BODY)
     }
-    const key = `${webhookId ?? ''}:${event.id}`
+    const key = keyedByWebhookId ? `${webhookId ?? ''}:${event.id}` : event.id
     const claimed = dedupe.claim(key)
     const claim = isThenable(claimed) ? await claimed : claimed
     if (claim === 'completed') return received(DUPLICATE_BODY)
@@ -325,7 +384,9 @@ export function createWebhookHandler(
       await report(error, { webhookId: context?.webhookId, event: context?.event })
       const extra: Record<string, string> = {}
       if (error.code === 'method_not_allowed') extra.allow = 'POST'
-      if (error.code === 'payload_too_large') extra.connection = 'close'
+      // The rest of the body is not read: the connection cannot carry another request.
+      if (error.code === 'payload_too_large' || error.code === 'body_timeout')
+        extra.connection = 'close'
       return json(error.status, error.toJSON(), extra)
     },
     async fetch(request) {

@@ -6,6 +6,7 @@ export {
 } from './api/client.js'
 export {
   type BodySource,
+  DEFAULT_BODY_TIMEOUT_MS,
   type FrameworkName,
   readBody,
   tooLarge as payloadTooLargeError,
@@ -13,7 +14,9 @@ export {
 export { type ConstructEventOptions, constructEvent } from './construct.js'
 export {
   type ClaimResult,
+  DEFAULT_DEDUPE_ENTRIES,
   type DedupeStore,
+  type EarlyEviction,
   MemoryDedupeStore,
   type MemoryDedupeStoreOptions,
 } from './dedupe.js'

@@ -28,12 +28,15 @@ export function assertSecretSource(secret: unknown, where: string): asserts secr
   }
 }
 
+/** A secret that can key an HMAC: a string with something besides white space in it. */
+function isUsableSecret(secret: unknown): secret is string {
+  return typeof secret === 'string' && secret.trim() !== ''
+}
+
 /** The usable secrets of a source that is not a lookup, computed once. */
 export function staticSecrets(source: SecretSource): readonly string[] | undefined {
   if (typeof source === 'function') return undefined
-  return (typeof source === 'string' ? [source] : source).filter(
-    (s) => typeof s === 'string' && s !== '',
-  )
+  return (typeof source === 'string' ? [source] : source).filter(isUsableSecret)
 }
 
 /** Resolves the secrets for one request; throws `secret_unknown` when there are none. */
@@ -44,7 +47,8 @@ export async function resolveSecrets(
 ): Promise<readonly string[]> {
   const found = typeof source === 'function' ? await source(webhookId) : source
   const list = typeof found === 'string' ? [found] : (found ?? [])
-  const usable = list.filter((s) => typeof s === 'string' && s !== '')
+  // A lookup may answer anything: an empty or all-white-space secret is no secret at all.
+  const usable = list.filter(isUsableSecret)
   if (usable.length === 0) {
     throw new WebhookError(
       'secret_unknown',

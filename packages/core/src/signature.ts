@@ -24,18 +24,24 @@ export async function signWith(
   return PREFIX + toHexUpper(await provider.sign(secret, toBytes(body)))
 }
 
+const HEX_DIGEST = /^[0-9a-fA-F]{64}$/
+
 /**
  * The digest part of a signature header, lower-cased: `sha256=` is optional, hex may be in
- * either case, surrounding white space is ignored. `undefined` when it is not 64 characters.
+ * either case, surrounding white space is ignored. `undefined` unless it is 64 ASCII hex
+ * digits (full-width or other look-alike digits are refused in every build).
  */
 function signatureHex(header: string): string | undefined {
   // Fast path: the exact form the service sends.
-  if (header.length === PREFIX.length + DIGEST_BYTES * 2 && header.startsWith(PREFIX)) {
-    return header.slice(PREFIX.length).toLowerCase()
+  let hex =
+    header.length === PREFIX.length + DIGEST_BYTES * 2 && header.startsWith(PREFIX)
+      ? header.slice(PREFIX.length)
+      : header.trim()
+  if (hex.length !== DIGEST_BYTES * 2) {
+    if (hex.slice(0, PREFIX.length).toLowerCase() !== PREFIX) return undefined
+    hex = hex.slice(PREFIX.length)
   }
-  let hex = header.trim()
-  if (hex.slice(0, PREFIX.length).toLowerCase() === PREFIX) hex = hex.slice(PREFIX.length)
-  return hex.length === DIGEST_BYTES * 2 ? hex.toLowerCase() : undefined
+  return HEX_DIGEST.test(hex) ? hex.toLowerCase() : undefined
 }
 
 /** Parses a signature header into the 32 digest bytes; `undefined` when it is not a SHA-256 digest. */

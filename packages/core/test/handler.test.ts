@@ -77,14 +77,43 @@ describe('createWebhookHandler over HTTP', () => {
     expect(fn).toHaveBeenCalledOnce()
   })
 
-  it('dedupes per webhook id: one payload sent to two webhooks runs for each', async () => {
+  it('a replay under another webhook id, or none, is a duplicate: the id header is not signed', async () => {
     const fn = vi.fn()
     const { url } = await start({ onAny: fn })
     const body = JSON.stringify(envelope())
-    await deliver(url, body, { webhookId: 'wh_1' })
-    await deliver(url, body, { webhookId: 'wh_2' })
-    await deliver(url, body, { webhookId: 'wh_2' })
+    expect((await deliver(url, body, { webhookId: 'wh_1' })).json).toEqual({ received: true })
+    for (const webhookId of ['wh_2', 'wh_attacker', null, '']) {
+      const replay = await deliver(url, body, { webhookId })
+      expect(replay.json, String(webhookId)).toEqual({ received: true, duplicate: true })
+    }
+    expect(fn).toHaveBeenCalledOnce()
+  })
+
+  it('dedupes per webhook id when the secret is looked up by it: one payload to two webhooks runs for each', async () => {
+    const fn = vi.fn()
+    const secrets: Record<string, string> = { wh_1: 'secret-one', wh_2: 'secret-two' }
+    const { url } = await start({ onAny: fn, secret: (id) => (id ? secrets[id] : undefined) })
+    const body = JSON.stringify(envelope())
+    await deliver(url, body, { webhookId: 'wh_1', secret: 'secret-one' })
+    await deliver(url, body, { webhookId: 'wh_2', secret: 'secret-two' })
+    await deliver(url, body, { webhookId: 'wh_2', secret: 'secret-two' })
     expect(fn).toHaveBeenCalledTimes(2)
+    // Replaying wh_1's delivery under wh_2 fails verification: wh_2 has another secret.
+    const replay = await deliver(url, body, { webhookId: 'wh_2', secret: 'secret-one' })
+    expect(replay.status).toBe(401)
+  })
+
+  it('401 secret_unknown when a lookup answers only white space, never using it as a key', async () => {
+    const fn = vi.fn()
+    for (const blank of [' ', '\n', '\t \r\n', ['  ', ''], '\u00a0']) {
+      const { url } = await start({ onAny: fn, secret: () => blank })
+      const body = JSON.stringify(envelope())
+      const spaced = typeof blank === 'string' ? blank : blank[0]!
+      const res = await deliver(url, body, { secret: spaced })
+      expect(res.status, JSON.stringify(blank)).toBe(401)
+      expect(res.json.error.code).toBe('secret_unknown')
+    }
+    expect(fn).not.toHaveBeenCalled()
   })
 
   it('500 when a handler throws, then the retry runs it again and succeeds: nothing is lost', async () => {

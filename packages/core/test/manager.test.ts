@@ -34,6 +34,7 @@ function manager(store: TokenStore, options: Partial<TokenManagerOptions> = {}) 
     store,
     retry: { baseDelayMs: 2, maxDelayMs: 20 },
     lease: { pollMs: 2 },
+    invalidGrantWaitMs: 300,
     ...options,
   })
 }

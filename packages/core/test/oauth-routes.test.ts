@@ -88,7 +88,6 @@ describe('createOAuthRoutes', () => {
       method: 'GET',
       path: '/login',
       headers: {},
-      secure: true,
       mountPath: '/auth/scheduling',
       raw: undefined,
     })
@@ -103,7 +102,7 @@ describe('createOAuthRoutes', () => {
 
   it('leaves paths that are not its own to the app', async () => {
     const routes = createOAuthRoutes({ ...base, cookieSecret: 'x'.repeat(32) })
-    const request = { method: 'GET', headers: {}, secure: false, mountPath: '', raw: undefined }
+    const request = { method: 'GET', headers: {}, mountPath: '', raw: undefined }
     expect(await routes.handle({ ...request, path: '/other' })).toBeUndefined()
     expect(await routes.handle({ ...request, path: '/login/extra' })).toBeUndefined()
   })

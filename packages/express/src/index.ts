@@ -35,10 +35,9 @@ export function keepRawBody(req: Request, _res: Response, buf: Buffer): void {
 
 /** The bytes to verify: a captured raw body, the unread stream, or what a parser left. */
 function bodyOf(req: Request): BodySource | object {
+  if (!req.readableDidRead && !req.readableEnded) return req
   const raw = (req as Request & { rawBody?: unknown }).rawBody
   if (typeof raw === 'string' || raw instanceof Uint8Array) return raw
-  const consumed = (req as Request & { _body?: boolean })._body === true || req.readableEnded
-  if (!consumed) return req
   const body: unknown = req.body
   return typeof body === 'string' || body instanceof Uint8Array ? body : ((body as object) ?? {})
 }
@@ -81,7 +80,6 @@ export function schedulingOAuth(options: OAuthRoutesOptions<Request>): Schedulin
         method: req.method,
         path: req.url,
         headers: req.headers,
-        secure: req.secure,
         mountPath: req.baseUrl,
         raw: req,
       })

@@ -8,6 +8,7 @@ import { keepRawBody, schedulingOAuth, schedulingWebhooks } from '../src/index.j
 const harness = (name: string, express: typeof express5): AdapterHarness => ({
   name,
   parsers: ['before', 'before-raw', 'text-before', 'after'],
+  parserFirst: ['before', 'before-raw', 'text-before'],
   parsedBefore: 'body_parsed',
   configurable: true,
   async start(port, setup) {

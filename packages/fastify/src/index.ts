@@ -5,7 +5,7 @@ import type {
   WebhookHandlerOptions,
   WebhookResponse,
 } from '@scheduling-kit/core'
-import { createOAuthRoutes, createWebhookHandler, payloadTooLargeError } from '@scheduling-kit/core'
+import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
 export * from '@scheduling-kit/core'
@@ -33,32 +33,23 @@ export const schedulingWebhooks: FastifyPluginAsync<
   SchedulingWebhooksOptions | { secret: SecretSource }
 > = async (fastify, options) => {
   const handler = createWebhookHandler(options as SchedulingWebhooksOptions)
+  // Every body reaches core as the raw stream: core enforces bodyLimit and bodyTimeoutMs while
+  // reading, and verifies the bytes as received.
   keepRawStream(fastify)
-  // JSON bodies are collected by Fastify (cheaper than a stream), under core's limit; a body over
-  // it gets core's 413, not Fastify's.
-  const json = (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) =>
-    done(null, body)
-  for (const type of ['application/json', /^application\/[^;]*\+json/]) {
-    fastify.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: handler.bodyLimit }, json)
+  const route = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await handler.handle({
+      method: request.method,
+      path: handler.path,
+      headers: request.headers,
+      body: request.body ?? request.raw,
+      framework: 'fastify',
+    })
+    return send(reply, answer!)
   }
-  fastify.setErrorHandler(async (error: { code?: string }, _request, reply) => {
-    if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error
-    return send(reply, await handler.respond(payloadTooLargeError(handler.bodyLimit)))
-  })
-  fastify.route({
-    method: ALL_METHODS,
-    url: handler.path,
-    handler: async (request, reply) => {
-      const answer = await handler.handle({
-        method: request.method,
-        path: handler.path,
-        headers: request.headers,
-        body: request.body ?? request.raw,
-        framework: 'fastify',
-      })
-      return send(reply, answer!)
-    },
-  })
+  // The path with and without a trailing slash, as core answers it on every other framework.
+  for (const url of handler.path === '/' ? ['/'] : [handler.path, `${handler.path}/`]) {
+    fastify.route({ method: ALL_METHODS, url, handler: route })
+  }
 }
 
 /**
@@ -79,7 +70,6 @@ export const schedulingOAuth: FastifyPluginAsync<SchedulingOAuthOptions> = async
         method: request.method,
         path: request.url.slice(fastify.prefix.length) || '/',
         headers: request.headers,
-        secure: request.protocol === 'https',
         mountPath: fastify.prefix,
         raw: request,
       })

@@ -6,6 +6,7 @@ const harness: AdapterHarness = {
   name: 'fastify',
   // The app keeps Fastify's default JSON parser; the plugin's own parser is encapsulated.
   parsers: ['before'],
+  parserFirst: [],
   parsedBefore: 'raw',
   configurable: false,
   async start(port, setup) {

@@ -66,7 +66,6 @@ export function schedulingOAuth(options: OAuthRoutesOptions<H3Event>): Schedulin
       method: event.req.method,
       path: event.url.pathname + event.url.search,
       headers: event.req.headers,
-      secure: event.url.protocol === 'https:',
       mountPath: full.slice(0, full.length - event.url.pathname.length),
       raw: event,
     })

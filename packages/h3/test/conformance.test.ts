@@ -8,6 +8,7 @@ const harness: AdapterHarness = {
   name: 'h3',
   // h3 has no global body parser: routes read the web Request's body themselves.
   parsers: ['after'],
+  parserFirst: [],
   parsedBefore: 'raw',
   configurable: true,
   async start(port, setup) {

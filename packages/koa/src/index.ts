@@ -28,11 +28,16 @@ export interface SchedulingOAuthMiddleware extends Middleware {
   readonly routes: OAuthRoutes<Context>
 }
 
-/** The bytes to verify: @koa/bodyparser's rawBody, the unread stream, or what a parser left. */
+/**
+ * The bytes to verify: the request stream while nobody has read it (a parser placed first
+ * leaves types it does not parse, such as `application/foo+json`, unread), else
+ * @koa/bodyparser's `rawBody`, else what a parser left (core then answers `body_parsed`).
+ */
 function bodyOf(ctx: Context): BodySource | object {
+  const req = ctx.req
+  if (!req.readableDidRead && !req.readableEnded) return req
   const request = ctx.request as Context['request'] & { rawBody?: unknown; body?: unknown }
   if (typeof request.rawBody === 'string') return request.rawBody
-  if (!ctx.req.readableEnded && request.body === undefined) return ctx.req
   const body = request.body
   return typeof body === 'string' || body instanceof Uint8Array ? body : ((body as object) ?? {})
 }
@@ -79,7 +84,6 @@ export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAut
           method: ctx.method,
           path: ctx.url.slice(prefix.length) || '/',
           headers: ctx.headers,
-          secure: ctx.secure,
           mountPath: prefix,
           raw: ctx,
         })

@@ -9,6 +9,7 @@ const harness: AdapterHarness = {
   name: 'koa',
   // @koa/bodyparser keeps ctx.request.rawBody, so a parser before the middleware is fine.
   parsers: ['before', 'after'],
+  parserFirst: ['before'],
   parsedBefore: 'raw',
   configurable: true,
   async start(port, setup) {

@@ -1,6 +1,7 @@
 import { createSchedulingClient } from '../api/client.js'
 import { randomToken, timingSafeEqual, toBytes } from '../bytes.js'
-import { ConfigError, isSchedulingError, OAuthFlowError } from '../errors.js'
+import { type DedupeStore, MemoryDedupeStore } from '../dedupe.js'
+import { ConfigError, isSchedulingError, OAuthFlowError, serverText } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 import type { FetchLike } from '../http.js'
 import type { AccountInfo, TokenRecord } from '../tokens/record.js'
@@ -48,6 +49,24 @@ export interface OAuthRoutesOptions<Req = unknown> {
   successRedirect?: string
   /** How long a sign-in may take, in ms. Default 10 minutes. */
   stateTtlMs?: number
+  /**
+   * Makes each sign-in's state single-use: its nonce is claimed once, on the first callback
+   * that presents it. Default: in this process's memory. Give a shared store (the same
+   * `DedupeStore` as webhook dedupe, over Redis or PostgreSQL) when callbacks can reach
+   * several instances.
+   */
+  stateStore?: DedupeStore
+  /**
+   * Whether cookies get `Secure`. Default: when `redirectUri` is `https:`, which is what the
+   * browser sees even when a TLS proxy forwards plain HTTP to the app. The same on every adapter,
+   * whatever the framework's trust-proxy setting.
+   */
+  secureCookies?: boolean
+  /**
+   * Origins allowed to `POST /disconnect`, besides the origin of `redirectUri`: a request must
+   * show one of them in `Origin` (or, without `Origin`, be `Sec-Fetch-Site: same-origin`).
+   */
+  allowedOrigins?: string[]
   fetch?: FetchLike
   timeoutMs?: number
   /** Where the warning about a missing cookieSecret goes. Default `console`. */
@@ -60,8 +79,6 @@ export interface OAuthRequest<Req = unknown> {
   /** Path relative to where the routes are mounted, with its query: `/login?returnTo=%2F`. */
   path: string
   headers: HeadersInput
-  /** The request came over HTTPS (cookies get `Secure`). */
-  secure: boolean
   /** Where the routes are mounted, e.g. `/auth/scheduling` (`''` at the root). */
   mountPath: string
   /** The framework's own request, handed to `key`, `disconnectKey` and the hooks. */
@@ -153,6 +170,21 @@ export function createOAuthRoutes<Req = unknown>(
   }
   const cookieSecret = secret
   const stateTtl = options.stateTtlMs ?? 10 * 60 * 1000
+  const states = options.stateStore ?? new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl })
+  if (typeof states.claim !== 'function' || typeof states.complete !== 'function') {
+    throw new ConfigError('schedulingOAuth: stateStore must implement claim, complete and release.')
+  }
+  const appOrigin = new URL(options.redirectUri).origin
+  const secure = options.secureCookies ?? appOrigin.startsWith('https:')
+  const origins = new Set([appOrigin])
+  for (const origin of options.allowedOrigins ?? []) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(
+        `schedulingOAuth: allowedOrigins must hold origins such as "https://app.example.com", got "${String(origin).slice(0, 100)}".`,
+      )
+    }
+    origins.add(origin)
+  }
   const successRedirect = options.successRedirect ?? '/'
   const identify =
     options.identify ??
@@ -183,7 +215,7 @@ export function createOAuthRoutes<Req = unknown>(
       {
         path: request.mountPath || '/',
         maxAgeSeconds: Math.ceil(stateTtl / 1000),
-        secure: request.secure,
+        secure,
       },
     )
     return redirect(oauth.authorizeUrl({ state }), [cookie])
@@ -205,7 +237,7 @@ export function createOAuthRoutes<Req = unknown>(
           )
         : new OAuthFlowError(
             'authorization_failed',
-            `The service refused the authorization (${serviceError.slice(0, 64)}${description ? `: ${description.slice(0, 200)}` : ''}). Nothing was stored.`,
+            `The service refused the authorization (${serverText(serviceError, 64)}${description ? `: ${serverText(description)}` : ''}). Nothing was stored.`,
           )
     }
     if (!isStateCookie(cookie)) {
@@ -230,6 +262,15 @@ export function createOAuthRoutes<Req = unknown>(
     const code = url.searchParams.get('code')
     if (code === null || code === '')
       throw new OAuthFlowError('code_missing', 'The callback has no authorization code.')
+    // One sign-in, one callback: the state is used up here, whatever happens next.
+    const claimKey = `oauth-state:${cookie.s}`
+    if ((await states.claim(claimKey)) !== 'claimed') {
+      throw new OAuthFlowError(
+        'state_used',
+        'This sign-in was already completed or is being completed: start again from the login link.',
+      )
+    }
+    await states.complete(claimKey)
 
     let tokens: Awaited<ReturnType<OAuthClient['exchangeCode']>>
     try {
@@ -282,7 +323,7 @@ export function createOAuthRoutes<Req = unknown>(
       {
         path: '/',
         maxAgeSeconds: CONNECTION_MAX_AGE_S,
-        secure: request.secure,
+        secure,
       },
     )
     return redirect(cookie.r ?? successRedirect, [clearState(request), connection])
@@ -291,17 +332,18 @@ export function createOAuthRoutes<Req = unknown>(
   const connectedKey = (headers: HeadersInput) => readConnectedKey(headers, cookieSecret)
 
   async function disconnect(request: OAuthRequest<Req>, url: URL): Promise<OAuthResponse> {
-    // A cross-site form cannot disconnect anyone: the connection cookie is SameSite=Lax, and a
-    // request that says where it comes from must come from this site.
+    // A state-changing request must show that it comes from this app: an Origin that is the
+    // app's own (scheme, host and port), or without one, Sec-Fetch-Site: same-origin.
     const origin = getHeader(request.headers, 'origin')
-    const host = getHeader(request.headers, 'host')
-    const site = getHeader(request.headers, 'sec-fetch-site')
-    const crossOrigin =
-      origin !== undefined && origin !== 'null'
-        ? !URL.canParse(origin) || new URL(origin).host !== host
-        : origin === 'null'
-    if (crossOrigin || site === 'cross-site') {
-      throw new OAuthFlowError('cross_origin', 'Disconnecting is only allowed from this site.')
+    const sameOrigin =
+      origin !== undefined
+        ? origins.has(origin)
+        : getHeader(request.headers, 'sec-fetch-site') === 'same-origin'
+    if (!sameOrigin) {
+      throw new OAuthFlowError(
+        'cross_origin',
+        'Disconnecting is only allowed from this site: the request must carry an Origin header with the origin of redirectUri (or one of allowedOrigins).',
+      )
     }
     const key = options.disconnectKey
       ? await options.disconnectKey(request.raw)
@@ -319,11 +361,7 @@ export function createOAuthRoutes<Req = unknown>(
       )
     }
     await options.onDisconnected?.({ key, request: request.raw })
-    const clear = serializeCookie(CONNECTION_COOKIE, '', {
-      path: '/',
-      maxAgeSeconds: 0,
-      secure: request.secure,
-    })
+    const clear = serializeCookie(CONNECTION_COOKIE, '', { path: '/', maxAgeSeconds: 0, secure })
     if (wantsJson(request.headers)) {
       return {
         status: 200,
@@ -341,7 +379,7 @@ export function createOAuthRoutes<Req = unknown>(
     return serializeCookie(STATE_COOKIE, '', {
       path: request.mountPath || '/',
       maxAgeSeconds: 0,
-      secure: request.secure,
+      secure,
     })
   }
 
@@ -364,8 +402,8 @@ export function createOAuthRoutes<Req = unknown>(
       if (route === undefined) return undefined
       const [method, run] = route
       try {
-        const verb = request.method.toUpperCase()
-        if (verb !== method && !(method === 'GET' && verb === 'HEAD')) {
+        // Exactly one method per route: HEAD is not GET here, as the callback has side effects.
+        if (request.method.toUpperCase() !== method) {
           throw new OAuthFlowError('method_not_allowed', `${path} answers ${method} only.`)
         }
         return await run(request, url)

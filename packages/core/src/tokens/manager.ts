@@ -38,6 +38,15 @@ export interface TokenManagerOptions {
     /** First interval between looks at the store while waiting. Default 25 ms, doubling to 500. */
     pollMs?: number
   }
+  /**
+   * After `invalid_grant`, how long to watch the store for the new refresh token another
+   * process may have just obtained with the same one, before declaring the connection dead:
+   * at least as long as a refresh can take, so the OAuth client's time-out. Default 10 000 ms
+   * (`timeoutMs` of `createOAuthClient`); never less than twice the refused refresh took.
+   */
+  invalidGrantWaitMs?: number
+  /** Keys whose refresh state this process remembers; the least recently used are forgotten past it. Default 10 000. */
+  maxTrackedKeys?: number
   /** Clock for token times, for tests. */
   now?: () => number
   onRefreshed?: (key: string, record: TokenRecord) => void
@@ -57,6 +66,8 @@ export interface TokenManager {
   getRecord(key: string, options?: GetTokenOptions): Promise<TokenRecord>
   /** The state machine's state for a key in this process. */
   state(key: string): TokenState
+  /** How many keys this process remembers refresh state for (at most `2 * maxTrackedKeys`). */
+  readonly trackedKeys: number
 }
 
 const DEFAULT_LIFETIME_MS = 7200 * 1000
@@ -71,6 +82,54 @@ function isInvalidGrant(error: unknown): error is OAuthError {
     error.code === 'oauth_error' &&
     (error as OAuthError).error === 'invalid_grant'
   )
+}
+
+/** What this process remembers of one key. */
+interface KeyState {
+  state: TokenState
+  /** Fingerprint of the record last seen. */
+  seen?: string
+  /** The last transient failure, thrown while refreshing is on hold. */
+  lastError?: unknown
+}
+
+/**
+ * Per-key state, bounded: two generations of at most `max` keys each. A key read from the
+ * older generation moves to the newer; when the newer fills up, the older is dropped whole.
+ * O(1) per access, at most `2 * max` keys, and a key in use is never the one forgotten.
+ * Forgetting is safe: the state is rebuilt from the stored record on the next access.
+ */
+class KeyStates {
+  #current = new Map<string, KeyState>()
+  #previous = new Map<string, KeyState>()
+  constructor(readonly max: number) {}
+
+  get size(): number {
+    return this.#current.size + this.#previous.size
+  }
+
+  get(key: string): KeyState {
+    let entry = this.#current.get(key)
+    if (entry !== undefined) return entry
+    entry = this.#previous.get(key)
+    if (entry !== undefined) this.#previous.delete(key)
+    else entry = { state: INITIAL_TOKEN_STATE }
+    if (this.#current.size >= this.max) {
+      this.#previous = this.#current
+      this.#current = new Map()
+    }
+    this.#current.set(key, entry)
+    return entry
+  }
+
+  delete(key: string): void {
+    this.#current.delete(key)
+    this.#previous.delete(key)
+  }
+
+  peek(key: string): KeyState | undefined {
+    return this.#current.get(key) ?? this.#previous.get(key)
+  }
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
@@ -102,14 +161,15 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const leaseTtl = positive(options.lease?.ttlMs, 60_000, 'lease.ttlMs')
   const leaseWait = positive(options.lease?.waitMs, 65_000, 'lease.waitMs')
   const leasePoll = Math.max(1, positive(options.lease?.pollMs, 25, 'lease.pollMs'))
+  const invalidGrantWait = positive(options.invalidGrantWaitMs, 10_000, 'invalidGrantWaitMs')
+  const maxKeys = Math.max(1, positive(options.maxTrackedKeys, 10_000, 'maxTrackedKeys'))
   const clock = options.now ?? Date.now
   const hasLease =
     typeof store.acquireLease === 'function' && typeof store.releaseLease === 'function'
   const hasCas = typeof store.compareAndSet === 'function'
 
-  const states = new Map<string, TokenState>()
-  const seen = new Map<string, string>()
-  const lastError = new Map<string, unknown>()
+  const keys = new KeyStates(maxKeys)
+  // Settled flights are deleted: this map holds only refreshes under way.
   const flights = new Map<string, Promise<TokenRecord>>()
 
   function times(record: TokenRecord, now: number): TokenTimes {
@@ -123,17 +183,18 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   }
 
   function apply(key: string, event: TokenEvent): TokenState {
-    const next = transition(states.get(key) ?? INITIAL_TOKEN_STATE, event)
-    states.set(key, next)
-    return next
+    const entry = keys.get(key)
+    entry.state = transition(entry.state, event)
+    return entry.state
   }
 
   /** Brings the state up to date with a record just read. */
   function observe(key: string, record: TokenRecord): TokenState {
     const now = clock()
     const print = fingerprint(record)
-    if (seen.get(key) !== print) {
-      seen.set(key, print)
+    const entry = keys.get(key)
+    if (entry.seen !== print) {
+      entry.seen = print
       apply(key, {
         type: 'record_replaced',
         reauthorizationRequired: record.reauthorizationRequired === true,
@@ -157,8 +218,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   async function read(key: string): Promise<TokenRecord> {
     const record = await store.get(key)
     if (record === undefined) {
-      states.delete(key)
-      seen.delete(key)
+      keys.delete(key)
       throw new NotConnectedError(key)
     }
     return record
@@ -226,23 +286,75 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     }
   }
 
-  /** After `invalid_grant`: another process may have refreshed; only then is the token dead. */
+  /**
+   * After `invalid_grant`: another process may have spent the same refresh token a moment
+   * before us and not yet written what it got. Watch the store, with backoff, for at least as
+   * long as a refresh takes; only if no new refresh token appears is the connection dead.
+   */
   async function recoverOrReauthorize(
     key: string,
     used: TokenRecord,
     cause: unknown,
+    refreshMs: number,
   ): Promise<TokenRecord> {
-    for (let tries = 0; tries < 3; tries++) {
+    const deadline = performance.now() + Math.max(invalidGrantWait, 2 * refreshMs)
+    let pause = leasePoll
+    for (;;) {
       const latest = await read(key)
-      if (latest.reauthorizationRequired) reauthorize(key, cause)
       if (latest.refreshToken !== used.refreshToken) {
+        if (latest.reauthorizationRequired) reauthorize(key, cause)
         observe(key, latest)
         return latest
       }
+      // Another process watched as long and came to the same conclusion.
+      if (latest.reauthorizationRequired) reauthorize(key, cause)
+      if (performance.now() >= deadline) break
+      await sleep(pause)
+      pause = Math.min(pause * 2, 500)
+    }
+    // Without compare-and-set the flag is never written: it could land on a record whose
+    // refresh token changed between the read and the write. Each process then finds out once.
+    if (!hasCas) reauthorize(key, cause)
+    for (let tries = 0; tries < 5; tries++) {
+      const latest = await read(key)
+      if (latest.refreshToken !== used.refreshToken) {
+        if (latest.reauthorizationRequired) reauthorize(key, cause)
+        observe(key, latest)
+        return latest
+      }
+      if (latest.reauthorizationRequired) reauthorize(key, cause)
       if (await write(key, latest, { ...latest, reauthorizationRequired: true }))
         reauthorize(key, cause)
     }
     reauthorize(key, cause)
+  }
+
+  /**
+   * Stores the tokens a refresh just obtained. With a rotating server they are the only valid
+   * ones: a write refused because the record was flagged meanwhile, or because something else
+   * changed while it still holds the refresh token we spent, is retried on the new version.
+   * Only tokens from elsewhere (a reconnect) win over ours.
+   */
+  async function storeRefreshed(
+    key: string,
+    base: TokenRecord,
+    tokens: Awaited<ReturnType<OAuthClient['refresh']>>,
+  ): Promise<TokenRecord> {
+    let latest = base
+    for (let tries = 0; tries < 10; tries++) {
+      const next: TokenRecord = { ...latest, ...tokens }
+      delete next.reauthorizationRequired
+      const stored = await write(key, latest, next)
+      if (stored !== undefined) return stored
+      latest = await read(key)
+      const ours = latest.reauthorizationRequired || latest.refreshToken === base.refreshToken
+      if (!ours) {
+        // Newer tokens from elsewhere: they win.
+        if (actionFor(observe(key, latest)) === 'use') return latest
+        throw new StaleWriteError(key)
+      }
+    }
+    throw new StaleWriteError(key)
   }
 
   async function refresh(
@@ -262,29 +374,25 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         apply(key, { type: 'refresh_started' })
       }
       let tokens: Awaited<ReturnType<OAuthClient['refresh']>>
+      const started = performance.now()
       try {
         tokens = await callRefresh(key, current.refreshToken)
       } catch (error) {
-        if (isInvalidGrant(error)) return await recoverOrReauthorize(key, current, error)
+        if (isInvalidGrant(error))
+          return await recoverOrReauthorize(key, current, error, performance.now() - started)
         // Transient or unexpected: the stored tokens stay exactly as they are.
         apply(key, { type: 'refresh_failed', reason: 'transient', retryAt: clock() + maxDelay })
-        lastError.set(key, error)
+        keys.get(key).lastError = error
         emit(options.onRefreshFailed, key, error)
         if (clock() < current.expiresAt && current.accessToken !== rejectedToken) return current
         throw error
       }
-      const next: TokenRecord = { ...current, ...tokens }
-      delete next.reauthorizationRequired
-      const stored = await write(key, current, next)
-      if (stored === undefined) {
-        // Our lease ran out and newer tokens were written meanwhile: they win.
-        const latest = await read(key)
-        if (actionFor(observe(key, latest)) === 'use') return latest
-        throw new StaleWriteError(key)
-      }
-      seen.set(key, fingerprint(stored))
+      const stored = await storeRefreshed(key, current, tokens)
+      if (stored.refreshToken !== tokens.refreshToken) return stored
+      const entry = keys.get(key)
+      entry.seen = fingerprint(stored)
+      entry.lastError = undefined
       apply(key, { type: 'refresh_succeeded', ...times(stored, clock()) })
-      lastError.delete(key)
       emit(options.onRefreshed, key, stored)
       return stored
     } finally {
@@ -300,7 +408,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     if (action === 'use' && !rejected) return record
     if (action === 'hold' && !rejected) {
       if (clock() < record.expiresAt) return record
-      throw lastError.get(key) ?? new TimeoutError(`Refreshing "${key}"`, maxDelay)
+      throw keys.peek(key)?.lastError ?? new TimeoutError(`Refreshing "${key}"`, maxDelay)
     }
     let flight = flights.get(key)
     if (flight === undefined) {
@@ -318,7 +426,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       return (await getRecord(key, opts)).accessToken
     },
     state(key) {
-      return states.get(key) ?? INITIAL_TOKEN_STATE
+      return keys.peek(key)?.state ?? INITIAL_TOKEN_STATE
+    },
+    get trackedKeys() {
+      return keys.size
     },
   }
 }
