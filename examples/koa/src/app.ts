@@ -30,12 +30,13 @@ export function createApp(config: KoaExampleConfig) {
   })
 
   const app = new Koa()
-  app.use(bodyParser()) // keeps ctx.request.rawBody: the webhook middleware verifies those bytes
+  // The webhooks first: they read the raw bytes themselves, and answer every case of the table.
   app.use(
     schedulingWebhooks(config.webhookSecret).onAny(
       (event) => void received.unshift({ type: event.type, id: event.id }),
     ),
   )
+  app.use(bodyParser())
   app.use(oauth)
   app.use(async (ctx, next) => {
     if (ctx.method === 'GET' && ctx.path === '/api/events') ctx.body = received

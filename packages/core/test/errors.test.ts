@@ -3,7 +3,9 @@ import {
   ConfigError,
   isSchedulingError,
   isWebhookError,
+  OAuthError,
   SchedulingError,
+  serverText,
   WEBHOOK_ERROR_STATUS,
   WebhookError,
 } from '../src/errors.js'
@@ -46,5 +48,27 @@ describe('errors', () => {
     expect(isSchedulingError(new Error('x'))).toBe(false)
     expect(isSchedulingError({ code: 'x' })).toBe(false)
     expect(isWebhookError(new ConfigError('x'))).toBe(false)
+  })
+})
+
+describe('serverText', () => {
+  it('strips control and direction characters, collapses white space, and caps the length', () => {
+    expect(serverText('bad\r\nX-Forged: 1\u001b[31m\u202eevil')).toBe('bad X-Forged: 1 [31m evil')
+    expect(serverText('x'.repeat(5000))).toHaveLength(200)
+    expect(serverText('😀'.repeat(300), 11)).toBe(`${'😀'.repeat(5)}…`)
+    expect(serverText('😀'.repeat(300), 12)).toBe(`${'😀'.repeat(5)}…`)
+  })
+
+  it('OAuthError keeps only the cleaned, capped text, in its message and its fields', () => {
+    const error = new OAuthError(
+      400,
+      'invalid_grant\r\n',
+      `${'A'.repeat(3000)}\n[ERROR] forged`,
+      'Token refresh',
+    )
+    expect(error.error).toBe('invalid_grant')
+    expect(error.errorDescription!.length).toBeLessThanOrEqual(200)
+    expect(error.message).not.toMatch(/[\r\n]/)
+    expect(error.message.length).toBeLessThan(300)
   })
 })

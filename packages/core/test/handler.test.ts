@@ -451,3 +451,74 @@ describe('createWebhookHandler without HTTP', () => {
     expect(() => createWebhookHandler('s').on('' as never, () => {})).toThrow(ConfigError)
   })
 })
+
+describe('createWebhookHandler: dedupe window, body deadline, bytes as received', () => {
+  it('tells onError, at most once a minute, when the in-memory dedupe store forgets ids early', async () => {
+    const errors: WebhookError[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      dedupe: new MemoryDedupeStore({ maxEntries: 2 }),
+      onError: (e) => void errors.push(e),
+    })
+    for (let i = 0; i < 10; i++) {
+      const body = JSON.stringify(envelope())
+      const answer = await handler.handle({
+        method: 'POST',
+        path: '/webhooks/scheduling',
+        headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, SECRET) },
+        body,
+      })
+      expect(answer?.status).toBe(200)
+    }
+    expect(errors.map((e) => e.code)).toEqual(['dedupe_evicted'])
+    expect(errors[0]!.message).toMatch(/shared dedupe store/)
+  })
+
+  it('408 body_timeout on the Fetch path when a Web stream stalls; the stream is cancelled', async () => {
+    const handler = createWebhookHandler({ secret: SECRET, bodyTimeoutMs: 100 })
+    let cancelled = false
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"type":'))
+      },
+      cancel() {
+        cancelled = true
+      },
+    })
+    const response = await handler.fetch(
+      new Request('http://app.test/webhooks/scheduling', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': sign('x', SECRET) },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit),
+    )
+    expect(response.status).toBe(408)
+    expect(response.headers.get('connection')).toBe('close')
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('body_timeout')
+    expect(cancelled).toBe(true)
+  })
+
+  it('500 body_parsed when text a parser kept is not the length the request declared', async () => {
+    const handler = createWebhookHandler(SECRET)
+    const text = JSON.stringify(envelope())
+    const answer = await handler.handle({
+      method: 'POST',
+      path: '/webhooks/scheduling',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(text) + 3),
+        'x-service-signature': sign(text, SECRET),
+      },
+      body: text,
+    })
+    expect(answer?.status).toBe(500)
+    expect(JSON.parse(answer!.body).error.code).toBe('body_parsed')
+  })
+
+  it('refuses a bodyTimeoutMs that is not a positive whole number', () => {
+    for (const bodyTimeoutMs of [0, -1, 1.5, Number.NaN]) {
+      expect(() => createWebhookHandler({ secret: SECRET, bodyTimeoutMs })).toThrow(ConfigError)
+    }
+  })
+})

@@ -22,6 +22,14 @@ describe('safeReturnTo', () => {
     'evil.test',
     '/ok\r\nSet-Cookie: x=1',
     '/\t/evil.test',
+    // They resolve to //evil.test once the browser removes dot segments.
+    '/.//evil.test',
+    '/a/..//evil.test',
+    '/%2e//evil.test',
+    '/%2E%2E//evil.test',
+    '/.%2e//evil.test',
+    '/a/b/%2e%2e/%2e%2e//evil.test',
+    '/./\\evil.test',
     '',
     undefined,
     null,
@@ -48,6 +56,60 @@ describe('safeReturnTo', () => {
         },
       ),
       { numRuns: 3000 },
+    )
+  })
+})
+
+describe('safeReturnTo against paths built to escape', () => {
+  const segment = fc.constantFrom(
+    '.',
+    '..',
+    '%2e',
+    '%2E',
+    '%2e%2e',
+    '.%2e',
+    '%2E.',
+    '',
+    'evil.test',
+    'a',
+    '\\',
+    '\t',
+    '\n',
+    '%09',
+    '%5c',
+    '%5C',
+    '%2f',
+    '@evil.test',
+    ':',
+    'evil.test:443',
+  )
+  const path = fc
+    .tuple(
+      fc.constantFrom('/', '//', '/\\', '\\', '', '/./', '/../'),
+      fc.array(segment, { maxLength: 8 }),
+      fc.constantFrom('/', '\\', '//', '/./'),
+      fc.constantFrom('', '?x=1', '#f', '?a=//evil.test'),
+    )
+    .map(([lead, parts, sep, tail]) => lead + parts.join(sep) + tail)
+
+  it('property: what it keeps is resolved, stays on the origin, and resolves to itself from any page', () => {
+    fc.assert(
+      fc.property(path, (input) => {
+        const kept = safeReturnTo(input)
+        if (kept === undefined) return
+        expect(kept[0]).toBe('/')
+        expect(/^\/[/\\]/.test(kept)).toBe(false)
+        for (const page of [
+          'https://app.example.com/',
+          'https://app.example.com/auth/scheduling/callback',
+          'http://127.0.0.1:3000/a/b/c/d',
+        ]) {
+          const resolved = new URL(kept, page)
+          expect(resolved.origin).toBe(new URL(page).origin)
+          expect(resolved.pathname + resolved.search + resolved.hash).toBe(kept)
+        }
+      }),
+      { numRuns: 10_000 },
     )
   })
 })
