@@ -1,13 +1,15 @@
 import { adapterBench } from './adapters.js'
+import { dedupeBench } from './dedupe.js'
 import { targets } from './harness.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,tokens,adapters picks sections; all by default.
-const only = new Set((process.env.BENCH_ONLY ?? 'verify,tokens,adapters').split(','))
+// BENCH_ONLY=verify,tokens,dedupe,adapters picks sections; all by default.
+const only = new Set((process.env.BENCH_ONLY ?? 'verify,tokens,dedupe,adapters').split(','))
 const all = [
   ...(only.has('verify') ? await verifyBench() : []),
   ...(only.has('tokens') ? await tokenBench() : []),
+  ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),
 ]
 const ok = targets(all)
