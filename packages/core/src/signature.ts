@@ -25,10 +25,13 @@ export async function signWith(
 }
 
 const HEX_DIGEST = /^[0-9a-fA-F]{64}$/
+/** HTTP's optional white space around a field value: spaces and tabs only (RFC 9110, 5.6.3). */
+const OWS = /^[ \t]+|[ \t]+$/g
 
 /**
  * The digest part of a signature header, lower-cased: `sha256=` is optional, hex may be in
- * either case, surrounding white space is ignored. `undefined` unless it is 64 ASCII hex
+ * either case, surrounding spaces and tabs are ignored (other white space, such as a no-break space,
+ * is not HTTP's and refuses the header). `undefined` unless it is 64 ASCII hex
  * digits (full-width or other look-alike digits are refused in every build).
  */
 function signatureHex(header: string): string | undefined {
@@ -36,7 +39,7 @@ function signatureHex(header: string): string | undefined {
   let hex =
     header.length === PREFIX.length + DIGEST_BYTES * 2 && header.startsWith(PREFIX)
       ? header.slice(PREFIX.length)
-      : header.trim()
+      : header.replace(OWS, '')
   if (hex.length !== DIGEST_BYTES * 2) {
     if (hex.slice(0, PREFIX.length).toLowerCase() !== PREFIX) return undefined
     hex = hex.slice(PREFIX.length)

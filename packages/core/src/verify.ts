@@ -23,7 +23,7 @@ export interface Verified {
 /** Reads the signature header or throws `signature_missing`. */
 export function requireSignature(headers: HeadersInput, name: string): string {
   const header = getHeader(headers, name)
-  if (header === undefined || header.trim() === '') {
+  if (header === undefined || /^[ \t]*$/.test(header)) {
     throw new WebhookError(
       'signature_missing',
       `The request has no ${name} header. The service signs every webhook: is this request ` +

@@ -43,7 +43,7 @@ describe.each<[string, HmacProvider]>([
       hex.toUpperCase(),
       hex,
       `SHA256=${hex}`,
-      `  sha256=${hex}\n`,
+      `  sha256=${hex}\t`,
     ]) {
       expect(await verify(BODY, header, SECRET), header).toBe(true)
     }
