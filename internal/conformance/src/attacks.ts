@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib'
 import { type SchedulingError, signPayload } from '@scheduling-kit/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { escapingPath } from './escape.js'
 import type { AdapterHarness } from './harness.js'
 import { cookieHeader, deliver, envelope, request, stalledRequest } from './http.js'
 import { SECRET, type Started, type SuiteContext } from './suite.js'
@@ -275,34 +276,7 @@ export function defineAttackCases(harness: AdapterHarness, ctx: SuiteContext): v
         const app = await start()
         const { back } = await connect(app)
         const connection = cookieHeader(back.headers)
-        const segment = fc.constantFrom(
-          '.',
-          '..',
-          '%2e',
-          '%2E',
-          '%2e%2e',
-          '.%2E',
-          '',
-          'evil.test',
-          'a',
-          '\\',
-          '\t',
-          '%09',
-          '%5c',
-          '%2f',
-          '@evil.test',
-          ':',
-          '?',
-          '#',
-          '\n',
-        )
-        const path = fc
-          .tuple(
-            fc.constantFrom('/', '//', '/\\', '\\', ''),
-            fc.array(segment, { maxLength: 6 }),
-            fc.constantFrom('/', '\\', '//'),
-          )
-          .map(([lead, parts, sep]) => lead + parts.join(sep))
+        const path = escapingPath()
         await fc.assert(
           fc.asyncProperty(path, async (returnTo) => {
             const res = await request(

@@ -102,3 +102,24 @@ export async function deliver(
   }
   return { status: res.status, json: json as AnswerBody, headers: res.headers }
 }
+
+/** A store call from another thread or process (fixtures/remote-store.mjs). */
+export interface StoreCall {
+  type: 'store'
+  id: number
+  method: string
+  args: unknown[]
+}
+
+/** Runs a remote store call on the real store and returns the answer to send back. */
+export async function answerStoreCall(
+  store: object,
+  { id, method, args }: StoreCall,
+): Promise<{ id: number; result?: unknown; error?: string }> {
+  try {
+    const fn = (store as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!
+    return { id, result: await fn.apply(store, args) }
+  } catch (error) {
+    return { id, error: String(error) }
+  }
+}

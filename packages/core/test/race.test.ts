@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryTokenStore } from '../src/tokens/store.js'
+import { answerStoreCall, type StoreCall } from './helpers.js'
 
 // Four OS processes x 50 callers share one store (the parent's, over IPC), against a strict token
 // endpoint: single-use rotating refresh tokens, a spent one refused with invalid_grant at once,
@@ -49,22 +50,11 @@ function startChild(store: MemoryTokenStore, mode: Mode): Child {
   let onDone: ((tokens: string[]) => void) | undefined
   const ready = new Promise<void>((resolve, reject) => {
     child.once('error', reject)
-    child.on('message', async (message: { type: string; [k: string]: unknown }) => {
+    type Message = { type: 'ready' } | { type: 'done'; tokens: string[] } | StoreCall
+    child.on('message', async (message: Message) => {
       if (message.type === 'ready') return resolve()
-      if (message.type === 'done') return onDone?.(message.tokens as string[])
-      if (message.type !== 'store') return
-      const { id, method, args } = message as unknown as {
-        id: number
-        method: keyof MemoryTokenStore
-        args: unknown[]
-      }
-      try {
-        const fn = store[method] as (...a: unknown[]) => Promise<unknown>
-        const result = await fn.apply(store, args)
-        child.send({ id, result })
-      } catch (error) {
-        child.send({ id, error: String(error) })
-      }
+      if (message.type === 'done') return onDone?.(message.tokens)
+      child.send(await answerStoreCall(store, message))
     })
   })
   return {

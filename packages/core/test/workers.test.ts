@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { MemoryTokenStore } from '../src/tokens/store.js'
+import { answerStoreCall } from './helpers.js'
 
 let server: TokenServer
 beforeEach(async () => {
@@ -27,14 +28,7 @@ function startWorker(store: MemoryTokenStore, key: string, calls: number, withLe
     worker.on('error', reject)
     worker.on('message', async (message) => {
       if (message.type === 'done') return resolve(message.tokens)
-      if (message.type !== 'store') return
-      try {
-        const method = store[message.method as 'get'] as (...args: unknown[]) => Promise<unknown>
-        const result = await method.apply(store, message.args)
-        worker.postMessage({ id: message.id, result })
-      } catch (error) {
-        worker.postMessage({ id: message.id, error: String(error) })
-      }
+      if (message.type === 'store') worker.postMessage(await answerStoreCall(store, message))
     })
   })
   return {
