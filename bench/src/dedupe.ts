@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto'
 import {
-  DEFAULT_DEDUPE_ENTRIES,
   MemoryDedupeStore,
   parseEnvelope,
   verifySignature,
@@ -20,6 +19,7 @@ export async function dedupeBench(): Promise<Target[]> {
   const secret = 'whsec_bench'
   const header = `sha256=${createHmac('sha256', secret).update(body).digest('hex').toUpperCase()}`
   const store = new MemoryDedupeStore()
+  const DEFAULT_DEDUPE_ENTRIES = store.maxEntries
   let n = 0
   for (; n < DEFAULT_DEDUPE_ENTRIES; n++) {
     store.claim(`payload_${n}`)

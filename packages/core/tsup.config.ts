@@ -1,20 +1,18 @@
 import { defineConfig, type Options } from 'tsup'
+import { library } from '../../tsup.shared.js'
 
-const shared: Options = {
-  format: ['esm', 'cjs'],
-  target: 'es2022',
-  platform: 'neutral',
-  external: ['node:crypto'],
-  sourcemap: true,
-}
+// Two entry points (`.` and `./adapter`), platform-neutral: core runs wherever Fetch does.
+const shared: Options = { ...library, platform: 'neutral', external: ['node:crypto'] }
+const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts' }
 
 export default defineConfig([
   // Default build: Web Crypto, for browsers, edge runtimes, Deno, Bun.
-  { ...shared, entry: { index: 'src/index.ts' }, dts: true },
+  { ...shared, entry },
   // `node` export condition: the same code with node:crypto swapped in at bundle time.
   {
     ...shared,
-    entry: { 'index.node': 'src/index.ts' },
+    entry: { 'index.node': entry.index, 'adapter.node': entry.adapter },
+    dts: false,
     esbuildPlugins: [
       {
         name: 'node-crypto-provider',

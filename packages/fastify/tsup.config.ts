@@ -1,10 +1,4 @@
 import { defineConfig } from 'tsup'
+import { library } from '../../tsup.shared.js'
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  target: 'es2022',
-  platform: 'node',
-  sourcemap: true,
-})
+export default defineConfig(library)

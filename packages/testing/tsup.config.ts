@@ -1,20 +1,16 @@
 import { defineConfig } from 'tsup'
+import { library } from '../../tsup.shared.js'
 
 export default defineConfig([
+  // The fake service's OAuth side (@scheduling-kit/fake-auth, private, shared with core's tests)
+  // is bundled in: users install nothing more.
+  { ...library, noExternal: ['@scheduling-kit/fake-auth'] },
   {
-    entry: ['src/index.ts'],
-    format: ['esm', 'cjs'],
-    // The fake service's OAuth side (internal/fake-auth, shared with core's tests) is bundled in.
-    dts: true,
-    target: 'es2022',
-    platform: 'node',
-    sourcemap: true,
-  },
-  {
+    ...library,
     entry: ['src/cli.ts'],
     format: ['esm'],
-    target: 'es2022',
-    platform: 'node',
+    dts: false,
+    sourcemap: false,
     banner: { js: '#!/usr/bin/env node' },
   },
 ])

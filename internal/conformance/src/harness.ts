@@ -1,7 +1,7 @@
 import type {
   OAuthRoutesOptions,
   WebhookHandlerOptions,
-  WebhookMethods,
+  WebhookRegistration,
 } from '@scheduling-kit/core'
 
 /**
@@ -17,7 +17,7 @@ export type ParserPlacement = 'before' | 'before-raw' | 'text-before' | 'after'
 export interface AppSetup {
   webhooks: WebhookHandlerOptions
   /** Registers handlers on the middleware the adapter returned (`.on()`), when it has one. */
-  configure?: (webhooks: WebhookMethods<unknown>) => void
+  configure?: (webhooks: WebhookRegistration<unknown>) => void
   /** Mount the webhooks middleware under this prefix (`''`: at the root). */
   prefix: string
   parser: ParserPlacement

@@ -52,11 +52,26 @@ export const OAUTH_FLOW_ERROR_STATUS = {
   code_missing: 400,
   token_exchange_failed: 502,
   identify_failed: 502,
-  store_failed: 500,
   state_used: 400,
+  /** The state store (`stateStore`) failed while the state was being claimed. */
+  state_store_failed: 500,
+  /** The token store failed to save or delete the tokens. */
+  store_failed: 500,
+  /** The `key` option threw or rejected. */
+  key_failed: 500,
+  /** `onConnected` threw or rejected; the tokens were stored. */
+  connected_hook_failed: 500,
+  /** The `disconnectKey` option threw or rejected. */
+  disconnect_key_failed: 500,
+  /** `onDisconnected` threw or rejected; the tokens were deleted. */
+  disconnected_hook_failed: 500,
+  /** Something else failed unexpectedly while answering a route. */
+  flow_failed: 500,
   cross_origin: 403,
-  not_connected: 401,
-  method_not_allowed: 405,
+  /** `/disconnect` found no connected account (no connection cookie, or `disconnectKey` gave none). */
+  nothing_to_disconnect: 401,
+  /** A route was called with another method than its own (its `Allow` header names it). */
+  route_method_not_allowed: 405,
 } as const
 
 export type OAuthFlowErrorCode = keyof typeof OAUTH_FLOW_ERROR_STATUS
@@ -118,7 +133,19 @@ export function isSchedulingError(error: unknown): error is SchedulingError<stri
 export function isWebhookError(error: unknown, code?: WebhookErrorCode): error is WebhookError {
   return (
     isSchedulingError(error) &&
-    error.code in WEBHOOK_ERROR_STATUS &&
+    Object.hasOwn(WEBHOOK_ERROR_STATUS, error.code) &&
+    (code === undefined || error.code === code)
+  )
+}
+
+/** True for an error of the OAuth routes, optionally of one code. */
+export function isOAuthFlowError(
+  error: unknown,
+  code?: OAuthFlowErrorCode,
+): error is OAuthFlowError {
+  return (
+    isSchedulingError(error) &&
+    Object.hasOwn(OAUTH_FLOW_ERROR_STATUS, error.code) &&
     (code === undefined || error.code === code)
   )
 }

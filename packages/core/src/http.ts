@@ -1,5 +1,5 @@
-import { readStream } from './body.js'
 import { InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
+import { readStream } from './stream.js'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 

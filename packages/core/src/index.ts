@@ -1,32 +1,21 @@
+// @scheduling-kit/core: what an app calls. What only adapters need is at
+// `@scheduling-kit/core/adapter`. Every name here is pinned by test/exports.test.ts.
+
+// ---- Calling the API ----------------------------------------------------------------------
 export {
   createSchedulingClient,
   type SchedulingClient,
   type SchedulingClientOptions,
   type SchedulingUser,
 } from './api/client.js'
-export {
-  type BodySource,
-  DEFAULT_BODY_TIMEOUT_MS,
-  type FrameworkName,
-  readBody,
-  tooLarge as payloadTooLargeError,
-} from './body.js'
-export { type ConstructEventOptions, constructEvent } from './construct.js'
-export {
-  type ClaimResult,
-  DEFAULT_DEDUPE_ENTRIES,
-  type DedupeStore,
-  type EarlyEviction,
-  MemoryDedupeStore,
-  type MemoryDedupeStoreOptions,
-} from './dedupe.js'
-export { parseEnvelope } from './envelope.js'
+// ---- Errors -------------------------------------------------------------------------------
 export {
   ApiError,
   type ClientErrorCode,
   ConfigError,
   type ConfigErrorCode,
   InvalidResponseError,
+  isOAuthFlowError,
   isSchedulingError,
   isTransientError,
   isWebhookError,
@@ -45,6 +34,32 @@ export {
   WebhookError,
   type WebhookErrorCode,
 } from './errors.js'
+export type { HeadersInput } from './headers.js'
+export type { FetchLike } from './http.js'
+// ---- Connecting accounts (OAuth 2) ---------------------------------------------------------
+export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
+export { readConnectedKey } from './oauth/connection.js'
+export type { OAuthRequest, OAuthResponse, OAuthRoutesOptions } from './oauth/options.js'
+export { createOAuthRoutes, type OAuthRoutes } from './oauth/routes.js'
+// ---- Tokens -------------------------------------------------------------------------------
+export type { TokenState, TokenStatus } from './tokens/machine.js'
+export { createTokenManager, type GetTokenOptions, type TokenManager } from './tokens/manager.js'
+export type { TokenManagerOptions } from './tokens/options.js'
+export type { AccountInfo, TokenRecord, TokenSet } from './tokens/record.js'
+export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from './tokens/store.js'
+// ---- Receiving webhooks -------------------------------------------------------------------
+export type { WebhookResponse } from './webhooks/answer.js'
+export { type ConstructEventOptions, constructEvent } from './webhooks/construct.js'
+// ---- Retries and duplicates ---------------------------------------------------------------
+export {
+  type ClaimResult,
+  type DedupeStore,
+  type EarlyEviction,
+  MemoryDedupeStore,
+  type MemoryDedupeStoreOptions,
+} from './webhooks/dedupe.js'
+// ---- Events -------------------------------------------------------------------------------
+export { parseEnvelope } from './webhooks/envelope.js'
 export {
   type AnyWebhookEvent,
   type CustomWebhookPayloads,
@@ -63,35 +78,19 @@ export {
   type WebhookEvent,
   type WebhookEventType,
   type WebhookPayload,
-} from './events.js'
+} from './webhooks/events.js'
 export {
-  attachWebhookMethods,
   createWebhookHandler,
-  DEFAULT_BODY_LIMIT,
-  DEFAULT_WEBHOOK_PATH,
-  type WebhookErrorContext,
-  type WebhookErrorFn,
   type WebhookHandler,
-  type WebhookHandlerOptions,
-  type WebhookMethods,
-  type WebhookQueue,
-  type WebhookRequest,
-  type WebhookResponse,
-} from './handler.js'
-export { getHeader, type HeadersInput } from './headers.js'
-export type { FetchLike } from './http.js'
-export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
-export { safeReturnTo } from './oauth/redirect.js'
-export {
-  CONNECTION_COOKIE,
-  createOAuthRoutes,
-  type OAuthRequest,
-  type OAuthResponse,
-  type OAuthRoutes,
-  type OAuthRoutesOptions,
-  readConnectedKey,
-  STATE_COOKIE,
-} from './oauth/routes.js'
+  type WebhookRegistration,
+} from './webhooks/handler.js'
+export type {
+  WebhookErrorContext,
+  WebhookErrorFn,
+  WebhookHandlerOptions,
+  WebhookQueue,
+} from './webhooks/options.js'
+export type { WebhookRequest } from './webhooks/receive.js'
 export type {
   EventPattern,
   EventPrefixPattern,
@@ -99,38 +98,13 @@ export type {
   HandlerMap,
   WebhookContext,
   WebhookHandlerFn,
-} from './registry.js'
-export type { SecretSource } from './secrets.js'
+} from './webhooks/registry.js'
+export type { SecretSource } from './webhooks/secrets.js'
+// ---- Signatures ---------------------------------------------------------------------------
 export {
   matchSignature,
-  parseSignatureHeader,
   type RawBody,
   type Secrets,
   signPayload,
   verifySignature,
-} from './signature.js'
-export {
-  actionFor,
-  INITIAL_TOKEN_STATE,
-  type TokenAction,
-  type TokenEvent,
-  type TokenState,
-  type TokenStatus,
-  type TokenTimes,
-  transition,
-} from './tokens/machine.js'
-export {
-  createTokenManager,
-  type GetTokenOptions,
-  type TokenManager,
-  type TokenManagerOptions,
-} from './tokens/manager.js'
-export type { AccountInfo, TokenRecord, TokenSet } from './tokens/record.js'
-export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from './tokens/store.js'
-export {
-  DEFAULT_SIGNATURE_HEADER,
-  DEFAULT_WEBHOOK_ID_HEADER,
-  type HeaderNames,
-  type Verified,
-  verifyRequest,
-} from './verify.js'
+} from './webhooks/signature.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { readBody } from '../src/body.js'
 import { isWebhookError } from '../src/errors.js'
+import { readBody } from '../src/webhooks/body.js'
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { constructEvent } from '../src/construct.js'
+import { constructEvent } from '../src/webhooks/construct.js'
 import { envelope, sign } from './helpers.js'
 
 describe('constructEvent', () => {

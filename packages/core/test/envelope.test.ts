@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseEnvelope } from '../src/envelope.js'
 import { isWebhookError } from '../src/errors.js'
-import { EVENT_TYPES, isEventType, isKnownEventType } from '../src/events.js'
+import { parseEnvelope } from '../src/webhooks/envelope.js'
+import { EVENT_TYPES, isEventType, isKnownEventType } from '../src/webhooks/events.js'
 
 function codeOf(body: string | Uint8Array): string | undefined {
   try {

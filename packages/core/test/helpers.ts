@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { WebhookHandler } from '../src/handler.js'
+import type { WebhookHandler } from '../src/webhooks/handler.js'
 
 /**
  * Serves a core webhook handler on loopback the way an adapter does: the Node request stream

@@ -7,7 +7,8 @@ import {
   TimeoutError,
 } from '../src/errors.js'
 import { createOAuthClient } from '../src/oauth/client.js'
-import { createTokenManager, type TokenManagerOptions } from '../src/tokens/manager.js'
+import { createTokenManager } from '../src/tokens/manager.js'
+import type { TokenManagerOptions } from '../src/tokens/options.js'
 import type { TokenRecord } from '../src/tokens/record.js'
 import { MemoryTokenStore, type TokenStore } from '../src/tokens/store.js'
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { nodeCrypto } from '../src/crypto/node.js'
 import type { HmacProvider } from '../src/crypto/provider.js'
 import { webCrypto } from '../src/crypto/web.js'
-import { matchWith, parseSignatureHeader, signWith } from '../src/signature.js'
+import { match as matchWith, parseSignatureHeader, signWith } from '../src/webhooks/signature.js'
 
 const SECRET = 'whsec_test_7f3a9c'
 const BODY = '{"type":"event.created","id":"payload_01HY"}'

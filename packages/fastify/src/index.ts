@@ -8,7 +8,38 @@ import type {
 import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
-export * from '@scheduling-kit/core'
+// What an app on this framework uses besides the middleware (the rest, such as the
+// framework-free handler and the signature functions, is at @scheduling-kit/core).
+export {
+  type AnyWebhookEvent,
+  createOAuthClient,
+  createSchedulingClient,
+  createTokenManager,
+  type DedupeStore,
+  EVENT_TYPES,
+  isOAuthFlowError,
+  isSchedulingError,
+  isWebhookError,
+  MemoryDedupeStore,
+  MemoryTokenStore,
+  NotConnectedError,
+  OAuthFlowError,
+  type OAuthRoutes,
+  type OAuthRoutesOptions,
+  ReauthorizationRequiredError,
+  readConnectedKey,
+  type SecretSource,
+  type TokenRecord,
+  type TokenStore,
+  type WebhookContext,
+  WebhookError,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHandler,
+  type WebhookHandlerFn,
+  type WebhookHandlerOptions,
+  type WebhookQueue,
+} from '@scheduling-kit/core'
 
 export type SchedulingWebhooksOptions = WebhookHandlerOptions
 export type SchedulingOAuthOptions = OAuthRoutesOptions<FastifyRequest>

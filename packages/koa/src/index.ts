@@ -1,17 +1,51 @@
 import type {
-  BodySource,
   OAuthResponse,
   OAuthRoutes,
   OAuthRoutesOptions,
   SecretSource,
   WebhookHandlerOptions,
-  WebhookMethods,
   WebhookResponse,
 } from '@scheduling-kit/core'
-import { attachWebhookMethods, createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
+import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
+import {
+  attachWebhookMethods,
+  type BodySource,
+  type WebhookMethods,
+} from '@scheduling-kit/core/adapter'
 import type { Context, Middleware } from 'koa'
 
-export * from '@scheduling-kit/core'
+// What an app on this framework uses besides the middleware (the rest, such as the
+// framework-free handler and the signature functions, is at @scheduling-kit/core).
+export {
+  type AnyWebhookEvent,
+  createOAuthClient,
+  createSchedulingClient,
+  createTokenManager,
+  type DedupeStore,
+  EVENT_TYPES,
+  isOAuthFlowError,
+  isSchedulingError,
+  isWebhookError,
+  MemoryDedupeStore,
+  MemoryTokenStore,
+  NotConnectedError,
+  OAuthFlowError,
+  type OAuthRoutes,
+  type OAuthRoutesOptions,
+  ReauthorizationRequiredError,
+  readConnectedKey,
+  type SecretSource,
+  type TokenRecord,
+  type TokenStore,
+  type WebhookContext,
+  WebhookError,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHandler,
+  type WebhookHandlerFn,
+  type WebhookHandlerOptions,
+  type WebhookQueue,
+} from '@scheduling-kit/core'
 
 export interface SchedulingWebhooksMiddleware
   extends Middleware,

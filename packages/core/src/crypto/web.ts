@@ -1,3 +1,4 @@
+import { fromHex } from '../bytes.js'
 import type { HmacProvider } from './provider.js'
 
 const MAX_CACHED_KEYS = 256
@@ -31,7 +32,9 @@ export const webCrypto: HmacProvider = {
     const mac = await globalThis.crypto.subtle.sign('HMAC', await keyFor(secret), data as Source)
     return new Uint8Array(mac)
   },
-  async verify(secret, data, signature) {
+  async verify(secret, data, hex) {
+    const signature = fromHex(hex)
+    if (signature === undefined) return false
     // subtle.verify compares in constant time.
     return globalThis.crypto.subtle.verify(
       'HMAC',

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js'
 import { type FetchLike, send } from '../http.js'
 import type { TokenSet } from '../tokens/record.js'
-import { readTokenResponse } from './response.js'
+import { readTokenResponse } from './token-response.js'
 
 export interface OAuthClientOptions {
   clientId: string

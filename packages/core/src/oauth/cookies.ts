@@ -1,4 +1,4 @@
-import { fromBase64Url, toBase64Url, toBytes } from '../bytes.js'
+import { fromBase64Url, toBase64Url, toBytes, toHexUpper } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 
@@ -50,7 +50,8 @@ export async function readSignedCookie(
   const payload = cookie.slice(0, dot)
   const mac = fromBase64Url(cookie.slice(dot + 1))
   if (mac === undefined || mac.length !== 32) return undefined
-  if (!(await defaultProvider.verify(secret, signingInput(name, payload), mac))) return undefined
+  const hex = toHexUpper(mac).toLowerCase()
+  if (!(await defaultProvider.verify(secret, signingInput(name, payload), hex))) return undefined
   const json = fromBase64Url(payload)
   if (json === undefined) return undefined
   try {

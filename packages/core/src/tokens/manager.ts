@@ -1,5 +1,4 @@
 import {
-  ConfigError,
   isSchedulingError,
   isTransientError,
   NotConnectedError,
@@ -9,7 +8,7 @@ import {
   TimeoutError,
 } from '../errors.js'
 import { sleep } from '../http.js'
-import type { OAuthClient } from '../oauth/client.js'
+import { KeyStates } from './key-states.js'
 import {
   actionFor,
   INITIAL_TOKEN_STATE,
@@ -18,41 +17,12 @@ import {
   type TokenTimes,
   transition,
 } from './machine.js'
-import type { TokenRecord } from './record.js'
-import type { TokenStore } from './store.js'
-
-export interface TokenManagerOptions {
-  /** Anything with `refresh(refreshToken)`: the OAuth client. */
-  oauth: Pick<OAuthClient, 'refresh'>
-  store: TokenStore
-  /** Part of a token's lifetime before expiry at which it is refreshed. Default 1/24: 5 minutes of 2 hours. */
-  refreshRatio?: number
-  /** Retries of a transiently failed refresh (network, time-out, 5xx), with exponential backoff. */
-  retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number }
-  /** The refresh lease, for stores that offer one. */
-  lease?: {
-    /** How long a lease lasts; longer than a refresh with its retries. Default 60 s. */
-    ttlMs?: number
-    /** How long to wait for another process's refresh before giving up. Default 65 s. */
-    waitMs?: number
-    /** First interval between looks at the store while waiting. Default 25 ms, doubling to 500. */
-    pollMs?: number
-  }
-  /**
-   * After `invalid_grant`, how long to watch the store for the new refresh token another
-   * process may have just obtained with the same one, before declaring the connection dead:
-   * at least as long as a refresh can take, so the OAuth client's time-out. Default 10 000 ms
-   * (`timeoutMs` of `createOAuthClient`); never less than twice the refused refresh took.
-   */
-  invalidGrantWaitMs?: number
-  /** Keys whose refresh state this process remembers; the least recently used are forgotten past it. Default 10 000. */
-  maxTrackedKeys?: number
-  /** Clock for token times, for tests. */
-  now?: () => number
-  onRefreshed?: (key: string, record: TokenRecord) => void
-  onRefreshFailed?: (key: string, error: unknown) => void
-  onReauthorizationRequired?: (key: string, error: ReauthorizationRequiredError) => void
-}
+import {
+  type ManagerSettings,
+  resolveManagerSettings,
+  type TokenManagerOptions,
+} from './options.js'
+import type { TokenRecord, TokenSet } from './record.js'
 
 export interface GetTokenOptions {
   /** An access token the API just refused (401): refresh, unless the stored one is already another. */
@@ -70,6 +40,15 @@ export interface TokenManager {
   readonly trackedKeys: number
 }
 
+/** What waiting for the refresh lease came to. */
+type Lease =
+  /** The store has no leases: refresh without one. */
+  | { kind: 'none' }
+  /** This process holds the lease until it releases it. */
+  | { kind: 'held'; owner: string }
+  /** Another process refreshed while this one waited: use its record. */
+  | { kind: 'refreshed'; record: TokenRecord }
+
 const DEFAULT_LIFETIME_MS = 7200 * 1000
 
 function fingerprint(record: TokenRecord): string {
@@ -84,206 +63,132 @@ function isInvalidGrant(error: unknown): error is OAuthError {
   )
 }
 
-/** What this process remembers of one key. */
-interface KeyState {
-  state: TokenState
-  /** Fingerprint of the record last seen. */
-  seen?: string
-  /** The last transient failure, thrown while refreshing is on hold. */
-  lastError?: unknown
-}
-
-/**
- * Per-key state, bounded: two generations of at most `max` keys each. A key read from the
- * older generation moves to the newer; when the newer fills up, the older is dropped whole.
- * O(1) per access, at most `2 * max` keys, and a key in use is never the one forgotten.
- * Forgetting is safe: the state is rebuilt from the stored record on the next access.
- */
-class KeyStates {
-  #current = new Map<string, KeyState>()
-  #previous = new Map<string, KeyState>()
-  constructor(readonly max: number) {}
-
-  get size(): number {
-    return this.#current.size + this.#previous.size
-  }
-
-  get(key: string): KeyState {
-    let entry = this.#current.get(key)
-    if (entry !== undefined) return entry
-    entry = this.#previous.get(key)
-    if (entry !== undefined) this.#previous.delete(key)
-    else entry = { state: INITIAL_TOKEN_STATE }
-    if (this.#current.size >= this.max) {
-      this.#previous = this.#current
-      this.#current = new Map()
-    }
-    this.#current.set(key, entry)
-    return entry
-  }
-
-  delete(key: string): void {
-    this.#current.delete(key)
-    this.#previous.delete(key)
-  }
-
-  peek(key: string): KeyState | undefined {
-    return this.#current.get(key) ?? this.#previous.get(key)
+function emit<A extends unknown[]>(listener: ((...args: A) => void) | undefined, ...args: A): void {
+  try {
+    listener?.(...args)
+  } catch {
+    // A failing listener must not break token handling.
   }
 }
 
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback
-  if (!(typeof value === 'number' && value >= 0 && Number.isFinite(value))) {
-    throw new ConfigError(`createTokenManager: ${name} must be a number >= 0.`)
-  }
-  return value
-}
+/** Grows a polling pause: doubling, up to half a second. */
+const backoff = (pause: number) => Math.min(pause * 2, 500)
 
-/**
- * Keeps access tokens fresh. One refresh per key at a time in this process; across processes
- * too when the store offers leases; never a write over newer tokens when it offers
- * compare-and-set; a refused refresh token is only declared dead after re-reading the store.
- */
-export function createTokenManager(options: TokenManagerOptions): TokenManager {
-  const { oauth, store } = options
-  if (typeof oauth?.refresh !== 'function')
-    throw new ConfigError('createTokenManager: oauth must have refresh().')
-  for (const method of ['get', 'set', 'delete'] as const) {
-    if (typeof store?.[method] !== 'function') {
-      throw new ConfigError(`createTokenManager: the store must implement ${method}(key).`)
-    }
-  }
-  const ratio = positive(options.refreshRatio, 1 / 24, 'refreshRatio')
-  const attempts = Math.max(1, positive(options.retry?.attempts, 3, 'retry.attempts'))
-  const baseDelay = positive(options.retry?.baseDelayMs, 250, 'retry.baseDelayMs')
-  const maxDelay = positive(options.retry?.maxDelayMs, 5000, 'retry.maxDelayMs')
-  const leaseTtl = positive(options.lease?.ttlMs, 60_000, 'lease.ttlMs')
-  const leaseWait = positive(options.lease?.waitMs, 65_000, 'lease.waitMs')
-  const leasePoll = Math.max(1, positive(options.lease?.pollMs, 25, 'lease.pollMs'))
-  const invalidGrantWait = positive(options.invalidGrantWaitMs, 10_000, 'invalidGrantWaitMs')
-  const maxKeys = Math.max(1, positive(options.maxTrackedKeys, 10_000, 'maxTrackedKeys'))
-  const clock = options.now ?? Date.now
-  const hasLease =
-    typeof store.acquireLease === 'function' && typeof store.releaseLease === 'function'
-  const hasCas = typeof store.compareAndSet === 'function'
-
-  const keys = new KeyStates(maxKeys)
+/** The token manager's work for all keys of this process. */
+class Refresher {
+  readonly keys: KeyStates
   // Settled flights are deleted: this map holds only refreshes under way.
-  const flights = new Map<string, Promise<TokenRecord>>()
+  readonly #flights = new Map<string, Promise<TokenRecord>>()
 
-  function times(record: TokenRecord, now: number): TokenTimes {
+  constructor(readonly s: ManagerSettings) {
+    this.keys = new KeyStates(s.maxKeys)
+  }
+
+  #times(record: TokenRecord, now: number): TokenTimes {
     const lifetime =
       record.expiresAt - (record.obtainedAt ?? record.expiresAt - DEFAULT_LIFETIME_MS)
     return {
       now,
-      refreshAt: record.expiresAt - Math.max(0, lifetime) * ratio,
+      refreshAt: record.expiresAt - Math.max(0, lifetime) * this.s.ratio,
       expiresAt: record.expiresAt,
     }
   }
 
-  function apply(key: string, event: TokenEvent): TokenState {
-    const entry = keys.get(key)
+  #apply(key: string, event: TokenEvent): TokenState {
+    const entry = this.keys.get(key)
     entry.state = transition(entry.state, event)
     return entry.state
   }
 
-  /** Brings the state up to date with a record just read. */
-  function observe(key: string, record: TokenRecord): TokenState {
-    const now = clock()
+  /** Moves the key's state on to match a record just read (replaced, then the clock's tick). */
+  #advanceTo(key: string, record: TokenRecord): TokenState {
+    const now = this.s.clock()
     const print = fingerprint(record)
-    const entry = keys.get(key)
+    const entry = this.keys.get(key)
     if (entry.seen !== print) {
       entry.seen = print
-      apply(key, {
+      this.#apply(key, {
         type: 'record_replaced',
         reauthorizationRequired: record.reauthorizationRequired === true,
-        ...times(record, now),
+        ...this.#times(record, now),
       })
     }
-    return apply(key, { type: 'tick', ...times(record, now) })
+    return this.#apply(key, { type: 'tick', ...this.#times(record, now) })
   }
 
-  function emit<A extends unknown[]>(
-    listener: ((...args: A) => void) | undefined,
-    ...args: A
-  ): void {
-    try {
-      listener?.(...args)
-    } catch {
-      // A failing listener must not break token handling.
-    }
+  /** The connection must be authorized again: moves the state there, tells the app, rejects. */
+  async #fail(key: string, cause?: unknown): Promise<never> {
+    this.#apply(key, { type: 'refresh_failed', reason: 'invalid_grant' })
+    const error = new ReauthorizationRequiredError(key, { cause })
+    emit(this.s.options.onReauthorizationRequired, key, error)
+    throw error
   }
 
-  async function read(key: string): Promise<TokenRecord> {
-    const record = await store.get(key)
+  async #read(key: string): Promise<TokenRecord> {
+    const record = await this.s.store.get(key)
     if (record === undefined) {
-      keys.delete(key)
+      this.keys.delete(key)
       throw new NotConnectedError(key)
     }
     return record
   }
 
   /** Writes `next` over `base`: compare-and-set when the store can. Resolves to what is stored. */
-  async function write(
+  async #write(
     key: string,
     base: TokenRecord,
     next: TokenRecord,
   ): Promise<TokenRecord | undefined> {
     const { version: _, ...record } = next
-    if (!hasCas) {
-      await store.set(key, record)
+    if (!this.s.hasCas) {
+      await this.s.store.set(key, record)
       return record
     }
-    if (await store.compareAndSet!(key, record, base.version)) {
+    if (await this.s.store.compareAndSet!(key, record, base.version)) {
       return { ...record, version: (base.version ?? 0) + 1 }
     }
     return undefined
   }
 
-  function reauthorize(key: string, cause?: unknown): never {
-    apply(key, { type: 'refresh_failed', reason: 'invalid_grant' })
-    const error = new ReauthorizationRequiredError(key, { cause })
-    emit(options.onReauthorizationRequired, key, error)
-    throw error
-  }
-
   /** Waits for the lease; or for the record another process writes while holding it. */
-  async function takeLease(
-    key: string,
-    base: TokenRecord,
-  ): Promise<{ owner?: string; record?: TokenRecord }> {
-    if (!hasLease) return {}
+  async #takeLease(key: string, base: TokenRecord): Promise<Lease> {
+    if (!this.s.hasLease) return { kind: 'none' }
     const owner = globalThis.crypto.randomUUID()
-    const deadline = performance.now() + leaseWait
-    let pause = leasePoll
-    for (;;) {
-      if (await store.acquireLease!(key, owner, leaseTtl)) return { owner }
+    const deadline = performance.now() + this.s.leaseWait
+    for (let pause = this.s.leasePoll; ; pause = backoff(pause)) {
+      if (await this.s.store.acquireLease!(key, owner, this.s.leaseTtl))
+        return { kind: 'held', owner }
       await sleep(pause)
-      pause = Math.min(pause * 2, 500)
-      const latest = await read(key)
+      const latest = await this.#read(key)
       if (fingerprint(latest) !== fingerprint(base)) {
-        const action = actionFor(observe(key, latest))
-        if (action === 'use') return { record: latest }
-        if (action === 'reauthorize') reauthorize(key)
+        const action = actionFor(this.#advanceTo(key, latest))
+        if (action === 'use') return { kind: 'refreshed', record: latest }
+        if (action === 'reauthorize') return this.#fail(key)
       }
       if (performance.now() > deadline) {
-        throw new TimeoutError(`Waiting for another process to refresh "${key}"`, leaseWait)
+        throw new TimeoutError(`Waiting for another process to refresh "${key}"`, this.s.leaseWait)
       }
     }
   }
 
-  async function callRefresh(key: string, refreshToken: string) {
+  async #callRefresh(key: string, refreshToken: string): Promise<TokenSet> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await oauth.refresh(refreshToken)
+        return await this.s.oauth.refresh(refreshToken)
       } catch (error) {
-        if (!isTransientError(error) || attempt >= attempts) throw error
-        emit(options.onRefreshFailed, key, error)
-        const delay = Math.min(maxDelay, baseDelay * 2 ** (attempt - 1))
+        if (!isTransientError(error) || attempt >= this.s.attempts) throw error
+        emit(this.s.options.onRefreshFailed, key, error)
+        const delay = Math.min(this.s.maxDelay, this.s.baseDelay * 2 ** (attempt - 1))
         await sleep(delay / 2 + Math.random() * (delay / 2))
       }
     }
+  }
+
+  /** A record whose refresh token is no longer `used`: another process refreshed (or the user reconnected). */
+  async #successor(key: string, latest: TokenRecord, cause: unknown): Promise<TokenRecord> {
+    if (latest.reauthorizationRequired) return this.#fail(key, cause)
+    this.#advanceTo(key, latest)
+    return latest
   }
 
   /**
@@ -291,42 +196,32 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
    * before us and not yet written what it got. Watch the store, with backoff, for at least as
    * long as a refresh takes; only if no new refresh token appears is the connection dead.
    */
-  async function recoverOrReauthorize(
+  async #recoverOrFail(
     key: string,
     used: TokenRecord,
     cause: unknown,
     refreshMs: number,
   ): Promise<TokenRecord> {
-    const deadline = performance.now() + Math.max(invalidGrantWait, 2 * refreshMs)
-    let pause = leasePoll
-    for (;;) {
-      const latest = await read(key)
-      if (latest.refreshToken !== used.refreshToken) {
-        if (latest.reauthorizationRequired) reauthorize(key, cause)
-        observe(key, latest)
-        return latest
-      }
+    const deadline = performance.now() + Math.max(this.s.invalidGrantWait, 2 * refreshMs)
+    for (let pause = this.s.leasePoll; ; pause = backoff(pause)) {
+      const latest = await this.#read(key)
+      if (latest.refreshToken !== used.refreshToken) return this.#successor(key, latest, cause)
       // Another process watched as long and came to the same conclusion.
-      if (latest.reauthorizationRequired) reauthorize(key, cause)
+      if (latest.reauthorizationRequired) return this.#fail(key, cause)
       if (performance.now() >= deadline) break
       await sleep(pause)
-      pause = Math.min(pause * 2, 500)
     }
     // Without compare-and-set the flag is never written: it could land on a record whose
     // refresh token changed between the read and the write. Each process then finds out once.
-    if (!hasCas) reauthorize(key, cause)
+    if (!this.s.hasCas) return this.#fail(key, cause)
     for (let tries = 0; tries < 5; tries++) {
-      const latest = await read(key)
-      if (latest.refreshToken !== used.refreshToken) {
-        if (latest.reauthorizationRequired) reauthorize(key, cause)
-        observe(key, latest)
-        return latest
-      }
-      if (latest.reauthorizationRequired) reauthorize(key, cause)
-      if (await write(key, latest, { ...latest, reauthorizationRequired: true }))
-        reauthorize(key, cause)
+      const latest = await this.#read(key)
+      if (latest.refreshToken !== used.refreshToken) return this.#successor(key, latest, cause)
+      if (latest.reauthorizationRequired) return this.#fail(key, cause)
+      if (await this.#write(key, latest, { ...latest, reauthorizationRequired: true }))
+        return this.#fail(key, cause)
     }
-    reauthorize(key, cause)
+    return this.#fail(key, cause)
   }
 
   /**
@@ -335,101 +230,125 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
    * changed while it still holds the refresh token we spent, is retried on the new version.
    * Only tokens from elsewhere (a reconnect) win over ours.
    */
-  async function storeRefreshed(
-    key: string,
-    base: TokenRecord,
-    tokens: Awaited<ReturnType<OAuthClient['refresh']>>,
-  ): Promise<TokenRecord> {
+  async #storeRefreshed(key: string, base: TokenRecord, tokens: TokenSet): Promise<TokenRecord> {
     let latest = base
     for (let tries = 0; tries < 10; tries++) {
       const next: TokenRecord = { ...latest, ...tokens }
       delete next.reauthorizationRequired
-      const stored = await write(key, latest, next)
+      const stored = await this.#write(key, latest, next)
       if (stored !== undefined) return stored
-      latest = await read(key)
+      latest = await this.#read(key)
       const ours = latest.reauthorizationRequired || latest.refreshToken === base.refreshToken
       if (!ours) {
         // Newer tokens from elsewhere: they win.
-        if (actionFor(observe(key, latest)) === 'use') return latest
+        if (actionFor(this.#advanceTo(key, latest)) === 'use') return latest
         throw new StaleWriteError(key)
       }
     }
     throw new StaleWriteError(key)
   }
 
-  async function refresh(
+  /** Records a successful refresh in the key's state and tells the app. */
+  #refreshed(key: string, stored: TokenRecord): TokenRecord {
+    const entry = this.keys.get(key)
+    entry.seen = fingerprint(stored)
+    entry.lastError = undefined
+    this.#apply(key, { type: 'refresh_succeeded', ...this.#times(stored, this.s.clock()) })
+    emit(this.s.options.onRefreshed, key, stored)
+    return stored
+  }
+
+  /** Refreshes with the tokens of `current` (read under the lease). */
+  async #refreshWith(
     key: string,
-    base: TokenRecord,
+    current: TokenRecord,
     rejectedToken?: string,
   ): Promise<TokenRecord> {
-    apply(key, { type: 'refresh_started' })
-    const lease = await takeLease(key, base)
-    if (lease.record) return lease.record
+    let tokens: TokenSet
+    const started = performance.now()
     try {
-      const current = await read(key)
-      if (current.reauthorizationRequired) reauthorize(key)
+      tokens = await this.#callRefresh(key, current.refreshToken)
+    } catch (error) {
+      if (isInvalidGrant(error))
+        return this.#recoverOrFail(key, current, error, performance.now() - started)
+      // Transient or unexpected: the stored tokens stay exactly as they are.
+      const retryAt = this.s.clock() + this.s.maxDelay
+      this.#apply(key, { type: 'refresh_failed', reason: 'transient', retryAt })
+      this.keys.get(key).lastError = error
+      emit(this.s.options.onRefreshFailed, key, error)
+      if (this.s.clock() < current.expiresAt && current.accessToken !== rejectedToken)
+        return current
+      throw error
+    }
+    const stored = await this.#storeRefreshed(key, current, tokens)
+    if (stored.refreshToken !== tokens.refreshToken) return stored
+    return this.#refreshed(key, stored)
+  }
+
+  async #refresh(key: string, base: TokenRecord, rejectedToken?: string): Promise<TokenRecord> {
+    this.#apply(key, { type: 'refresh_started' })
+    const lease = await this.#takeLease(key, base)
+    if (lease.kind === 'refreshed') return lease.record
+    try {
+      const current = await this.#read(key)
+      if (current.reauthorizationRequired) return await this.#fail(key)
       if (fingerprint(current) !== fingerprint(base) && current.accessToken !== rejectedToken) {
         // Someone refreshed (or reconnected) since we looked.
-        if (actionFor(observe(key, current)) === 'use') return current
-        apply(key, { type: 'refresh_started' })
+        if (actionFor(this.#advanceTo(key, current)) === 'use') return current
+        this.#apply(key, { type: 'refresh_started' })
       }
-      let tokens: Awaited<ReturnType<OAuthClient['refresh']>>
-      const started = performance.now()
-      try {
-        tokens = await callRefresh(key, current.refreshToken)
-      } catch (error) {
-        if (isInvalidGrant(error))
-          return await recoverOrReauthorize(key, current, error, performance.now() - started)
-        // Transient or unexpected: the stored tokens stay exactly as they are.
-        apply(key, { type: 'refresh_failed', reason: 'transient', retryAt: clock() + maxDelay })
-        keys.get(key).lastError = error
-        emit(options.onRefreshFailed, key, error)
-        if (clock() < current.expiresAt && current.accessToken !== rejectedToken) return current
-        throw error
-      }
-      const stored = await storeRefreshed(key, current, tokens)
-      if (stored.refreshToken !== tokens.refreshToken) return stored
-      const entry = keys.get(key)
-      entry.seen = fingerprint(stored)
-      entry.lastError = undefined
-      apply(key, { type: 'refresh_succeeded', ...times(stored, clock()) })
-      emit(options.onRefreshed, key, stored)
-      return stored
+      return await this.#refreshWith(key, current, rejectedToken)
     } finally {
-      if (lease.owner !== undefined) await store.releaseLease!(key, lease.owner).catch(() => {})
+      if (lease.kind === 'held') await this.s.store.releaseLease!(key, lease.owner).catch(() => {})
     }
   }
 
-  async function getRecord(key: string, opts?: GetTokenOptions): Promise<TokenRecord> {
-    const record = await read(key)
-    const action = actionFor(observe(key, record))
+  async getRecord(key: string, opts?: GetTokenOptions): Promise<TokenRecord> {
+    const record = await this.#read(key)
+    const action = actionFor(this.#advanceTo(key, record))
     if (action === 'reauthorize') throw new ReauthorizationRequiredError(key)
     const rejected = opts?.rejectedToken !== undefined && opts.rejectedToken === record.accessToken
     if (action === 'use' && !rejected) return record
     if (action === 'hold' && !rejected) {
-      if (clock() < record.expiresAt) return record
-      throw keys.peek(key)?.lastError ?? new TimeoutError(`Refreshing "${key}"`, maxDelay)
-    }
-    let flight = flights.get(key)
-    if (flight === undefined) {
-      flight = refresh(key, record, rejected ? opts?.rejectedToken : undefined).finally(() =>
-        flights.delete(key),
+      if (this.s.clock() < record.expiresAt) return record
+      throw (
+        this.keys.peek(key)?.lastError ?? new TimeoutError(`Refreshing "${key}"`, this.s.maxDelay)
       )
-      flights.set(key, flight)
+    }
+    let flight = this.#flights.get(key)
+    if (flight === undefined) {
+      flight = this.#refresh(key, record, rejected ? opts?.rejectedToken : undefined).finally(() =>
+        this.#flights.delete(key),
+      )
+      this.#flights.set(key, flight)
     }
     return flight
   }
+}
 
+/**
+ * Keeps access tokens fresh. One refresh per key at a time in this process; across processes
+ * too when the store offers leases; never a write over newer tokens when it offers
+ * compare-and-set; a refused refresh token is only declared dead after re-reading the store.
+ *
+ * @example
+ * ```ts
+ * const tokens = createTokenManager({ oauth: createOAuthClient(oauthOptions), store: tokenStore })
+ * const api = createSchedulingClient({
+ *   baseUrl: 'https://api.example.com',
+ *   token: { manager: tokens, key: accountId },
+ * })
+ * const me = await api.me()
+ * ```
+ */
+export function createTokenManager(options: TokenManagerOptions): TokenManager {
+  const refresher = new Refresher(resolveManagerSettings(options))
   return {
-    getRecord,
-    async getAccessToken(key, opts) {
-      return (await getRecord(key, opts)).accessToken
-    },
-    state(key) {
-      return keys.peek(key)?.state ?? INITIAL_TOKEN_STATE
-    },
+    getRecord: (key, opts) => refresher.getRecord(key, opts),
+    getAccessToken: async (key, opts) => (await refresher.getRecord(key, opts)).accessToken,
+    state: (key) => refresher.keys.peek(key)?.state ?? INITIAL_TOKEN_STATE,
     get trackedKeys() {
-      return keys.size
+      return refresher.keys.size
     },
   }
 }

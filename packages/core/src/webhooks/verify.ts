@@ -1,10 +1,9 @@
-import { WebhookError } from './errors.js'
-import { getHeader, type HeadersInput } from './headers.js'
+import { defaultProvider } from '../crypto/default.js'
+import { WebhookError } from '../errors.js'
+import { getHeader, type HeadersInput } from '../headers.js'
+import { DEFAULT_SIGNATURE_HEADER, DEFAULT_WEBHOOK_ID_HEADER } from './defaults.js'
 import { resolveSecrets, type SecretSource } from './secrets.js'
-import { matchSignature, matchSignatureSync } from './signature.js'
-
-export const DEFAULT_SIGNATURE_HEADER = 'x-service-signature'
-export const DEFAULT_WEBHOOK_ID_HEADER = 'x-service-webhook-id'
+import { match } from './signature.js'
 
 export interface HeaderNames {
   /** Header carrying `sha256=<hex>`. Default `x-service-signature`. */
@@ -33,20 +32,6 @@ export function requireSignature(headers: HeadersInput, name: string): string {
   return header
 }
 
-/** Whether a value is a promise (or another thenable): only those are awaited on hot paths. */
-export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as PromiseLike<T> | undefined)?.then === 'function'
-}
-
-/** Index of the secret that verifies the body; without a pause where node:crypto can answer at once. */
-export function checkSignature(
-  body: Uint8Array,
-  signature: string,
-  secrets: readonly string[],
-): number | Promise<number> {
-  return matchSignatureSync(body, signature, secrets) ?? matchSignature(body, signature, secrets)
-}
-
 /** After a mismatch: throws `secret_whitespace` when trimming the secret would match, else `signature_invalid`. */
 export async function rejectSignature(
   body: Uint8Array,
@@ -59,7 +44,8 @@ export async function rejectSignature(
   const padded = secrets.some((s) => s !== s.trim())
   if (
     padded &&
-    (await matchSignature(
+    (await match(
+      defaultProvider,
       body,
       signature,
       secrets.map((s) => s.trim()),
@@ -94,7 +80,7 @@ export async function verifyRequest(
   const signature = requireSignature(headers, signatureHeader)
   const webhookId = getHeader(headers, webhookIdHeader)
   const secrets = await resolveSecrets(secret, webhookId, webhookIdHeader)
-  const secretIndex = await checkSignature(body, signature, secrets)
+  const secretIndex = await match(defaultProvider, body, signature, secrets)
   if (secretIndex < 0) await rejectSignature(body, signature, secrets, signatureHeader)
   return { webhookId, secretIndex }
 }

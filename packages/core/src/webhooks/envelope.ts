@@ -1,5 +1,5 @@
-import { toBytes, utf8 } from './bytes.js'
-import { WebhookError } from './errors.js'
+import { toBytes, utf8 } from '../bytes.js'
+import { WebhookError } from '../errors.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { RawBody } from './signature.js'
 

@@ -1,6 +1,7 @@
-import { ConfigError, WebhookError } from './errors.js'
+import { ConfigError, WebhookError } from '../errors.js'
+import type { HeadersInput } from '../headers.js'
+import { isThenable } from '../thenable.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
-import type { HeadersInput } from './headers.js'
 
 type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
   ? Head | `${Head}.${Prefixes<Rest>}`
@@ -96,8 +97,8 @@ export class HandlerRegistry {
     for (const fn of fns) {
       try {
         const result = fn(event, context)
-        if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
-          pending.push(result as PromiseLike<unknown>)
+        if (isThenable(result)) {
+          pending.push(result)
         }
       } catch (error) {
         errors.push(error)

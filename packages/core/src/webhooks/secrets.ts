@@ -1,4 +1,4 @@
-import { ConfigError, WebhookError } from './errors.js'
+import { ConfigError, WebhookError } from '../errors.js'
 import type { Secrets } from './signature.js'
 
 /**

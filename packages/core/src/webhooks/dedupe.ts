@@ -69,6 +69,11 @@ export class MemoryDedupeStore implements DedupeStore {
     this.#now = options.now ?? Date.now
   }
 
+  /** Most keys kept (option `maxEntries`). */
+  get maxEntries(): number {
+    return this.#maxEntries
+  }
+
   get size(): number {
     return this.#entries.size
   }

@@ -1,5 +1,7 @@
-import { concat, toBytes } from './bytes.js'
-import { WebhookError } from './errors.js'
+import { concat, toBytes } from '../bytes.js'
+import { WebhookError } from '../errors.js'
+import { beforeDeadline, readStream } from '../stream.js'
+import { DEFAULT_BODY_TIMEOUT_MS } from './defaults.js'
 import type { RawBody } from './signature.js'
 
 /** Where a request body comes from: bytes already read, a Node stream, or a Web stream. */
@@ -35,9 +37,6 @@ function parsedBodyError(framework: FrameworkName | undefined): WebhookError {
       `the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
   )
 }
-
-/** Default of `bodyTimeoutMs`: how long a body may take to arrive once the headers have. */
-export const DEFAULT_BODY_TIMEOUT_MS = 30_000
 
 export function bodyTimeout(ms: number): WebhookError {
   return new WebhookError(
@@ -148,49 +147,6 @@ function isReadableStream(value: object): value is ReadableStream<Uint8Array> {
   return typeof (value as ReadableStream).getReader === 'function'
 }
 
-/** Resolves like `step`, or rejects with `body_timeout` once `deadline` (a `performance.now()`) passes. */
-function beforeDeadline<T>(step: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(bodyTimeout(timeoutMs)),
-      Math.max(0, deadline - performance.now()),
-    )
-  })
-  return Promise.race([step, late]).finally(() => clearTimeout(timer))
-}
-
-/**
- * Reads a Web stream into bytes, cancelling it as soon as it passes `limit`: resolves to
- * `undefined` then, never having held more than `limit` bytes and one chunk. Rejects with
- * `body_timeout` (and cancels the stream) when it has not ended within `timeoutMs`.
- */
-export async function readStream(
-  stream: ReadableStream<Uint8Array>,
-  limit: number,
-  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
-): Promise<Uint8Array | undefined> {
-  const reader = stream.getReader()
-  const deadline = performance.now() + timeoutMs
-  const chunks: Uint8Array[] = []
-  let total = 0
-  try {
-    for (;;) {
-      const { done, value } = await beforeDeadline(reader.read(), deadline, timeoutMs)
-      if (done) return concat(chunks, total)
-      total += value.length
-      if (total > limit) {
-        reader.cancel().catch(() => {})
-        return undefined
-      }
-      chunks.push(value)
-    }
-  } catch (error) {
-    reader.cancel().catch(() => {})
-    throw error
-  }
-}
-
 /**
  * Reads a body into bytes, never holding more than `limit` bytes: a stream is read chunk by
  * chunk and abandoned as soon as it passes the limit. Throws `payload_too_large`,
@@ -214,7 +170,10 @@ export async function readBody(
   let total = 0
   if (isReadableStream(source)) {
     if (source.locked) throw parsedBodyError(framework)
-    const bytes = await readStream(source, limit, timeoutMs)
+    const bytes = await readStream(source, limit, {
+      ms: timeoutMs,
+      error: () => bodyTimeout(timeoutMs),
+    })
     if (bytes === undefined) throw tooLarge(limit)
     return bytes
   }
@@ -229,7 +188,9 @@ export async function readBody(
     const iterator = source[Symbol.asyncIterator]()
     const deadline = performance.now() + timeoutMs
     for (;;) {
-      const { done, value } = await beforeDeadline(iterator.next(), deadline, timeoutMs)
+      const { done, value } = await beforeDeadline(iterator.next(), deadline, () =>
+        bodyTimeout(timeoutMs),
+      )
       if (done) break
       const chunk = toBytes(value)
       total += chunk.length

@@ -1,0 +1,59 @@
+import ts from 'typescript'
+
+/**
+ * Every name a built declaration file exports, types and values alike, sorted: what a user of
+ * that entry point can import. Followed through re-exports from other packages.
+ */
+export function exportedNames(dtsFile: string): string[] {
+  const program = ts.createProgram([dtsFile], {
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    target: ts.ScriptTarget.ES2022,
+    noEmit: true,
+    skipLibCheck: true,
+  })
+  const checker = program.getTypeChecker()
+  const source = program.getSourceFile(dtsFile)
+  if (source === undefined) throw new Error(`${dtsFile} was not found: build the package first.`)
+  const module = checker.getSymbolAtLocation(source)
+  if (module === undefined) throw new Error(`${dtsFile} is not a module.`)
+  return checker
+    .getExportsOfModule(module)
+    .map((symbol) => symbol.name)
+    .sort()
+}
+
+/**
+ * The names every adapter re-exports from core, besides its own: what an app on a framework
+ * uses next to the middleware. The same on the four adapters.
+ */
+export const ADAPTER_REEXPORTS = [
+  'AnyWebhookEvent',
+  'DedupeStore',
+  'EVENT_TYPES',
+  'MemoryDedupeStore',
+  'MemoryTokenStore',
+  'NotConnectedError',
+  'OAuthFlowError',
+  'OAuthRoutes',
+  'OAuthRoutesOptions',
+  'ReauthorizationRequiredError',
+  'SecretSource',
+  'TokenRecord',
+  'TokenStore',
+  'WebhookContext',
+  'WebhookError',
+  'WebhookEvent',
+  'WebhookEventType',
+  'WebhookHandler',
+  'WebhookHandlerFn',
+  'WebhookHandlerOptions',
+  'WebhookQueue',
+  'createOAuthClient',
+  'createSchedulingClient',
+  'createTokenManager',
+  'isOAuthFlowError',
+  'isSchedulingError',
+  'isWebhookError',
+  'readConnectedKey',
+] as const

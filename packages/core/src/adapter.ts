@@ -1,0 +1,12 @@
+// @scheduling-kit/core/adapter: the plumbing a framework adapter needs and an app does not.
+// An adapter gets the raw body and headers from its framework, calls core, and writes core's
+// answer back. Every name here is pinned by test/exports.test.ts.
+
+export { getHeader } from './headers.js'
+export {
+  type BodySource,
+  type FrameworkName,
+  readBody,
+  tooLarge as payloadTooLargeError,
+} from './webhooks/body.js'
+export { attachWebhookMethods, type WebhookMethods } from './webhooks/methods.js'

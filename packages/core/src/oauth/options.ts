@@ -1,0 +1,180 @@
+import { createSchedulingClient } from '../api/client.js'
+import { randomToken } from '../bytes.js'
+import { ConfigError, type OAuthFlowError } from '../errors.js'
+import type { HeadersInput } from '../headers.js'
+import type { FetchLike } from '../http.js'
+import type { AccountInfo, TokenRecord } from '../tokens/record.js'
+import type { TokenStore } from '../tokens/store.js'
+import { type DedupeStore, MemoryDedupeStore } from '../webhooks/dedupe.js'
+import { createOAuthClient, type OAuthClient } from './client.js'
+
+export interface OAuthRoutesOptions<Req = unknown> {
+  clientId: string
+  clientSecret: string
+  /** The redirect URI registered with the application: `<your origin><mount>/callback`. */
+  redirectUri: string
+  /** The authorization server's address (no default). */
+  authUrl: string
+  /** The API's address, for `GET /me` (with `/v1` when the service needs it). Default: `authUrl`. */
+  apiUrl?: string
+  /** Where the tokens go: your store. */
+  tokenStore: TokenStore
+  /** Signs the state and connection cookies: 32+ random characters, the same in every process. */
+  cookieSecret?: string
+  /** The store key for a connected account. Default: the account's `id` from `GET /me`. */
+  key?: (request: Req, account: AccountInfo) => string | Promise<string>
+  /** Identifies the account from its new access token. Default: `GET {apiUrl}/me`. */
+  identify?: (accessToken: string) => Promise<AccountInfo>
+  /** Called once the tokens are stored. */
+  onConnected?: (connection: {
+    key: string
+    account: AccountInfo
+    record: TokenRecord
+    request: Req
+  }) => unknown
+  /** Called once the tokens are deleted. */
+  onDisconnected?: (connection: { key: string; request: Req }) => unknown
+  /** The key `/disconnect` deletes. Default: the account this browser connected (a signed cookie). */
+  disconnectKey?: (request: Req) => string | undefined | Promise<string | undefined>
+  /** Told of every error answer, for logging. */
+  onError?: (error: OAuthFlowError, request: Req) => unknown
+  /** Where to send the user after connecting or disconnecting, unless a safe `returnTo` was given. Default `/`. */
+  successRedirect?: string
+  /** How long a sign-in may take, in ms. Default 10 minutes. */
+  stateTtlMs?: number
+  /**
+   * Makes each sign-in's state single-use: its nonce is claimed once, on the first callback
+   * that presents it. Default: in this process's memory. Give a shared store (the same
+   * `DedupeStore` as webhook dedupe, over Redis or PostgreSQL) when callbacks can reach
+   * several instances.
+   */
+  stateStore?: DedupeStore
+  /**
+   * Whether cookies get `Secure`. Default: when `redirectUri` is `https:`, which is what the
+   * browser sees even when a TLS proxy forwards plain HTTP to the app. The same on every adapter,
+   * whatever the framework's trust-proxy setting.
+   */
+  secureCookies?: boolean
+  /**
+   * Origins allowed to `POST /disconnect`, besides the origin of `redirectUri`: a request must
+   * show one of them in `Origin` (or, without `Origin`, be `Sec-Fetch-Site: same-origin`).
+   */
+  allowedOrigins?: string[]
+  fetch?: FetchLike
+  timeoutMs?: number
+  /** Where the warning about a missing cookieSecret goes. Default `console`. */
+  logger?: { warn(message: string): void }
+}
+
+/** A request to the OAuth routes in plain data, as an adapter gives it. */
+export interface OAuthRequest<Req = unknown> {
+  method: string
+  /** Path relative to where the routes are mounted, with its query: `/login?returnTo=%2F`. */
+  path: string
+  headers: HeadersInput
+  /** Where the routes are mounted, e.g. `/auth/scheduling` (`''` at the root). */
+  mountPath: string
+  /** The framework's own request, handed to `key`, `disconnectKey` and the hooks. */
+  raw: Req
+}
+
+export interface OAuthResponse {
+  status: number
+  headers: Record<string, string | string[]>
+  body: string
+}
+
+/** The options checked, with every default applied, as the routes use them. */
+export interface RouteSettings<Req> {
+  options: OAuthRoutesOptions<Req>
+  oauth: OAuthClient
+  store: TokenStore
+  cookieSecret: string
+  stateTtl: number
+  states: DedupeStore
+  secure: boolean
+  /** Origins allowed to disconnect: the redirect URI's, and `allowedOrigins`. */
+  origins: ReadonlySet<string>
+  successRedirect: string
+  identify: (accessToken: string) => Promise<AccountInfo>
+}
+
+let warnedAboutSecret = false
+
+function cookieSecretOf(options: OAuthRoutesOptions<never>): string {
+  const secret = options.cookieSecret
+  if (secret === undefined || secret === '') {
+    if (!warnedAboutSecret) {
+      warnedAboutSecret = true
+      ;(options.logger ?? console).warn(
+        'schedulingOAuth: no cookieSecret was given, so a random one is used by this process. ' +
+          'Sign-ins in progress fail after a restart or on another process: set cookieSecret ' +
+          '(32+ random characters) in production.',
+      )
+    }
+    return randomToken(32)
+  }
+  if (secret.length < 16) {
+    throw new ConfigError(
+      'schedulingOAuth: cookieSecret must be at least 16 characters (32+ random ones are best).',
+    )
+  }
+  return secret
+}
+
+function originsOf(redirectUri: string, allowed: readonly string[] = []): Set<string> {
+  const origins = new Set([new URL(redirectUri).origin])
+  for (const origin of allowed) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(
+        `schedulingOAuth: allowedOrigins must hold origins such as "https://app.example.com", got "${String(origin).slice(0, 100)}".`,
+      )
+    }
+    origins.add(origin)
+  }
+  return origins
+}
+
+function checkStores(store: TokenStore, states: DedupeStore): void {
+  if (
+    typeof store?.get !== 'function' ||
+    typeof store.set !== 'function' ||
+    typeof store.delete !== 'function'
+  ) {
+    throw new ConfigError('schedulingOAuth: tokenStore must implement get, set and delete.')
+  }
+  if (typeof states.claim !== 'function' || typeof states.complete !== 'function') {
+    throw new ConfigError('schedulingOAuth: stateStore must implement claim, complete and release.')
+  }
+}
+
+/** Checks the options (throwing `ConfigError` with the fix) and applies the defaults. */
+export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): RouteSettings<Req> {
+  const oauth = createOAuthClient(options)
+  const stateTtl = options.stateTtlMs ?? 10 * 60 * 1000
+  const states = options.stateStore ?? new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl })
+  checkStores(options.tokenStore, states)
+  const cookieSecret = cookieSecretOf(options as OAuthRoutesOptions<never>)
+  const origins = originsOf(options.redirectUri, options.allowedOrigins)
+  const identify =
+    options.identify ??
+    ((accessToken: string) =>
+      createSchedulingClient({
+        baseUrl: options.apiUrl ?? options.authUrl,
+        token: accessToken,
+        fetch: options.fetch,
+        timeoutMs: options.timeoutMs,
+      }).me<AccountInfo>())
+  return {
+    options,
+    oauth,
+    store: options.tokenStore,
+    cookieSecret,
+    stateTtl,
+    states,
+    secure: options.secureCookies ?? new URL(options.redirectUri).protocol === 'https:',
+    origins,
+    successRedirect: options.successRedirect ?? '/',
+    identify,
+  }
+}

@@ -1,0 +1,10 @@
+/** The path the webhook handler answers, relative to where it is mounted. */
+export const DEFAULT_WEBHOOK_PATH = '/webhooks/scheduling'
+/** Largest webhook body accepted, in bytes: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/** How long a body may take to arrive once the headers have, in ms. */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000
+/** The header carrying `sha256=<hex>`. */
+export const DEFAULT_SIGNATURE_HEADER = 'x-service-signature'
+/** The header carrying the webhook id `wh_<id>`. */
+export const DEFAULT_WEBHOOK_ID_HEADER = 'x-service-webhook-id'

@@ -1,0 +1,84 @@
+import { WebhookError } from '../errors.js'
+import { isThenable } from '../thenable.js'
+import { duplicate, received, type WebhookResponse } from './answer.js'
+import type { AnyWebhookEvent } from './events.js'
+import type { Settings, WebhookQueue } from './options.js'
+import type { Received } from './receive.js'
+import type { HandlerRegistry, WebhookContext } from './registry.js'
+
+function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
+  return new WebhookError(
+    'queue_rejected',
+    `The queue did not accept ${event.type} (${event.id}); answered 503 so the service delivers it again.`,
+    { cause },
+  )
+}
+
+/** Hands the event to the queue or the handlers; a promise only when one of them is async. */
+function deliver(
+  { event, context }: Received,
+  queue: WebhookQueue | undefined,
+  registry: HandlerRegistry,
+): void | Promise<void> {
+  if (queue === undefined) return registry.dispatch(event, context)
+  let queued: unknown
+  try {
+    queued = queue.enqueue(event, context)
+  } catch (cause) {
+    throw enqueueFailed(event, cause)
+  }
+  if (isThenable(queued)) {
+    return Promise.resolve(queued).then(
+      () => {},
+      (cause) => {
+        throw enqueueFailed(event, cause)
+      },
+    )
+  }
+}
+
+/** The dedupe key of a delivery: the signed payload id, under the webhook id when that is signed too. */
+function dedupeKey(event: AnyWebhookEvent, context: WebhookContext, settings: Settings): string {
+  return settings.keyedByWebhookId ? `${context.webhookId ?? ''}:${event.id}` : event.id
+}
+
+/**
+ * Delivers a verified event once: claims its payload id in the dedupe store, runs the handlers
+ * (or enqueues), then marks it completed, or releases it for the retry when they failed. A
+ * retry of a completed event is answered 200 without running anything; one still being
+ * handled, 409.
+ */
+export async function deliverOnce(
+  delivery: Received,
+  settings: Settings,
+  registry: HandlerRegistry,
+): Promise<WebhookResponse> {
+  const { dedupe, queue } = settings
+  if (dedupe === undefined) {
+    const delivered = deliver(delivery, queue, registry)
+    if (delivered) await delivered
+    return received()
+  }
+  const { event } = delivery
+  const key = dedupeKey(event, delivery.context, settings)
+  const claimed = dedupe.claim(key)
+  const claim = isThenable(claimed) ? await claimed : claimed
+  if (claim === 'completed') return duplicate()
+  if (claim === 'in_progress') {
+    throw new WebhookError(
+      'delivery_in_progress',
+      `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
+    )
+  }
+  try {
+    const delivered = deliver(delivery, queue, registry)
+    if (delivered) await delivered
+  } catch (error) {
+    const released = dedupe.release(key)
+    if (isThenable(released)) await released
+    throw error
+  }
+  const completed = dedupe.complete(key)
+  if (isThenable(completed)) await completed
+  return received()
+}

@@ -1,0 +1,31 @@
+import type { WebhookHandler, WebhookRegistration } from './handler.js'
+
+/** Handler registration on an adapter's middleware; each method returns the middleware. */
+export interface WebhookMethods<Self> extends WebhookRegistration<Self> {
+  /** The core handler, for `dispatch()` from a queue consumer. */
+  readonly handler: WebhookHandler
+}
+
+/** Gives an adapter's middleware `on`, `onAny`, `onError` and `handler`, delegating to core. */
+export function attachWebhookMethods<Self extends WebhookMethods<Self>>(
+  target: object,
+  handler: WebhookHandler,
+): Self {
+  const self = target as Self
+  const methods: WebhookMethods<Self> = {
+    handler,
+    on(pattern, fn) {
+      handler.on(pattern, fn)
+      return self
+    },
+    onAny(fn) {
+      handler.onAny(fn)
+      return self
+    },
+    onError(fn) {
+      handler.onError(fn)
+      return self
+    },
+  }
+  return Object.assign(target, methods) as Self
+}

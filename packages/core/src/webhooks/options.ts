@@ -1,0 +1,130 @@
+import { ConfigError, type WebhookError } from '../errors.js'
+import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_SIGNATURE_HEADER,
+  DEFAULT_WEBHOOK_ID_HEADER,
+  DEFAULT_WEBHOOK_PATH,
+} from './defaults.js'
+import type { AnyWebhookEvent } from './events.js'
+import type { HandlerMap, WebhookContext, WebhookHandlerFn } from './registry.js'
+import { assertSecretSource, type SecretSource, staticSecrets } from './secrets.js'
+import type { HeaderNames } from './verify.js'
+
+/** A durable queue: the event is answered 200 once `enqueue` resolves, 503 if it rejects. */
+export interface WebhookQueue {
+  enqueue(event: AnyWebhookEvent, context: WebhookContext): unknown | Promise<unknown>
+}
+
+/** What `onError` learns: the delivery, as far as it got. */
+export interface WebhookErrorContext {
+  webhookId: string | undefined
+  /** The event, when the body was verified and parsed before the failure. */
+  event: AnyWebhookEvent | undefined
+}
+
+export type WebhookErrorFn = (
+  error: WebhookError,
+  context: WebhookErrorContext,
+) => unknown | Promise<unknown>
+
+export interface WebhookHandlerOptions extends HeaderNames {
+  /** The signing secret, several while rotating, or a lookup `(webhookId) => secret`. */
+  secret: SecretSource
+  /** The path answered, relative to where the handler is mounted. Default `/webhooks/scheduling`. */
+  path?: string
+  /** Handlers by event type or pattern: `{ 'event.created': fn, 'event.checkout.*': fn }`. */
+  on?: HandlerMap
+  /** Runs for every event, known or not. */
+  onAny?: WebhookHandlerFn
+  /** Told of every delivery answered with an error (for logging); cannot change the answer. */
+  onError?: WebhookErrorFn
+  /** Accept events into a durable queue instead of running handlers before answering. */
+  queue?: WebhookQueue
+  /** Remembers handled payload ids so retries run handlers once. Default: in memory. `false` turns it off. */
+  dedupe?: DedupeStore | false
+  /** Largest body accepted, in bytes; enforced while reading. Default 1 MiB. */
+  bodyLimit?: number
+  /** How long a body may take to arrive, in ms: past it, 408 and the connection is closed. Default 30 000. */
+  bodyTimeoutMs?: number
+}
+
+/** The options with every default applied, as the handler uses them. */
+export interface Settings {
+  secret: SecretSource
+  /** The usable secrets when `secret` is not a lookup, computed once. */
+  fixedSecrets: readonly string[] | undefined
+  path: string
+  limit: number
+  bodyTimeoutMs: number
+  dedupe: DedupeStore | undefined
+  /**
+   * Only a lookup by webhook id ties the id header to the signature: with a fixed secret the
+   * header is not covered by anything, so the dedupe key is the signed payload id alone.
+   */
+  keyedByWebhookId: boolean
+  signatureHeader: string
+  webhookIdHeader: string
+  queue: WebhookQueue | undefined
+}
+
+/** A request path without its query string or a trailing slash. */
+export function normalizePath(path: string): string {
+  if (path.length > 1 && path.indexOf('?') < 0 && !path.endsWith('/')) return path
+  const q = path.indexOf('?')
+  let p = q >= 0 ? path.slice(0, q) : path
+  if (p === '') p = '/'
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1)
+  return p
+}
+
+function positiveInteger(value: number | undefined, name: string, unit: string): void {
+  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+    throw new ConfigError(
+      `createWebhookHandler: ${name} must be a positive whole number of ${unit}.`,
+    )
+  }
+}
+
+function optionsOf(input: SecretSource | WebhookHandlerOptions): WebhookHandlerOptions {
+  const options =
+    typeof input === 'string' || typeof input === 'function' || Array.isArray(input)
+      ? { secret: input as SecretSource }
+      : (input as WebhookHandlerOptions | undefined)
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw new ConfigError('createWebhookHandler: pass the signing secret or an options object.')
+  }
+  return options
+}
+
+/** Checks the options (throwing `ConfigError` with the fix) and applies the defaults. */
+export function resolveSettings(input: SecretSource | WebhookHandlerOptions): Settings {
+  const options = optionsOf(input)
+  assertSecretSource(options.secret, 'createWebhookHandler')
+  if (
+    options.path !== undefined &&
+    (typeof options.path !== 'string' || !options.path.startsWith('/'))
+  ) {
+    throw new ConfigError(
+      `createWebhookHandler: path must start with "/", got "${String(options.path)}".`,
+    )
+  }
+  positiveInteger(options.bodyLimit, 'bodyLimit', 'bytes')
+  positiveInteger(options.bodyTimeoutMs, 'bodyTimeoutMs', 'milliseconds')
+  if (options.queue !== undefined && typeof options.queue?.enqueue !== 'function') {
+    throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
+  }
+  return {
+    secret: options.secret,
+    fixedSecrets: staticSecrets(options.secret),
+    path: normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH),
+    limit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    dedupe: options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore()),
+    keyedByWebhookId: typeof options.secret === 'function',
+    signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
+    webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
+    queue: options.queue,
+  }
+}

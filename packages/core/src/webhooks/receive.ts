@@ -1,0 +1,116 @@
+import { defaultProvider } from '../crypto/default.js'
+import { WebhookError } from '../errors.js'
+import { getHeader, type HeadersInput } from '../headers.js'
+import { isThenable } from '../thenable.js'
+import { type BodySource, bodyChanged, type FrameworkName, readBody, tooLarge } from './body.js'
+import { parseEnvelope } from './envelope.js'
+import type { AnyWebhookEvent } from './events.js'
+import type { Settings, WebhookErrorContext } from './options.js'
+import type { WebhookContext } from './registry.js'
+import { resolveSecrets } from './secrets.js'
+import { match } from './signature.js'
+import { rejectSignature, requireSignature } from './verify.js'
+
+/** A request in plain data, as an adapter gives it. */
+export interface WebhookRequest {
+  method: string
+  /** Path (a query string is ignored), relative to where the handler is mounted. */
+  path: string
+  headers: HeadersInput
+  /** The raw body or a stream of it. An object means a body parser got there first. */
+  body: BodySource | object
+  /** The adapter's framework, for advice in error messages. */
+  framework?: FrameworkName
+}
+
+/** A delivery whose signature is verified and whose envelope is parsed. */
+export interface Received {
+  event: AnyWebhookEvent
+  context: WebhookContext
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false
+  if (value === 'application/json') return true
+  const type = value.split(';', 1)[0]!.trim().toLowerCase()
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+/** Refuses, before any byte of the body is read, what the service never sends. */
+function checkRequestLine(request: WebhookRequest, settings: Settings): void {
+  if (request.method.toUpperCase() !== 'POST') {
+    throw new WebhookError('method_not_allowed', `Only POST is accepted on ${settings.path}.`)
+  }
+  if (!isJsonContentType(getHeader(request.headers, 'content-type'))) {
+    throw new WebhookError(
+      'unsupported_media_type',
+      'Webhooks are sent as application/json; this request has another content type.',
+    )
+  }
+  const encoding = getHeader(request.headers, 'content-encoding')
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    // The signature covers the bytes sent; a decoded body is not them.
+    throw new WebhookError(
+      'unsupported_media_type',
+      'Webhooks are sent without a Content-Encoding; the signature covers the bytes as sent.',
+    )
+  }
+}
+
+/** The body's bytes within the limits; bytes already at hand are used as they are. */
+function bytesOf(
+  request: WebhookRequest,
+  declared: number,
+  settings: Settings,
+): Uint8Array | Promise<Uint8Array> {
+  const raw = request.body
+  if (
+    raw instanceof Uint8Array &&
+    raw.length <= settings.limit &&
+    !(declared >= 0 && raw.length !== declared)
+  ) {
+    return raw
+  }
+  return readBody(raw, settings.limit, request.framework, settings.bodyTimeoutMs).then((body) => {
+    // Text or bytes a parser kept must be the bytes received: the same length at least.
+    if (
+      (typeof raw === 'string' || raw instanceof Uint8Array) &&
+      declared >= 0 &&
+      body.length !== declared
+    ) {
+      throw bodyChanged(declared, body.length, request.framework)
+    }
+    return body
+  })
+}
+
+/**
+ * Receives one delivery: checks the request, reads the body within the limits, verifies the
+ * signature over its bytes and parses the envelope. Throws a `WebhookError` for what it
+ * refuses; `state` learns the webhook id and the event as soon as they are known. Awaits only
+ * what is really asynchronous (a stream, a secret lookup, Web Crypto): each needless await
+ * costs a turn of the microtask queue.
+ */
+export async function receive(
+  request: WebhookRequest,
+  settings: Settings,
+  state: WebhookErrorContext,
+): Promise<Received> {
+  checkRequestLine(request, settings)
+  const declared = Number(getHeader(request.headers, 'content-length'))
+  if (declared > settings.limit) throw tooLarge(settings.limit)
+  const signature = requireSignature(request.headers, settings.signatureHeader)
+  const webhookId = getHeader(request.headers, settings.webhookIdHeader)
+  state.webhookId = webhookId
+  const read = bytesOf(request, declared, settings)
+  const body = read instanceof Uint8Array ? read : await read
+  const secrets =
+    settings.fixedSecrets ??
+    (await resolveSecrets(settings.secret, webhookId, settings.webhookIdHeader))
+  const matched = match(defaultProvider, body, signature, secrets)
+  const secretIndex = isThenable(matched) ? await matched : matched
+  if (secretIndex < 0) await rejectSignature(body, signature, secrets, settings.signatureHeader)
+  const event = parseEnvelope(body)
+  state.event = event
+  return { event, context: { webhookId, secretIndex, headers: request.headers } }
+}

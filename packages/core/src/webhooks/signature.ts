@@ -1,0 +1,118 @@
+import { fromHex, toBytes, toHexUpper } from '../bytes.js'
+import { defaultProvider } from '../crypto/default.js'
+import type { HmacProvider } from '../crypto/provider.js'
+
+/** The body as the service sent it: the raw bytes, or the exact string they decode to. */
+export type RawBody = string | Uint8Array
+
+/** One signing secret, or several while a secret is being rotated (the first that matches wins). */
+export type Secrets = string | readonly string[]
+
+const PREFIX = 'sha256='
+const DIGEST_BYTES = 32
+
+/** Computes the signature header value the service would send: `sha256=<UPPER-CASE HEX>`. */
+export async function signPayload(body: RawBody, secret: string): Promise<string> {
+  return signWith(defaultProvider, body, secret)
+}
+
+export async function signWith(
+  provider: HmacProvider,
+  body: RawBody,
+  secret: string,
+): Promise<string> {
+  return PREFIX + toHexUpper(await provider.sign(secret, toBytes(body)))
+}
+
+const HEX_DIGEST = /^[0-9a-fA-F]{64}$/
+/** HTTP's optional white space around a field value: spaces and tabs only (RFC 9110, 5.6.3). */
+const OWS = /^[ \t]+|[ \t]+$/g
+
+/**
+ * The digest part of a signature header, lower-cased: `sha256=` is optional, hex may be in
+ * either case, surrounding spaces and tabs are ignored (other white space, such as a no-break space,
+ * is not HTTP's and refuses the header). `undefined` unless it is 64 ASCII hex
+ * digits (full-width or other look-alike digits are refused in every build).
+ */
+function signatureHex(header: string): string | undefined {
+  // Fast path: the exact form the service sends.
+  let hex =
+    header.length === PREFIX.length + DIGEST_BYTES * 2 && header.startsWith(PREFIX)
+      ? header.slice(PREFIX.length)
+      : header.replace(OWS, '')
+  if (hex.length !== DIGEST_BYTES * 2) {
+    if (hex.slice(0, PREFIX.length).toLowerCase() !== PREFIX) return undefined
+    hex = hex.slice(PREFIX.length)
+  }
+  return HEX_DIGEST.test(hex) ? hex.toLowerCase() : undefined
+}
+
+/** Parses a signature header into the 32 digest bytes; `undefined` when it is not a SHA-256 digest. */
+export function parseSignatureHeader(header: string): Uint8Array | undefined {
+  const hex = signatureHex(header)
+  return hex === undefined ? undefined : fromHex(hex)
+}
+
+/**
+ * The one signature check: the index of the first secret whose HMAC of the body is the
+ * header's digest, or -1 (also when the header is not a SHA-256 digest). A number where the
+ * provider answers synchronously (node:crypto), a promise where it cannot (Web Crypto), so
+ * the hot path pays no turn of the microtask queue on Node. Throws a `TypeError` when the body
+ * is neither a string nor bytes.
+ */
+export function match(
+  provider: HmacProvider,
+  body: RawBody,
+  header: string | null | undefined,
+  secrets: Secrets,
+): number | Promise<number> {
+  const hex = typeof header === 'string' ? signatureHex(header) : undefined
+  if (hex === undefined) return -1
+  return matchFrom(provider, toBytes(body), hex, secrets, 0)
+}
+
+function matchFrom(
+  provider: HmacProvider,
+  data: Uint8Array,
+  hex: string,
+  secrets: Secrets,
+  start: number,
+): number | Promise<number> {
+  const count = typeof secrets === 'string' ? 1 : secrets.length
+  for (let i = start; i < count; i++) {
+    const secret = typeof secrets === 'string' ? secrets : secrets[i]
+    if (typeof secret !== 'string' || secret === '') continue
+    const verified = provider.verify(secret, data, hex)
+    if (verified === true) return i
+    if (verified !== false) {
+      return verified.then((yes) => (yes ? i : matchFrom(provider, data, hex, secrets, i + 1)))
+    }
+  }
+  return -1
+}
+
+/**
+ * Checks the signature header against the body with each secret in turn, in constant time.
+ * Resolves to the index of the secret that matched, or -1 when none did (or the header is
+ * not a SHA-256 digest).
+ */
+export async function matchSignature(
+  body: RawBody,
+  header: string | null | undefined,
+  secrets: Secrets,
+): Promise<number> {
+  return match(defaultProvider, body, header, secrets)
+}
+
+/**
+ * True when the header (`sha256=<hex>`, either case, prefix optional) is the HMAC-SHA256 of
+ * the body under one of the secrets. Compares in constant time. Use `matchSignature` to learn
+ * which secret matched.
+ */
+export async function verifySignature(
+  body: RawBody,
+  header: string | null | undefined,
+  secrets: Secrets,
+): Promise<boolean> {
+  return (await match(defaultProvider, body, header, secrets)) >= 0
+}

@@ -1,0 +1,151 @@
+// The exact public surface of each entry point, types and values alike, read from the built
+// declarations. Adding or dropping a public name is a decision: change the list here with it.
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { exportedNames } from '../../../internal/conformance/src/exports.js'
+
+const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
+
+const ROOT = [
+  // Receiving webhooks
+  'ConstructEventOptions',
+  'constructEvent',
+  'createWebhookHandler',
+  'EventPattern',
+  'EventPrefixPattern',
+  'EventsMatching',
+  'HandlerMap',
+  'HeadersInput',
+  'SecretSource',
+  'WebhookContext',
+  'WebhookErrorContext',
+  'WebhookErrorFn',
+  'WebhookHandler',
+  'WebhookHandlerFn',
+  'WebhookHandlerOptions',
+  'WebhookQueue',
+  'WebhookRegistration',
+  'WebhookRequest',
+  'WebhookResponse',
+  // Retries and duplicates
+  'ClaimResult',
+  'DedupeStore',
+  'EarlyEviction',
+  'MemoryDedupeStore',
+  'MemoryDedupeStoreOptions',
+  // Signatures
+  'matchSignature',
+  'RawBody',
+  'Secrets',
+  'signPayload',
+  'verifySignature',
+  // Events
+  'AnyWebhookEvent',
+  'CustomWebhookPayloads',
+  'DefaultWebhookPayloads',
+  'EVENT_TYPES',
+  'EventAttendee',
+  'EventConferencing',
+  'EventResource',
+  'EventState',
+  'isEventType',
+  'isKnownEventType',
+  'OpenRecord',
+  'PayloadId',
+  'parseEnvelope',
+  'SchedulingLink',
+  'UnknownWebhookEvent',
+  'WebhookEvent',
+  'WebhookEventType',
+  'WebhookPayload',
+  // Connecting accounts
+  'createOAuthClient',
+  'createOAuthRoutes',
+  'OAuthClient',
+  'OAuthClientOptions',
+  'OAuthRequest',
+  'OAuthResponse',
+  'OAuthRoutes',
+  'OAuthRoutesOptions',
+  'readConnectedKey',
+  // Tokens
+  'AccountInfo',
+  'createTokenManager',
+  'GetTokenOptions',
+  'MemoryTokenStore',
+  'MemoryTokenStoreOptions',
+  'TokenManager',
+  'TokenManagerOptions',
+  'TokenRecord',
+  'TokenSet',
+  'TokenState',
+  'TokenStatus',
+  'TokenStore',
+  // Calling the API
+  'createSchedulingClient',
+  'FetchLike',
+  'SchedulingClient',
+  'SchedulingClientOptions',
+  'SchedulingUser',
+  // Errors
+  'ApiError',
+  'ClientErrorCode',
+  'ConfigError',
+  'ConfigErrorCode',
+  'InvalidResponseError',
+  'isOAuthFlowError',
+  'isSchedulingError',
+  'isTransientError',
+  'isWebhookError',
+  'NetworkError',
+  'NotConnectedError',
+  'OAUTH_FLOW_ERROR_STATUS',
+  'OAuthError',
+  'OAuthFlowError',
+  'OAuthFlowErrorCode',
+  'ReauthorizationRequiredError',
+  'SchedulingError',
+  'SchedulingErrorCode',
+  'StaleWriteError',
+  'TimeoutError',
+  'WEBHOOK_ERROR_STATUS',
+  'WebhookError',
+  'WebhookErrorCode',
+]
+
+const ADAPTER = [
+  'attachWebhookMethods',
+  'BodySource',
+  'FrameworkName',
+  'getHeader',
+  'payloadTooLargeError',
+  'readBody',
+  'WebhookMethods',
+]
+
+describe('public surface', () => {
+  it('@scheduling-kit/core exports exactly what apps call', () => {
+    expect(exportedNames(dist('index.d.ts'))).toEqual([...ROOT].sort())
+    expect(exportedNames(dist('index.d.cts'))).toEqual([...ROOT].sort())
+  })
+
+  it('@scheduling-kit/core/adapter exports exactly the adapter plumbing, none of it at the root', () => {
+    expect(exportedNames(dist('adapter.d.ts'))).toEqual([...ADAPTER].sort())
+    expect(exportedNames(dist('adapter.d.cts'))).toEqual([...ADAPTER].sort())
+    for (const name of ADAPTER) expect(ROOT).not.toContain(name)
+  })
+
+  it('the values of each built entry are the declared ones (ESM and CJS, both builds)', async () => {
+    const values = (module: object) => Object.keys(module).sort()
+    const declared = async (file: string) => {
+      const all = exportedNames(dist(file))
+      const module = await import(dist(file.replace('.d.ts', '.js')))
+      return all.filter((name) => name in module).sort()
+    }
+    for (const entry of ['index', 'adapter']) {
+      const expected = await declared(`${entry}.d.ts`)
+      expect(values(await import(dist(`${entry}.js`)))).toEqual(expected)
+      expect(values(await import(dist(`${entry}.node.js`)))).toEqual(expected)
+    }
+  })
+})

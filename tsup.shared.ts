@@ -1,0 +1,14 @@
+import type { Options } from 'tsup'
+
+/**
+ * Settings every published package's build starts from: `src/index.ts` as dual ESM + CJS with
+ * types and source maps. A package's tsup.config.ts spreads it and says only what differs.
+ */
+export const library: Options = {
+  entry: ['src/index.ts'],
+  format: ['esm', 'cjs'],
+  dts: true,
+  target: 'es2022',
+  platform: 'node',
+  sourcemap: true,
+}
