@@ -1,13 +1,20 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import {
+  type ClientErrorCode,
   ConfigError,
+  type ConfigErrorCode,
+  isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
+  OAUTH_FLOW_ERROR_STATUS,
   OAuthError,
+  OAuthFlowError,
+  type OAuthFlowErrorCode,
   SchedulingError,
   serverText,
   WEBHOOK_ERROR_STATUS,
   WebhookError,
+  type WebhookErrorCode,
 } from '../src/errors.js'
 
 describe('errors', () => {
@@ -70,5 +77,52 @@ describe('serverText', () => {
     expect(error.errorDescription!.length).toBeLessThanOrEqual(200)
     expect(error.message).not.toMatch(/[\r\n]/)
     expect(error.message.length).toBeLessThan(300)
+  })
+})
+
+describe('one code, one class', () => {
+  const webhookCodes = Object.keys(WEBHOOK_ERROR_STATUS) as WebhookErrorCode[]
+  const flowCodes = Object.keys(OAUTH_FLOW_ERROR_STATUS) as OAuthFlowErrorCode[]
+  const clientCodes: ClientErrorCode[] = [
+    'oauth_error',
+    'network_error',
+    'timeout',
+    'invalid_response',
+    'api_error',
+    'not_connected',
+    'reauthorization_required',
+    'stale_write',
+  ]
+
+  it('no code is in two tables', () => {
+    const all = [...webhookCodes, ...flowCodes, ...clientCodes, 'invalid_options']
+    expect(new Set(all).size).toBe(all.length)
+  })
+
+  it('the guards answer for their own class only, whatever the code', () => {
+    for (const code of flowCodes) {
+      const error = new OAuthFlowError(code, 'x')
+      expect(isWebhookError(error)).toBe(false)
+      expect(isOAuthFlowError(error, code)).toBe(true)
+    }
+    for (const code of webhookCodes) {
+      const error = new WebhookError(code, 'x')
+      expect(isOAuthFlowError(error)).toBe(false)
+      expect(isWebhookError(error, code)).toBe(true)
+    }
+    // A code that is only a property every object inherits is no code of either table.
+    for (const code of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      const odd = new SchedulingError(code, 'x')
+      expect(isWebhookError(odd)).toBe(false)
+      expect(isOAuthFlowError(odd)).toBe(false)
+    }
+  })
+
+  it('types: the code unions do not overlap', () => {
+    type Overlap =
+      | Extract<WebhookErrorCode, OAuthFlowErrorCode | ClientErrorCode | ConfigErrorCode>
+      | Extract<OAuthFlowErrorCode, ClientErrorCode | ConfigErrorCode>
+      | Extract<ClientErrorCode, ConfigErrorCode>
+    expectTypeOf<Overlap>().toEqualTypeOf<never>()
   })
 })

@@ -1,9 +1,12 @@
+import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
-import { describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { escapingPath } from '../../../internal/conformance/src/escape.js'
+import { isOAuthFlowError, isWebhookError, OAuthFlowError } from '../src/errors.js'
 import { readSignedCookie, signCookie } from '../src/oauth/cookies.js'
+import type { OAuthResponse, OAuthRoutesOptions } from '../src/oauth/options.js'
 import { safeReturnTo } from '../src/oauth/redirect.js'
-import { createOAuthRoutes } from '../src/oauth/routes.js'
+import { createOAuthRoutes, type OAuthRoutes } from '../src/oauth/routes.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 
 describe('safeReturnTo', () => {
@@ -139,5 +142,142 @@ describe('createOAuthRoutes', () => {
     const request = { method: 'GET', headers: {}, mountPath: '', raw: undefined }
     expect(await routes.handle({ ...request, path: '/other' })).toBeUndefined()
     expect(await routes.handle({ ...request, path: '/login/extra' })).toBeUndefined()
+  })
+})
+
+describe('each failure of the OAuth routes has its own code', () => {
+  const redirectUri = 'http://127.0.0.1:9/auth/scheduling/callback'
+  let server: TokenServer
+  beforeAll(async () => {
+    server = await startTokenServer({ redirectUri })
+  })
+  afterAll(() => server.close())
+
+  const options = (extra: Partial<OAuthRoutesOptions<{ user: string }>> = {}) => ({
+    clientId: 'client-123',
+    clientSecret: 'client-secret-xyz',
+    redirectUri,
+    authUrl: server.url,
+    tokenStore: new MemoryTokenStore(),
+    cookieSecret: 'c'.repeat(32),
+    ...extra,
+  })
+  const request = (method: string, path: string, headers: Record<string, string> = {}) => ({
+    method,
+    path,
+    headers: { accept: 'application/json', origin: 'http://127.0.0.1:9', ...headers },
+    mountPath: '/auth/scheduling',
+    raw: { user: 'u1' },
+  })
+
+  /** Runs a whole sign-in: /login, then /callback with a code the server issued. */
+  async function signIn(routes: OAuthRoutes<{ user: string }>) {
+    const login = await routes.handle(request('GET', '/login'))
+    const cookie = String(login!.headers['set-cookie']).split(';')[0]!
+    const state = new URL(String(login!.headers.location)).searchParams.get('state')!
+    const code = server.issueCode('acct_1', redirectUri)
+    return routes.handle(request('GET', `/callback?code=${code}&state=${state}`, { cookie }))
+  }
+  const code = (answer: OAuthResponse | undefined) => JSON.parse(answer!.body).error?.code
+
+  it('key_failed when the key option throws; nothing is stored', async () => {
+    const tokenStore = new MemoryTokenStore()
+    const routes = createOAuthRoutes(
+      options({
+        tokenStore,
+        key: () => {
+          throw new Error('no tenant')
+        },
+      }),
+    )
+    const answer = await signIn(routes)
+    expect([answer!.status, code(answer)]).toEqual([500, 'key_failed'])
+    expect(await tokenStore.get('acct_1')).toBeUndefined()
+  })
+
+  it('key_failed, not identify_failed, when the key option gives no key', async () => {
+    const routes = createOAuthRoutes(options({ key: async () => '' }))
+    expect(code(await signIn(routes))).toBe('key_failed')
+  })
+
+  it('connected_hook_failed when onConnected throws, and the tokens stay stored', async () => {
+    const tokenStore = new MemoryTokenStore()
+    const seen: unknown[] = []
+    const routes = createOAuthRoutes(
+      options({
+        tokenStore,
+        onConnected: async () => {
+          throw new Error('crm down')
+        },
+        onError: (error) => seen.push(error.cause),
+      }),
+    )
+    const answer = await signIn(routes)
+    expect([answer!.status, code(answer)]).toEqual([500, 'connected_hook_failed'])
+    expect((await tokenStore.get('acct_1'))?.accessToken).toBeTypeOf('string')
+    expect(String(seen[0])).toMatch(/crm down/)
+  })
+
+  it('store_failed when the token store refuses the tokens', async () => {
+    const tokenStore = new MemoryTokenStore()
+    tokenStore.set = async () => {
+      throw new Error('disk full')
+    }
+    expect(code(await signIn(createOAuthRoutes(options({ tokenStore }))))).toBe('store_failed')
+  })
+
+  it('state_store_failed when the state store fails, state_used on a replay', async () => {
+    const broken = createOAuthRoutes(
+      options({
+        stateStore: {
+          claim: () => Promise.reject(new Error('redis down')),
+          complete: () => {},
+          release: () => {},
+        },
+      }),
+    )
+    expect(code(await signIn(broken))).toBe('state_store_failed')
+  })
+
+  it('disconnect: disconnect_key_failed, nothing_to_disconnect, disconnected_hook_failed', async () => {
+    const failing = createOAuthRoutes(
+      options({
+        disconnectKey: () => {
+          throw new Error('session store down')
+        },
+      }),
+    )
+    expect(code(await failing.handle(request('POST', '/disconnect')))).toBe('disconnect_key_failed')
+    const none = createOAuthRoutes(options())
+    const nothing = await none.handle(request('POST', '/disconnect'))
+    expect([nothing!.status, code(nothing)]).toEqual([401, 'nothing_to_disconnect'])
+    const tokenStore = new MemoryTokenStore()
+    await tokenStore.set('acct_1', { accessToken: 'a', refreshToken: 'r', expiresAt: 1 })
+    const hooked = createOAuthRoutes(
+      options({
+        tokenStore,
+        disconnectKey: () => 'acct_1',
+        onDisconnected: () => {
+          throw new Error('audit log down')
+        },
+      }),
+    )
+    expect(code(await hooked.handle(request('POST', '/disconnect')))).toBe(
+      'disconnected_hook_failed',
+    )
+    expect(await tokenStore.get('acct_1')).toBeUndefined()
+  })
+
+  it('route_method_not_allowed, with Allow, for another method than the route’s', async () => {
+    const routes = createOAuthRoutes(options())
+    const answer = await routes.handle(request('HEAD', '/callback'))
+    expect([answer!.status, code(answer), answer!.headers.allow]).toEqual([
+      405,
+      'route_method_not_allowed',
+      'GET',
+    ])
+    const error = new OAuthFlowError('route_method_not_allowed', 'x')
+    expect(isOAuthFlowError(error, 'route_method_not_allowed')).toBe(true)
+    expect(isWebhookError(error)).toBe(false)
   })
 })
