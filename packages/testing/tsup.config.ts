@@ -4,7 +4,11 @@ import { library } from '../../tsup.shared.js'
 export default defineConfig([
   // The fake service's OAuth side (@scheduling-kit/fake-auth, private, shared with core's tests)
   // is bundled in: users install nothing more.
-  { ...library, noExternal: ['@scheduling-kit/fake-auth'] },
+  {
+    ...library,
+    noExternal: ['@scheduling-kit/fake-auth'],
+    dts: { resolve: ['@scheduling-kit/fake-auth'] },
+  },
   {
     ...library,
     entry: ['src/cli.ts'],

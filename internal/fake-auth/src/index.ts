@@ -24,7 +24,67 @@ export interface AuthServiceOptions {
 
 export type AuthorizeMode = 'consent' | 'approve' | 'deny'
 /** A failure to answer with: a status, a malformed page, no answer, or an answer of your own. */
-type Failure = 500 | 503 | 'malformed' | 'hang' | { status: number; body: unknown }
+export type AuthFailure = 500 | 503 | 'malformed' | 'hang' | { status: number; body: unknown }
+type Failure = AuthFailure
+
+/** How many requests of each kind the server has answered. */
+export interface AuthCounters {
+  authorize: number
+  exchange: number
+  refresh: number
+  refreshOk: number
+  reuse: number
+  revoked: number
+  me: number
+}
+
+/** A token endpoint answer (section 2.3 of the spec). */
+export interface TokenResponseBody {
+  access_token: string
+  refresh_token: string
+  expires_in: number
+  token_type: string
+}
+
+/** The fake authorization server: its endpoints, counters and controls for tests. */
+export interface AuthService {
+  readonly clientId: string
+  readonly clientSecret: string
+  readonly counters: AuthCounters
+  /** Every token request received, oldest first. */
+  readonly tokenRequests: TokenRequest[]
+  /** The account an `Authorization: Bearer` value belongs to, if it is valid now. */
+  accountOf(authorization: string | undefined): string | undefined
+  /** Answers the service's OAuth and `/me` paths; `false` for any other. */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+  /** A code, as if the user approved on the consent page. */
+  issueCode(account?: string, forRedirect?: string): string
+  /** Tokens for an account, as if a code had been exchanged. */
+  grant(account?: string): TokenResponseBody
+  /** Accepts one more redirect URI at the consent page and the token endpoint. */
+  allowRedirectUri(uri: string): void
+  /** How the consent page answers, and for which account it approves. */
+  setAuthorize(mode: AuthorizeMode, account?: string): void
+  /** A personal access token for an account. */
+  addPersonalAccessToken(value: string, account: string): void
+  /** The next token requests fail this way, in order. */
+  failNext(...modes: AuthFailure[]): void
+  /**
+   * Delays token answers: every request before it is looked at (`every`, the default), or
+   * only successful refreshes after the refresh token is spent (`success`).
+   */
+  setLatency(ms: number, on?: 'every' | 'success'): void
+  setExpiresIn(seconds: number): void
+  /** Makes one access token, or every access token of an account, expire now. */
+  expireAccessToken(tokenOrAccount: string): void
+  /** Revokes every grant of an account: its refresh and access tokens stop working. */
+  revokeGrant(account: string): void
+  isRevoked(refreshToken: string): boolean
+  /** Whether a refresh token would be accepted now: known, unspent, its family not revoked. */
+  isRefreshTokenValid(refreshToken: string): boolean
+  /** Ends answers held by `failNext('hang')`. */
+  releaseHanging(): void
+}
 
 interface Family {
   account: string
@@ -75,7 +135,7 @@ async function readText(req: IncomingMessage, limit = 64 * 1024): Promise<string
  * consent page, personal access tokens, counters, injectable latency and failures.
  * `handle(req, res)` answers its own paths and resolves to `false` for any other.
  */
-export function createAuthService(options: AuthServiceOptions = {}) {
+export function createAuthService(options: AuthServiceOptions = {}): AuthService {
   const clientId = options.clientId ?? 'client-123'
   const clientSecret = options.clientSecret ?? 'client-secret-xyz'
   const redirectUris = new Set(options.redirectUris ?? ['http://127.0.0.1:9/callback'])
@@ -367,7 +427,6 @@ export function createAuthService(options: AuthServiceOptions = {}) {
   }
 }
 
-export type AuthService = ReturnType<typeof createAuthService>
 
 /** The auth service alone on a loopback port, for tests. */
 export async function startTokenServer(

@@ -1,8 +1,11 @@
 export type {
+  AuthCounters,
+  AuthFailure,
   AuthorizeMode,
   AuthService,
   TokenRequest,
-} from '../../../internal/fake-auth/src/index.js'
+  TokenResponseBody,
+} from '@scheduling-kit/fake-auth'
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type AnyWebhookEvent, EVENT_TYPES } from '@scheduling-kit/core'
-import { type AuthService, createAuthService } from '../../../internal/fake-auth/src/index.js'
+import { type AuthService, createAuthService } from '@scheduling-kit/fake-auth'
 import { createTestEvent, type TestEventOverrides } from './events.js'
 import { signedRequest } from './sign.js'
 
@@ -61,6 +61,41 @@ export interface DeliveryAttempt {
   retryAt?: string
 }
 
+/** The fake service, running: its addresses, its OAuth side, and controls for tests. */
+export interface FakeSchedulingService {
+  /** Its address, `http://127.0.0.1:<port>`. */
+  readonly url: string
+  /** The authorization server's address (`authUrl` of the OAuth options). */
+  readonly authUrl: string
+  /** The API's address with its `/v1` prefix (`apiUrl` / `baseUrl`). */
+  readonly apiUrl: string
+  readonly clientId: string
+  readonly clientSecret: string
+  /** OAuth controls: `setAuthorize`, `failNext`, `setLatency`, `counters`, `tokenRequests`, ... */
+  readonly auth: AuthService
+  /** Registers a webhook (a fresh secret unless one is given). */
+  registerWebhook(input: { url: string; secret?: string; events?: string[]; id?: string }): Webhook
+  /**
+   * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
+   * registered with a fresh secret. Returns the settings the app needs.
+   */
+  connectApp(publicUrl: string, paths?: { callback?: string; webhook?: string }): AppSettings
+  /** Sends an event of `type` to every webhook subscribed to it; retries failed deliveries. */
+  trigger(
+    type: string,
+    overrides?: TestEventOverrides & { webhookId?: string },
+  ): Promise<{ event: AnyWebhookEvent; deliveries: DeliveryAttempt[] }>
+  allowRedirectUri(uri: string): void
+  /** Makes one access token, or all of an account's, expire now. */
+  expireToken(tokenOrAccount: string): void
+  revokeGrant(account: string): void
+  /** Every delivery attempt so far, oldest first. */
+  deliveries(): readonly DeliveryAttempt[]
+  /** Resolves when no delivery is in flight or waiting for a retry. */
+  idle(): Promise<void>
+  close(): Promise<void>
+}
+
 const id = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`
 const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ESC[c]!)
@@ -89,7 +124,9 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
  * (`/v1/me`, `/me`), and webhooks signed and retried like the real ones, with a control API
  * (`/_control/...`) and a dashboard (`/`) for tests, the CLI and people.
  */
-export async function startFakeSchedulingService(options: FakeSchedulingServiceOptions = {}) {
+export async function startFakeSchedulingService(
+  options: FakeSchedulingServiceOptions = {},
+): Promise<FakeSchedulingService> {
   const auth: AuthService = createAuthService({
     clientId: options.clientId,
     clientSecret: options.clientSecret,
@@ -352,4 +389,3 @@ export async function startFakeSchedulingService(options: FakeSchedulingServiceO
   }
 }
 
-export type FakeSchedulingService = Awaited<ReturnType<typeof startFakeSchedulingService>>
