@@ -1,9 +1,5 @@
 import { createHmac } from 'node:crypto'
-import {
-  MemoryDedupeStore,
-  parseEnvelope,
-  verifySignature,
-} from '@scheduling-kit/core'
+import { MemoryDedupeStore, parseEnvelope, verifySignature } from '@scheduling-kit/core'
 import { type Case, measure, ratio, type Target, table } from './harness.js'
 
 /**

@@ -7,7 +7,7 @@ export default defineConfig([
   {
     ...library,
     noExternal: ['@scheduling-kit/fake-auth'],
-    dts: { resolve: ['@scheduling-kit/fake-auth'] },
+    dts: { resolve: [/^@scheduling-kit\/fake-auth/] },
   },
   {
     ...library,

@@ -23,6 +23,32 @@ export interface AppSetup {
   parser: ParserPlacement
   /** Options for the OAuth router, mounted at `/auth/scheduling`. */
   oauth: OAuthRoutesOptions
+  /**
+   * Where the app's framework-level error handler records the message of every error it
+   * receives (Express error middleware, Koa's `error` event, Fastify's `setErrorHandler`,
+   * h3's `onError`), answering 500 itself.
+   */
+  frameworkErrors: string[]
+}
+
+/** The header that makes writing the answer to a request fail: see `failWritesWhenAsked`. */
+export const FAIL_WRITE_HEADER = 'x-test-fail-write'
+
+/**
+ * For a request carrying `FAIL_WRITE_HEADER`, makes the first `writeHead` of its Node response
+ * throw `write failed`, as writing to a socket that broke would; later calls write normally.
+ * Each harness calls it first thing on every request, the framework's way.
+ */
+export function failWritesWhenAsked(
+  headers: Record<string, string | string[] | undefined>,
+  res: { writeHead: (...args: never[]) => unknown },
+): void {
+  if (headers[FAIL_WRITE_HEADER] === undefined) return
+  const original = res.writeHead
+  res.writeHead = (() => {
+    res.writeHead = original
+    throw new Error('write failed')
+  }) as typeof res.writeHead
 }
 
 /**
@@ -34,6 +60,8 @@ export interface AppSetup {
  * - the webhooks middleware with `setup.webhooks` (under `setup.prefix`), `setup.configure`
  *   applied to it;
  * - the OAuth router with `setup.oauth`, at `/auth/scheduling`;
+ * - first of all, `failWritesWhenAsked` on every request, and last, an error handler that
+ *   records into `setup.frameworkErrors`;
  * - the framework's own 404 for everything else.
  */
 export interface AdapterHarness {
@@ -49,5 +77,11 @@ export interface AdapterHarness {
   parsedBefore: 'raw' | 'body_parsed'
   /** Whether handlers can be added with `.on()` on what the adapter returns. */
   configurable: boolean
+  /**
+   * Who writes the answer on the socket: the framework, through the adapter (Express, Koa,
+   * Fastify), or the server after the framework returned a `Response` (h3 on Node: srvx, which
+   * reports its own write failures and closes the connection).
+   */
+  answerWrittenBy: 'framework' | 'server'
   start(port: number, setup: AppSetup): Promise<{ close(): Promise<void> }>
 }

@@ -1,3 +1,9 @@
-export type { AdapterHarness, AppSetup, ParserPlacement } from './harness.js'
-export { runConformance } from './suite.js'
 export { ADAPTER_REEXPORTS, exportedNames } from './exports.js'
+export {
+  type AdapterHarness,
+  type AppSetup,
+  FAIL_WRITE_HEADER,
+  failWritesWhenAsked,
+  type ParserPlacement,
+} from './harness.js'
+export { runConformance } from './suite.js'

@@ -9,6 +9,7 @@ import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { defineAttackCases } from './attacks.js'
 import type { AdapterHarness, AppSetup, ParserPlacement } from './harness.js'
+import { FAIL_WRITE_HEADER } from './harness.js'
 import { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
 
 export const SECRET = 'conformance-secret'
@@ -23,6 +24,7 @@ export interface Started {
   errors: string[]
   store: MemoryTokenStore
   connected: string[]
+  frameworkErrors: string[]
 }
 
 export interface StartOptions {
@@ -66,10 +68,12 @@ export function runConformance(harness: AdapterHarness): void {
     const contexts: Array<string | undefined> = []
     const errors: string[] = []
     const connected: string[] = []
+    const frameworkErrors: string[] = []
     const store = new MemoryTokenStore()
     const redirectUri = `${base}/auth/scheduling/callback`
     auth.allowRedirectUri(redirectUri)
     const setup: AppSetup = {
+      frameworkErrors,
       prefix: options.prefix ?? '',
       parser: options.parser ?? defaultParser,
       configure: options.configure,
@@ -104,6 +108,7 @@ export function runConformance(harness: AdapterHarness): void {
       errors,
       store,
       connected,
+      frameworkErrors,
     }
   }
 
@@ -301,6 +306,34 @@ export function runConformance(harness: AdapterHarness): void {
   })
 
   describe(`${harness.name}: the rest of the app`, () => {
+    it('an error while writing an answer reaches the framework’s error path, and the app keeps serving', async () => {
+      const app = await start()
+      const failing = { [FAIL_WRITE_HEADER]: '1' }
+      const body = envelope()
+      const status = (answer: Promise<Answer>) =>
+        answer.then(
+          (res) => res.status,
+          () => 'closed',
+        )
+      const hook = status(deliver(app.hook, body, { headers: failing }))
+      if (harness.answerWrittenBy === 'framework') {
+        expect(await hook).toBe(500)
+        expect(app.frameworkErrors).toEqual(['write failed'])
+      } else {
+        // The server writes what the framework returned, and ends a request it failed to answer.
+        expect([500, 'closed']).toContain(await hook)
+      }
+      // The event was handled before the answer failed: the retry is a duplicate.
+      expect(app.events).toHaveLength(1)
+      expect((await deliver(app.hook, body)).json).toEqual({ received: true, duplicate: true })
+      const login = status(request(`${app.base}/auth/scheduling/login`, { headers: failing }))
+      if (harness.answerWrittenBy === 'framework') {
+        expect(await login).toBe(500)
+        expect(app.frameworkErrors).toEqual(['write failed', 'write failed'])
+      } else expect([500, 'closed']).toContain(await login)
+      expect((await request(`${app.base}/app/ping`)).json).toEqual({ pong: true })
+    })
+
     it('passes other routes and methods through untouched', async () => {
       const app = await start()
       expect((await request(`${app.base}/app/ping`)).json).toEqual({ pong: true })

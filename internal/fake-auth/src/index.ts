@@ -427,7 +427,6 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
   }
 }
 
-
 /** The auth service alone on a loopback port, for tests. */
 export async function startTokenServer(
   options: AuthServiceOptions & { redirectUri?: string } = {},

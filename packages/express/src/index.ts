@@ -76,8 +76,23 @@ function bodyOf(req: Request): BodySource | object {
   return typeof body === 'string' || body instanceof Uint8Array ? body : ((body as object) ?? {})
 }
 
-function send(res: Response, answer: WebhookResponse | OAuthResponse): void {
-  res.writeHead(answer.status, answer.headers).end(answer.body)
+/**
+ * Writes core's answer, or passes on when there is none. An error while writing (a broken
+ * socket, headers already sent by an earlier middleware) goes to Express's error path, never
+ * to an unhandled rejection.
+ */
+function answerWith(
+  res: Response,
+  next: NextFunction,
+): (answer: WebhookResponse | OAuthResponse | undefined) => void {
+  return (answer) => {
+    if (answer === undefined) return next()
+    try {
+      res.writeHead(answer.status, answer.headers).end(answer.body)
+    } catch (error) {
+      next(error)
+    }
+  }
 }
 
 /**
@@ -97,7 +112,7 @@ export function schedulingWebhooks(
         body: bodyOf(req),
         framework: 'express',
       })
-      .then((answer) => (answer ? send(res, answer) : next()), next)
+      .then(answerWith(res, next), next)
   }) as Middleware
   return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
 }
@@ -117,7 +132,7 @@ export function schedulingOAuth(options: OAuthRoutesOptions<Request>): Schedulin
         mountPath: req.baseUrl,
         raw: req,
       })
-      .then((answer) => (answer ? send(res, answer) : next()), next)
+      .then(answerWith(res, next), next)
   }) as SchedulingOAuthMiddleware
   return Object.assign(middleware, {
     routes,

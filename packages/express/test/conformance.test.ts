@@ -1,5 +1,9 @@
 import type { Server } from 'node:http'
-import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import {
+  type AdapterHarness,
+  failWritesWhenAsked,
+  runConformance,
+} from '@scheduling-kit/conformance'
 import express5 from 'express'
 // Express 4 too: the same suite through the same middleware.
 import express4 from 'express4'
@@ -11,8 +15,13 @@ const harness = (name: string, express: typeof express5): AdapterHarness => ({
   parserFirst: ['before', 'before-raw', 'text-before'],
   parsedBefore: 'body_parsed',
   configurable: true,
+  answerWrittenBy: 'framework',
   async start(port, setup) {
     const app = express()
+    app.use((req, res, next) => {
+      failWritesWhenAsked(req.headers, res)
+      next()
+    })
     const webhooks = schedulingWebhooks(setup.webhooks)
     setup.configure?.(webhooks)
     const json = express.json({ verify: setup.parser === 'before-raw' ? keepRawBody : undefined })
@@ -24,6 +33,10 @@ const harness = (name: string, express: typeof express5): AdapterHarness => ({
     app.use('/auth/scheduling', schedulingOAuth(setup.oauth))
     app.get('/app/ping', (_req, res) => void res.json({ pong: true }))
     app.post('/app/echo', (req, res) => void res.json({ echo: req.body }))
+    app.use((error: Error, _req: express5.Request, res: express5.Response, _next: () => void) => {
+      setup.frameworkErrors.push(error.message)
+      res.status(500).end()
+    })
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(port, '127.0.0.1', () => resolve(s))
     })

@@ -1,4 +1,8 @@
-import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import {
+  type AdapterHarness,
+  failWritesWhenAsked,
+  runConformance,
+} from '@scheduling-kit/conformance'
 import Fastify from 'fastify'
 import { schedulingOAuth, schedulingWebhooks } from '../src/index.js'
 
@@ -9,8 +13,16 @@ const harness: AdapterHarness = {
   parserFirst: [],
   parsedBefore: 'raw',
   configurable: false,
+  answerWrittenBy: 'framework',
   async start(port, setup) {
     const app = Fastify()
+    app.addHook('onRequest', async (request, reply) => {
+      failWritesWhenAsked(request.headers, reply.raw)
+    })
+    app.setErrorHandler((error: Error, _request, reply) => {
+      setup.frameworkErrors.push(error.message)
+      return reply.code(500).send()
+    })
     app.get('/app/ping', async () => ({ pong: true }))
     app.post('/app/echo', async (request) => ({ echo: request.body }))
     await app.register(schedulingWebhooks, { ...setup.webhooks, prefix: setup.prefix })

@@ -1,5 +1,9 @@
 import { createServer, type Server } from 'node:http'
-import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import {
+  type AdapterHarness,
+  failWritesWhenAsked,
+  runConformance,
+} from '@scheduling-kit/conformance'
 import { H3 } from 'h3'
 import { toNodeHandler } from 'h3/node'
 import { schedulingOAuth, schedulingWebhooks } from '../src/index.js'
@@ -11,8 +15,15 @@ const harness: AdapterHarness = {
   parserFirst: [],
   parsedBefore: 'raw',
   configurable: true,
+  answerWrittenBy: 'server',
   async start(port, setup) {
-    const app = new H3()
+    const app = new H3({
+      onError: (error) => void setup.frameworkErrors.push(error.message),
+    })
+    app.use((event) => {
+      const node = event.runtime?.node
+      if (node?.res) failWritesWhenAsked(node.req.headers, node.res)
+    })
     const webhooks = schedulingWebhooks(setup.webhooks)
     setup.configure?.(webhooks)
     if (setup.prefix) app.mount(setup.prefix, new H3().use(webhooks))

@@ -1,6 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import { bodyParser } from '@koa/bodyparser'
-import { type AdapterHarness, runConformance } from '@scheduling-kit/conformance'
+import {
+  type AdapterHarness,
+  failWritesWhenAsked,
+  runConformance,
+} from '@scheduling-kit/conformance'
 import Koa from 'koa'
 import mount from 'koa-mount'
 import { schedulingOAuth, schedulingWebhooks } from '../src/index.js'
@@ -12,8 +16,15 @@ const harness: AdapterHarness = {
   parserFirst: ['before'],
   parsedBefore: 'raw',
   configurable: true,
+  answerWrittenBy: 'framework',
   async start(port, setup) {
     const app = new Koa()
+    app.silent = true
+    app.on('error', (error: Error) => void setup.frameworkErrors.push(error.message))
+    app.use(async (ctx, next) => {
+      failWritesWhenAsked(ctx.req.headers, ctx.res)
+      await next()
+    })
     const webhooks = schedulingWebhooks(setup.webhooks)
     setup.configure?.(webhooks)
     if (setup.parser === 'before') app.use(bodyParser())
