@@ -252,7 +252,12 @@ describe('each failure of the OAuth routes has its own code', () => {
     const nothing = await none.handle(request('POST', '/disconnect'))
     expect([nothing!.status, code(nothing)]).toEqual([401, 'nothing_to_disconnect'])
     const tokenStore = new MemoryTokenStore()
-    await tokenStore.set('acct_1', { accessToken: 'a', refreshToken: 'r', expiresAt: 1 })
+    await tokenStore.set('acct_1', {
+      accessToken: 'a',
+      refreshToken: 'r',
+      tokenType: 'bearer',
+      expiresAt: 1,
+    })
     const hooked = createOAuthRoutes(
       options({
         tokenStore,

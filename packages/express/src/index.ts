@@ -62,6 +62,12 @@ export interface SchedulingOAuthMiddleware extends Middleware {
 /**
  * Keeps the raw bytes for the webhook middleware when a JSON parser runs first:
  * `app.use(express.json({ verify: keepRawBody }))`.
+ *
+ * @example
+ * ```ts
+ * app.use(express.json({ verify: keepRawBody }))
+ * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!))
+ * ```
  */
 export function keepRawBody(req: Request, _res: Response, buf: Buffer): void {
   ;(req as Request & { rawBody?: Buffer }).rawBody = buf
@@ -98,6 +104,15 @@ function answerWith(
 /**
  * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`,
  * relative to where it is mounted) and passes every other request on untouched.
+ *
+ * @example
+ * ```ts
+ * app.use(
+ *   schedulingWebhooks(process.env.SCHEDULING_SECRET!).on('event.created', async (event) => {
+ *     await bookings.add(event.payload)
+ *   }),
+ * )
+ * ```
  */
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
@@ -120,6 +135,14 @@ export function schedulingWebhooks(
 /**
  * `app.use('/auth/scheduling', schedulingOAuth(options))`: `GET /login`, `GET /callback` and
  * `POST /disconnect` under the mount path.
+ *
+ * @example
+ * ```ts
+ * app.use('/auth/scheduling', schedulingOAuth({
+ *   clientId, clientSecret, authUrl, redirectUri: 'https://app.example.com/auth/scheduling/callback',
+ *   tokenStore, cookieSecret: process.env.COOKIE_SECRET,
+ * }))
+ * ```
  */
 export function schedulingOAuth(options: OAuthRoutesOptions<Request>): SchedulingOAuthMiddleware {
   const routes = createOAuthRoutes<Request>(options)

@@ -59,6 +59,14 @@ function keepRawStream(fastify: FastifyInstance): void {
 /**
  * `app.register(schedulingWebhooks, { secret })`: answers `POST /webhooks/scheduling` (option
  * `path`, under the register prefix). Encapsulated: its body parser does not reach other routes.
+ *
+ * @example
+ * ```ts
+ * await app.register(schedulingWebhooks, {
+ *   secret: process.env.SCHEDULING_SECRET!,
+ *   on: { 'event.created': (event) => book(event.payload) },
+ * })
+ * ```
  */
 export const schedulingWebhooks: FastifyPluginAsync<
   SchedulingWebhooksOptions | { secret: SecretSource }
@@ -86,6 +94,14 @@ export const schedulingWebhooks: FastifyPluginAsync<
 /**
  * `app.register(schedulingOAuth, { prefix: '/auth/scheduling', ... })`: `GET /login`,
  * `GET /callback` and `POST /disconnect` under the prefix.
+ *
+ * @example
+ * ```ts
+ * await app.register(schedulingOAuth, {
+ *   prefix: '/auth/scheduling', clientId, clientSecret, authUrl,
+ *   redirectUri: 'https://app.example.com/auth/scheduling/callback', tokenStore, cookieSecret,
+ * })
+ * ```
  */
 export const schedulingOAuth: FastifyPluginAsync<SchedulingOAuthOptions> = async (
   fastify,

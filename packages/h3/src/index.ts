@@ -68,6 +68,11 @@ function toResponse(answer: WebhookResponse | OAuthResponse): Response {
 /**
  * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`,
  * relative to a mounted sub-app) and passes every other request on untouched.
+ *
+ * @example
+ * ```ts
+ * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!).on('event.*', (event) => log(event.type)))
+ * ```
  */
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
@@ -89,6 +94,14 @@ export function schedulingWebhooks(
 /**
  * `app.mount('/auth/scheduling', schedulingOAuth(options))`: a sub-app with `GET /login`,
  * `GET /callback` and `POST /disconnect`.
+ *
+ * @example
+ * ```ts
+ * app.mount('/auth/scheduling', schedulingOAuth({
+ *   clientId, clientSecret, authUrl,
+ *   redirectUri: 'https://app.example.com/auth/scheduling/callback', tokenStore, cookieSecret,
+ * }))
+ * ```
  */
 export function schedulingOAuth(options: OAuthRoutesOptions<H3Event>): SchedulingOAuthApp {
   const routes = createOAuthRoutes<H3Event>(options)

@@ -85,6 +85,12 @@ function send(ctx: Context, answer: WebhookResponse | OAuthResponse): void {
 /**
  * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`)
  * and passes every other request on untouched.
+ *
+ * @example
+ * ```ts
+ * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!).on('event.canceled', (event) => cancel(event.payload)))
+ * app.use(bodyParser()) // after: the webhooks middleware reads the raw stream first
+ * ```
  */
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
@@ -107,6 +113,14 @@ export function schedulingWebhooks(
 /**
  * `app.use(schedulingOAuth({ prefix: '/auth/scheduling', ... }))`: `GET /login`,
  * `GET /callback` and `POST /disconnect` under the prefix.
+ *
+ * @example
+ * ```ts
+ * app.use(schedulingOAuth({
+ *   prefix: '/auth/scheduling', clientId, clientSecret, authUrl,
+ *   redirectUri: 'https://app.example.com/auth/scheduling/callback', tokenStore, cookieSecret,
+ * }))
+ * ```
  */
 export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAuthMiddleware {
   const routes = createOAuthRoutes<Context>(options)

@@ -104,6 +104,11 @@ export type TestEventOverrides = Partial<Omit<AnyWebhookEvent, 'payload'>> & {
  * A realistic webhook envelope of any of the 16 types (or an unknown one): `type`, a fresh
  * `payload_<id>`, `version`, `occurred_at`, and a `payload` shaped as the service sends it (the
  * Event resource for `event.*`). Overrides replace envelope fields; `payload` is merged.
+ *
+ * @example
+ * ```ts
+ * const event = createTestEvent('event.canceled', { payload: { id: 'event_1' } })
+ * ```
  */
 export function createTestEvent<T extends WebhookEventType>(
   type: T,

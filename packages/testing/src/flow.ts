@@ -15,6 +15,13 @@ export interface OAuthFlowOptions {
  * Goes through an app's OAuth flow the way a browser does: its login URL, the fake service's
  * consent page (Allow, or Deny), the app's callback. Resolves to the callback's answer and the
  * cookies the app set, ready for a `cookie` header of later requests.
+ *
+ * @example
+ * ```ts
+ * const { cookie, callback } = await completeOAuthFlow('http://127.0.0.1:3000/auth/scheduling/login', {
+ *   account: 'acct_1',
+ * })
+ * ```
  */
 export async function completeOAuthFlow(
   loginUrl: string,

@@ -123,6 +123,14 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
  * The scheduling service on your machine: OAuth (consent page, strict token endpoint), the API
  * (`/v1/me`, `/me`), and webhooks signed and retried like the real ones, with a control API
  * (`/_control/...`) and a dashboard (`/`) for tests, the CLI and people.
+ *
+ * @example
+ * ```ts
+ * const service = await startFakeSchedulingService({ autoApprove: true })
+ * const settings = service.connectApp('http://127.0.0.1:3000')
+ * await service.trigger('event.created') // signed, retried like the real service
+ * await service.close()
+ * ```
  */
 export async function startFakeSchedulingService(
   options: FakeSchedulingServiceOptions = {},

@@ -8,7 +8,15 @@ export interface SignedRequestOptions {
   webhookId?: string
 }
 
-/** The body and headers the service sends for an event (section 6.2): upper-case hex signature. */
+/**
+ * The body and headers the service sends for an event (section 6.2): upper-case hex signature.
+ *
+ * @example
+ * ```ts
+ * const { body, headers } = await signedRequest(createTestEvent('event.created'), { secret })
+ * const res = await fetch('http://127.0.0.1:3000/webhooks/scheduling', { method: 'POST', headers, body })
+ * ```
+ */
 export async function signedRequest(
   event: unknown,
   options: SignedRequestOptions,
@@ -25,7 +33,15 @@ export async function signedRequest(
   }
 }
 
-/** POSTs one signed event to a receiver, as the service would. */
+/**
+ * POSTs one signed event to a receiver, as the service would.
+ *
+ * @example
+ * ```ts
+ * const event = createTestEvent('event.created')
+ * const { status } = await sendTestEvent('http://127.0.0.1:3000/webhooks/scheduling', event, { secret })
+ * ```
+ */
 export async function sendTestEvent(
   url: string,
   event: unknown,

@@ -52,6 +52,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
  *
  * The compare-and-set and lease tests run when the store has those methods; so does a race of
  * three token managers against the fake service, which must refresh exactly once.
+ *
+ * @example
+ * ```ts
+ * // test/store.test.ts
+ * import { describe, it } from 'vitest'
+ * runTokenStoreConformance(() => new MyTokenStore(db), { describe, it })
+ * ```
  */
 export function runTokenStoreConformance(
   createStore: () => TokenStore | Promise<TokenStore>,

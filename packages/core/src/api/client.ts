@@ -31,7 +31,16 @@ export interface SchedulingClient {
   request<T = unknown>(path: string, init?: RequestInit): Promise<T>
 }
 
-/** A client of the service's HTTP API with a bearer token. */
+/**
+ * A client of the service's HTTP API with a bearer token.
+ *
+ * @example
+ * ```ts
+ * const api = createSchedulingClient({ baseUrl: 'https://api.example.com/v1', token: process.env.PAT! })
+ * const me = await api.me()
+ * const webhooks = await api.request('/webhooks?page=2')
+ * ```
+ */
 export function createSchedulingClient(options: SchedulingClientOptions): SchedulingClient {
   if (typeof options?.baseUrl !== 'string' || !URL.canParse(options.baseUrl)) {
     throw new ConfigError(

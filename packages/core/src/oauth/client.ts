@@ -39,7 +39,18 @@ function requireString(options: OAuthClientOptions, name: keyof OAuthClientOptio
   return value
 }
 
-/** A fetch-based OAuth 2 client for the service's authorization server. */
+/**
+ * A fetch-based OAuth 2 client for the service's authorization server.
+ *
+ * @example
+ * ```ts
+ * const oauth = createOAuthClient({
+ *   clientId, clientSecret, authUrl: 'https://auth.example.com',
+ *   redirectUri: 'https://app.example.com/auth/scheduling/callback',
+ * })
+ * const tokens = await oauth.exchangeCode(code)
+ * ```
+ */
 export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const clientId = requireString(options, 'clientId')
   const clientSecret = requireString(options, 'clientSecret')

@@ -43,6 +43,11 @@ export interface MemoryTokenStoreOptions {
 /**
  * A `TokenStore` in this process's memory, with every optional capability. Safe for one
  * process (and worker threads that reach it through one owner); tokens are lost on restart.
+ *
+ * @example
+ * ```ts
+ * const tokenStore = new MemoryTokenStore() // one process; use RedisTokenStore or PostgresTokenStore for several
+ * ```
  */
 export class MemoryTokenStore implements TokenStore {
   readonly #records = new Map<string, TokenRecord & { version: number }>()

@@ -21,6 +21,16 @@ export interface ConstructEventOptions extends HeaderNames {
 /**
  * Verifies a webhook request and parses its body, for apps without an adapter. Throws a
  * `WebhookError` whose `status` is the answer to send.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   const event = await constructEvent({ body: rawBody, headers, secret: process.env.SCHEDULING_SECRET! })
+ * } catch (error) {
+ *   if (isWebhookError(error)) return new Response(JSON.stringify(error.toJSON()), { status: error.status })
+ *   throw error
+ * }
+ * ```
  */
 export async function constructEvent(options: ConstructEventOptions): Promise<AnyWebhookEvent> {
   assertSecretSource(options.secret, 'constructEvent')

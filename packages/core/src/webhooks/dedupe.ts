@@ -49,6 +49,11 @@ interface Entry {
  * Every claim appends `(key, seq)` to a FIFO queue; eviction pops from its head, skipping
  * slots a later claim of the same key superseded. Each claim adds one slot and each slot is
  * popped once, so a delivery costs O(1) amortised, however full the store is.
+ *
+ * @example
+ * ```ts
+ * const webhooks = createWebhookHandler({ secret, dedupe: new MemoryDedupeStore({ maxEntries: 100_000 }) })
+ * ```
  */
 export class MemoryDedupeStore implements DedupeStore {
   readonly #entries = new Map<string, Entry>()

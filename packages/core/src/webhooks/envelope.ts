@@ -12,6 +12,12 @@ const MAX_TYPE_LENGTH = 200
  * not know are kept; an unknown `type` is valid (typed as `UnknownWebhookEvent`).
  *
  * This does not verify the signature: use `constructEvent` for a request from the network.
+ *
+ * @example
+ * ```ts
+ * const event = parseEnvelope(rawBody)
+ * if (isEventType(event, 'event.created')) console.log(event.payload.start_at)
+ * ```
  */
 export function parseEnvelope(body: RawBody): AnyWebhookEvent {
   let value: unknown

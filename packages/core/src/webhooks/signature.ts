@@ -11,7 +11,14 @@ export type Secrets = string | readonly string[]
 const PREFIX = 'sha256='
 const DIGEST_BYTES = 32
 
-/** Computes the signature header value the service would send: `sha256=<UPPER-CASE HEX>`. */
+/**
+ * Computes the signature header value the service would send: `sha256=<UPPER-CASE HEX>`.
+ *
+ * @example
+ * ```ts
+ * const header = await signPayload(JSON.stringify(event), secret) // 'sha256=…'
+ * ```
+ */
 export async function signPayload(body: RawBody, secret: string): Promise<string> {
   return signWith(defaultProvider, body, secret)
 }
@@ -95,6 +102,11 @@ function matchFrom(
  * Checks the signature header against the body with each secret in turn, in constant time.
  * Resolves to the index of the secret that matched, or -1 when none did (or the header is
  * not a SHA-256 digest).
+ *
+ * @example
+ * ```ts
+ * const index = await matchSignature(rawBody, header, [newSecret, oldSecret]) // 1 while senders still use the old one
+ * ```
  */
 export async function matchSignature(
   body: RawBody,
@@ -108,6 +120,11 @@ export async function matchSignature(
  * True when the header (`sha256=<hex>`, either case, prefix optional) is the HMAC-SHA256 of
  * the body under one of the secrets. Compares in constant time. Use `matchSignature` to learn
  * which secret matched.
+ *
+ * @example
+ * ```ts
+ * if (!(await verifySignature(rawBody, request.headers.get('x-service-signature'), secret))) return new Response(null, { status: 401 })
+ * ```
  */
 export async function verifySignature(
   body: RawBody,
