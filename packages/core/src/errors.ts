@@ -1,86 +1,13 @@
+import {
+  type ConfigErrorCode,
+  OAUTH_FLOW_ERROR_STATUS,
+  type OAuthFlowErrorCode,
+  type SchedulingErrorCode,
+  WEBHOOK_ERROR_STATUS,
+  type WebhookErrorCode,
+} from './error-codes.js'
+
 const BRAND = Symbol.for('scheduling-kit.error')
-
-/** Codes of errors raised while receiving a webhook, each with the HTTP status it answers with. */
-export const WEBHOOK_ERROR_STATUS = {
-  not_found: 404,
-  method_not_allowed: 405,
-  unsupported_media_type: 415,
-  payload_too_large: 413,
-  body_timeout: 408,
-  signature_missing: 401,
-  signature_invalid: 401,
-  secret_whitespace: 401,
-  secret_unknown: 401,
-  invalid_json: 400,
-  invalid_envelope: 400,
-  invalid_type: 400,
-  invalid_id: 400,
-  delivery_in_progress: 409,
-  body_parsed: 500,
-  handler_failed: 500,
-  queue_rejected: 503,
-  /**
-   * Not an answer: told to `onError` (at most once a minute) when the in-memory dedupe store
-   * had to forget a payload id before its time; the delivery itself was answered normally.
-   */
-  dedupe_evicted: 200,
-} as const
-
-export type WebhookErrorCode = keyof typeof WEBHOOK_ERROR_STATUS
-
-/** Codes of errors raised when the library is configured wrongly. */
-export type ConfigErrorCode = 'invalid_options'
-
-/** Codes of errors raised while talking to the service (OAuth, tokens, API). */
-export type ClientErrorCode =
-  | 'oauth_error'
-  | 'network_error'
-  | 'timeout'
-  | 'invalid_response'
-  | 'api_error'
-  | 'not_connected'
-  | 'reauthorization_required'
-  | 'stale_write'
-
-/** Codes of errors the OAuth routes answer with, each with its HTTP status. */
-export const OAUTH_FLOW_ERROR_STATUS = {
-  state_missing: 400,
-  state_invalid: 400,
-  state_mismatch: 400,
-  access_denied: 403,
-  authorization_failed: 400,
-  code_missing: 400,
-  token_exchange_failed: 502,
-  identify_failed: 502,
-  state_used: 400,
-  /** The state store (`stateStore`) failed while the state was being claimed. */
-  state_store_failed: 500,
-  /** The token store failed to save or delete the tokens. */
-  store_failed: 500,
-  /** The `key` option threw or rejected. */
-  key_failed: 500,
-  /** `onConnected` threw or rejected; the tokens were stored. */
-  connected_hook_failed: 500,
-  /** The `disconnectKey` option threw or rejected. */
-  disconnect_key_failed: 500,
-  /** `onDisconnected` threw or rejected; the tokens were deleted. */
-  disconnected_hook_failed: 500,
-  /** Something else failed unexpectedly while answering a route. */
-  flow_failed: 500,
-  cross_origin: 403,
-  /** `/disconnect` found no connected account (no connection cookie, or `disconnectKey` gave none). */
-  nothing_to_disconnect: 401,
-  /** A route was called with another method than its own (its `Allow` header names it). */
-  route_method_not_allowed: 405,
-} as const
-
-export type OAuthFlowErrorCode = keyof typeof OAUTH_FLOW_ERROR_STATUS
-
-export type SchedulingErrorCode =
-  | WebhookErrorCode
-  | ConfigErrorCode
-  | ClientErrorCode
-  | OAuthFlowErrorCode
 
 /**
  * Base class of every error this toolkit throws. Check with `isSchedulingError(e)`:

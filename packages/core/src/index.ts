@@ -10,10 +10,17 @@ export {
 } from './api/client.js'
 // ---- Errors -------------------------------------------------------------------------------
 export {
-  ApiError,
   type ClientErrorCode,
-  ConfigError,
   type ConfigErrorCode,
+  OAUTH_FLOW_ERROR_STATUS,
+  type OAuthFlowErrorCode,
+  type SchedulingErrorCode,
+  WEBHOOK_ERROR_STATUS,
+  type WebhookErrorCode,
+} from './error-codes.js'
+export {
+  ApiError,
+  ConfigError,
   InvalidResponseError,
   isOAuthFlowError,
   isSchedulingError,
@@ -21,18 +28,13 @@ export {
   isWebhookError,
   NetworkError,
   NotConnectedError,
-  OAUTH_FLOW_ERROR_STATUS,
   OAuthError,
   OAuthFlowError,
-  type OAuthFlowErrorCode,
   ReauthorizationRequiredError,
   SchedulingError,
-  type SchedulingErrorCode,
   StaleWriteError,
   TimeoutError,
-  WEBHOOK_ERROR_STATUS,
   WebhookError,
-  type WebhookErrorCode,
 } from './errors.js'
 export type { HeadersInput } from './headers.js'
 export type { FetchLike } from './http.js'

@@ -1,20 +1,22 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import {
   type ClientErrorCode,
-  ConfigError,
   type ConfigErrorCode,
+  OAUTH_FLOW_ERROR_STATUS,
+  type OAuthFlowErrorCode,
+  WEBHOOK_ERROR_STATUS,
+  type WebhookErrorCode,
+} from '../src/error-codes.js'
+import {
+  ConfigError,
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
-  OAUTH_FLOW_ERROR_STATUS,
   OAuthError,
   OAuthFlowError,
-  type OAuthFlowErrorCode,
   SchedulingError,
   serverText,
-  WEBHOOK_ERROR_STATUS,
   WebhookError,
-  type WebhookErrorCode,
 } from '../src/errors.js'
 
 describe('errors', () => {

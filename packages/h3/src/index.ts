@@ -7,11 +7,7 @@ import type {
   WebhookResponse,
 } from '@scheduling-kit/core'
 import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
-import {
-  attachWebhookMethods,
-  type BodySource,
-  type WebhookMethods,
-} from '@scheduling-kit/core/adapter'
+import { attachWebhookMethods, type WebhookMethods } from '@scheduling-kit/core/adapter'
 import { H3, type H3Event, type Middleware } from 'h3'
 
 // What an app on this framework uses besides the middleware (the rest, such as the

@@ -1,4 +1,5 @@
-import { OAuthFlowError, type OAuthFlowErrorCode } from '../errors.js'
+import type { OAuthFlowErrorCode } from '../error-codes.js'
+import { OAuthFlowError } from '../errors.js'
 import type { OAuthResponse } from './options.js'
 
 /** Runs `step`; any failure becomes an `OAuthFlowError` of `code`, the original as its cause. */
