@@ -57,3 +57,18 @@ export const ADAPTER_REEXPORTS = [
   'isWebhookError',
   'readConnectedKey',
 ] as const
+
+/**
+ * Checks an adapter's built entry exports exactly `own` and `ADAPTER_REEXPORTS`, in its ESM and
+ * CJS declarations, and that the runtime values of its ESM build are exactly the declared ones.
+ */
+export async function expectAdapterExports(dist: URL, own: readonly string[]): Promise<void> {
+  const { expect } = await import('vitest')
+  const { fileURLToPath } = await import('node:url')
+  const expected = [...own, ...ADAPTER_REEXPORTS].sort()
+  for (const file of ['index.d.ts', 'index.d.cts']) {
+    expect(exportedNames(fileURLToPath(new URL(file, dist)))).toEqual(expected)
+  }
+  const module = (await import(new URL('index.js', dist).href)) as object
+  expect(Object.keys(module).sort()).toEqual(expected.filter((name) => name in module).sort())
+}

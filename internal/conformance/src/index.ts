@@ -1,4 +1,4 @@
-export { ADAPTER_REEXPORTS, exportedNames } from './exports.js'
+export { ADAPTER_REEXPORTS, expectAdapterExports, exportedNames } from './exports.js'
 export {
   type AdapterHarness,
   type AppSetup,
