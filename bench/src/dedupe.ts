@@ -18,8 +18,8 @@ export async function dedupeBench(): Promise<Target[]> {
   const DEFAULT_DEDUPE_ENTRIES = store.maxEntries
   let n = 0
   for (; n < DEFAULT_DEDUPE_ENTRIES; n++) {
-    store.claim(`payload_${n}`)
-    store.complete(`payload_${n}`)
+    store.claim(`payload_${n}`, 'o')
+    store.complete(`payload_${n}`, 'o')
   }
   const cases: Case[] = [
     {
@@ -34,8 +34,8 @@ export async function dedupeBench(): Promise<Target[]> {
       name: `dedupe claim + complete, store full (${DEFAULT_DEDUPE_ENTRIES} ids)`,
       run: () => {
         const key = `payload_${n++}`
-        store.claim(key)
-        store.complete(key)
+        store.claim(key, 'o')
+        store.complete(key, 'o')
       },
     },
   ]

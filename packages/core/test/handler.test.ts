@@ -400,6 +400,33 @@ describe('createWebhookHandler over HTTP', () => {
     expect((await deliver(b.url, body)).json.duplicate).toBe(true)
     expect(fn).toHaveBeenCalledOnce()
   })
+
+  it('a delivery whose claim lapsed and was taken over cannot free the new claim when it fails', async () => {
+    let now = 0
+    const store = new MemoryDedupeStore({ leaseMs: 1_000, now: () => now })
+    const gates: Array<{ resolve: () => void; reject: (e: Error) => void }> = []
+    const { url } = await start({
+      dedupe: store,
+      onAny: () =>
+        new Promise<void>((resolve, reject) => {
+          gates.push({ resolve, reject })
+        }),
+    })
+    const body = JSON.stringify(envelope())
+    const slow = deliver(url, body)
+    await vi.waitFor(() => expect(gates).toHaveLength(1))
+    now = 1_500 // the slow delivery's claim lapsed: the service's retry takes the key over
+    const retry = deliver(url, body)
+    await vi.waitFor(() => expect(gates).toHaveLength(2))
+    gates[0]!.reject(new Error('the slow one failed'))
+    expect((await slow).status).toBe(500)
+    // Its release must leave the retry's claim alone: a third delivery still sees it in progress.
+    expect((await deliver(url, body)).status).toBe(409)
+    gates[1]!.resolve()
+    expect((await retry).status).toBe(200)
+    expect((await deliver(url, body)).json.duplicate).toBe(true)
+    expect(gates).toHaveLength(2)
+  })
 })
 
 describe('createWebhookHandler without HTTP', () => {

@@ -1,5 +1,6 @@
 import { randomToken, timingSafeEqual, toBytes } from '../bytes.js'
 import { OAuthFlowError } from '../errors.js'
+import { newClaimOwner } from '../webhooks/dedupe.js'
 import { parseCookies, readSignedCookie, serializeCookie, signCookie } from './cookies.js'
 import type { OAuthRequest, RouteSettings } from './options.js'
 
@@ -90,8 +91,9 @@ export async function claimState(
   const key = `oauth-state:${signIn.s}`
   let claimed: string
   try {
-    claimed = await settings.states.claim(key)
-    if (claimed === 'claimed') await settings.states.complete(key)
+    const owner = newClaimOwner()
+    claimed = await settings.states.claim(key, owner)
+    if (claimed === 'claimed') await settings.states.complete(key, owner)
   } catch (cause) {
     throw new OAuthFlowError(
       'state_store_failed',

@@ -3,16 +3,37 @@ export type ClaimResult = 'claimed' | 'in_progress' | 'completed'
 
 /**
  * Remembers which payloads were handled, so a retried delivery runs its handlers once.
- * `claim` must be atomic for one key. Implement it over Redis (`SET key NX PX`) or a database
- * unique key to dedupe across processes.
+ *
+ * Each claim is made by an `owner`, a string unique to one delivery attempt. A claim lasts a
+ * lease (minutes); a holder too slow to finish within it loses the key to the next claim.
+ * `complete` and `release` act only for the owner that holds the claim (or on a key nobody
+ * holds), so a late holder cannot free or finish the claim of the one that took over.
+ *
+ * All three must be atomic for one key. `RedisDedupeStore` and `PostgresDedupeStore` dedupe
+ * across processes; `runDedupeStoreConformance` in `@scheduling-kit/testing` checks your own.
  */
 export interface DedupeStore {
-  /** Claims a key: `claimed` when nobody has it, else what the holder is doing. */
-  claim(key: string): Promise<ClaimResult> | ClaimResult
-  /** The holder finished: later claims answer `completed`. */
-  complete(key: string): Promise<void> | void
-  /** The holder failed: the key is free for the retry. */
-  release(key: string): Promise<void> | void
+  /** Claims a key for `owner`: `claimed` when nobody holds it, else what the holder is doing. */
+  claim(key: string, owner: string): Promise<ClaimResult> | ClaimResult
+  /**
+   * `owner` finished: later claims answer `completed` (for the completion time). A no-op when
+   * another owner holds the key now.
+   */
+  complete(key: string, owner: string): Promise<void> | void
+  /** `owner` failed: the key is free for the retry. A no-op unless `owner` holds the claim. */
+  release(key: string, owner: string): Promise<void> | void
+}
+
+const OWNER_PREFIX = (() => {
+  const bytes = new Uint8Array(8)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+})()
+let ownerCount = 0
+
+/** An owner unique to this call, across processes: a random prefix per process and a counter. */
+export function newClaimOwner(): string {
+  return `${OWNER_PREFIX}-${(++ownerCount).toString(36)}`
 }
 
 /** Default of `maxEntries`: about 16 MB of heap at the 230 bytes an entry measured with payload-id keys. */
@@ -38,6 +59,8 @@ export interface EarlyEviction {
 
 interface Entry {
   state: 'in_progress' | 'completed'
+  /** Who claimed or completed it. */
+  owner: string
   expiresAt: number
   /** Which write of the key this is: older slots in the queue no longer speak for it. */
   seq: number
@@ -89,36 +112,39 @@ export class MemoryDedupeStore implements DedupeStore {
     return this
   }
 
-  claim(key: string): ClaimResult {
+  claim(key: string, owner: string): ClaimResult {
     const now = this.#now()
     const entry = this.#entries.get(key)
     if (entry !== undefined && entry.expiresAt > now) return entry.state
-    this.#put(key, 'in_progress', now + this.#leaseMs, now)
+    this.#put(key, 'in_progress', owner, now + this.#leaseMs, now)
     return 'claimed'
   }
 
-  complete(key: string): void {
+  complete(key: string, owner: string): void {
     const now = this.#now()
     const entry = this.#entries.get(key)
-    if (entry === undefined) this.#put(key, 'completed', now + this.#ttlMs, now)
-    else {
+    if (entry === undefined || entry.expiresAt <= now) {
+      this.#put(key, 'completed', owner, now + this.#ttlMs, now)
+    } else if (entry.owner === owner) {
       // Completed in place: the key keeps its one queue slot, from its claim.
       entry.state = 'completed'
       entry.expiresAt = now + this.#ttlMs
     }
   }
 
-  release(key: string): void {
+  release(key: string, owner: string): void {
+    const entry = this.#entries.get(key)
     // Its queue slots become stale and are skipped when they reach the head.
-    this.#entries.delete(key)
+    if (entry?.owner === owner && entry.state === 'in_progress') this.#entries.delete(key)
   }
 
-  #put(key: string, state: Entry['state'], expiresAt: number, now: number): void {
+  #put(key: string, state: Entry['state'], owner: string, expiresAt: number, now: number): void {
     const seq = ++this.#seq
     const entry = this.#entries.get(key)
-    if (entry === undefined) this.#entries.set(key, { state, expiresAt, seq })
+    if (entry === undefined) this.#entries.set(key, { state, owner, expiresAt, seq })
     else {
       entry.state = state
+      entry.owner = owner
       entry.expiresAt = expiresAt
       entry.seq = seq
     }

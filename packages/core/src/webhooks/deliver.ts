@@ -1,6 +1,7 @@
 import { WebhookError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, received, type WebhookResponse } from './answer.js'
+import { newClaimOwner } from './dedupe.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookQueue } from './options.js'
 import type { Received } from './receive.js'
@@ -61,7 +62,8 @@ export async function deliverOnce(
   }
   const { event } = delivery
   const key = dedupeKey(event, delivery.context, settings)
-  const claimed = dedupe.claim(key)
+  const owner = newClaimOwner()
+  const claimed = dedupe.claim(key, owner)
   const claim = isThenable(claimed) ? await claimed : claimed
   if (claim === 'completed') return duplicate()
   if (claim === 'in_progress') {
@@ -74,11 +76,11 @@ export async function deliverOnce(
     const delivered = deliver(delivery, queue, registry)
     if (delivered) await delivered
   } catch (error) {
-    const released = dedupe.release(key)
+    const released = dedupe.release(key, owner)
     if (isThenable(released)) await released
     throw error
   }
-  const completed = dedupe.complete(key)
+  const completed = dedupe.complete(key, owner)
   if (isThenable(completed)) await completed
   return received()
 }
