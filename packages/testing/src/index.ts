@@ -6,8 +6,15 @@ export type {
   TokenRequest,
   TokenResponseBody,
 } from '@scheduling-kit/fake-auth'
+export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conformance.js'
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
+export {
+  type RefreshRaceOptions,
+  type RefreshRaceReport,
+  type RefreshRaceRound,
+  runRefreshRace,
+} from './refresh-race.js'
 export {
   type AppSettings,
   type DeliveryAttempt,

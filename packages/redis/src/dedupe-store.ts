@@ -1,0 +1,83 @@
+import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import { warnIfEvicting } from './eviction.js'
+import {
+  checkOptions,
+  DEFAULT_PREFIX,
+  type RedisClient,
+  type RedisStoreOptions,
+  script,
+} from './scripts.js'
+
+export interface RedisDedupeStoreOptions extends RedisStoreOptions {
+  /** How long a claim lasts if its holder never completes nor releases it, in ms. Default 5 minutes. */
+  leaseMs?: number
+  /** How long a completed key is remembered, in ms. Default 24 hours. */
+  ttlMs?: number
+}
+
+// A claim is the value `c:<owner>` with the lease as its expiry; a completion `d:<owner>`
+// with the completion time. Each operation is one script: atomic for its key.
+const CLAIM = script(`
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], 'c:' .. ARGV[1], 'PX', ARGV[2])
+  return 'claimed'
+end
+if string.sub(v, 1, 2) == 'd:' then return 'completed' end
+return 'in_progress'`)
+const COMPLETE = script(`
+local v = redis.call('GET', KEYS[1])
+if (not v) or v == 'c:' .. ARGV[1] then
+  redis.call('SET', KEYS[1], 'd:' .. ARGV[1], 'PX', ARGV[2])
+end
+return 0`)
+const RELEASE = script(`
+if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`)
+
+function positiveMs(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`RedisDedupeStore: ${name} must be a whole number of ms >= 1.`)
+  }
+  return value
+}
+
+/**
+ * A `DedupeStore` in Redis, shared by every instance: a retried delivery runs its handlers
+ * once, whichever instance it reaches. Also fits the OAuth routes' `stateStore`.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis'
+ * const redis = new Redis(process.env.REDIS_URL)
+ * app.use(schedulingWebhooks({ secret, dedupe: new RedisDedupeStore({ client: redis }) }))
+ * ```
+ */
+export class RedisDedupeStore implements DedupeStore {
+  readonly #client: RedisClient
+  readonly #prefix: string
+  readonly #leaseMs: number
+  readonly #ttlMs: number
+
+  constructor(options: RedisDedupeStoreOptions) {
+    checkOptions('RedisDedupeStore', options)
+    this.#client = options.client
+    this.#prefix = `${options.prefix ?? DEFAULT_PREFIX}dedupe:`
+    this.#leaseMs = positiveMs(options.leaseMs, 5 * 60_000, 'leaseMs')
+    this.#ttlMs = positiveMs(options.ttlMs, 24 * 60 * 60_000, 'ttlMs')
+    warnIfEvicting(this.#client, options.logger)
+  }
+
+  async claim(key: string, owner: string): Promise<ClaimResult> {
+    return (await CLAIM(this.#client, [this.#prefix + key], [owner, this.#leaseMs])) as ClaimResult
+  }
+
+  async complete(key: string, owner: string): Promise<void> {
+    await COMPLETE(this.#client, [this.#prefix + key], [owner, this.#ttlMs])
+  }
+
+  async release(key: string, owner: string): Promise<void> {
+    await RELEASE(this.#client, [this.#prefix + key], [owner])
+  }
+}

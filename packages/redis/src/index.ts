@@ -1,0 +1,4 @@
+export { RedisDedupeStore, type RedisDedupeStoreOptions } from './dedupe-store.js'
+export { checkEvictionPolicy, type EvictionPolicy } from './eviction.js'
+export type { RedisClient, RedisStoreOptions } from './scripts.js'
+export { RedisTokenStore, type RedisTokenStoreOptions } from './token-store.js'

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto'
+import type { Cluster, Redis } from 'ioredis'
+
+/** The user's ioredis client: a `Redis` or a `Cluster` (keys of one record share a hash slot). */
+export type RedisClient = Redis | Cluster
+
+/** A Lua script run by its SHA-1 (`EVALSHA`), loaded with `EVAL` the first time a server lacks it. */
+export type Script = (
+  client: RedisClient,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number>,
+) => Promise<unknown>
+
+export function script(lua: string): Script {
+  const sha = createHash('sha1').update(lua).digest('hex')
+  return async (client, keys, args) => {
+    try {
+      return await client.evalsha(sha, keys.length, ...keys, ...args)
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+      return await client.eval(lua, keys.length, ...keys, ...args)
+    }
+  }
+}
+
+/** Where the store writes: everything under `prefix`. Default `scheduling-kit:`. */
+export interface RedisStoreOptions {
+  /** Your ioredis client (`new Redis(url)`), shared with the rest of the app if you like. */
+  client: RedisClient
+  /** Prefix of every key the store writes. Default `scheduling-kit:`. */
+  prefix?: string
+  /**
+   * Told once per client when the server's `maxmemory-policy` can evict keys. Default
+   * `console`; `false` skips the check.
+   */
+  logger?: { warn(message: string): void } | false
+}
+
+export const DEFAULT_PREFIX = 'scheduling-kit:'
+
+export function checkOptions(name: string, options: RedisStoreOptions): void {
+  const client = options?.client as { evalsha?: unknown } | undefined
+  if (typeof client?.evalsha !== 'function') {
+    throw new TypeError(`${name}: pass { client }, an ioredis client (new Redis(url)).`)
+  }
+  if (options.prefix !== undefined && typeof options.prefix !== 'string') {
+    throw new TypeError(`${name}: prefix must be a string.`)
+  }
+}

@@ -1,0 +1,125 @@
+import type { TokenRecord, TokenStore } from '@scheduling-kit/core'
+import { warnIfEvicting } from './eviction.js'
+import {
+  checkOptions,
+  DEFAULT_PREFIX,
+  type RedisClient,
+  type RedisStoreOptions,
+  script,
+} from './scripts.js'
+
+export interface RedisTokenStoreOptions extends RedisStoreOptions {}
+
+/** How long a deleted record's version is kept, so a write based on a read before the delete fails. */
+const TOMBSTONE_MS = 24 * 60 * 60_000
+
+// A record is a hash: `r` the record as JSON, `v` its version. Deleting drops `r` and keeps `v`
+// for a day: a compare-and-set from a read made before the delete cannot succeed afterwards.
+const SET = script(`
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'r', ARGV[1])
+redis.call('PERSIST', KEYS[1])
+return 1`)
+const COMPARE_AND_SET = script(`
+local r = redis.call('HGET', KEYS[1], 'r')
+if ARGV[2] == '' then
+  if r then return 0 end
+elseif (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[2] then
+  return 0
+end
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'r', ARGV[1])
+redis.call('PERSIST', KEYS[1])
+return 1`)
+const DELETE = script(`
+redis.call('HDEL', KEYS[1], 'r')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2])
+return 0`)
+// Taken with SET NX PX first; this only extends a lease its owner already holds.
+const EXTEND_LEASE = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
+const RELEASE_LEASE = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`)
+
+/**
+ * A `TokenStore` in Redis with every capability: versioned compare-and-set (no lost update)
+ * and the refresh lease (one refresher for all instances). Records never expire: run Redis
+ * with `maxmemory-policy noeviction` (the store warns at start-up when it is not).
+ *
+ * Keys: `<prefix>token:{<key>}` and `<prefix>lease:{<key>}`; the braces keep both in one hash
+ * slot on a Redis Cluster.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis'
+ * const tokenStore = new RedisTokenStore({ client: new Redis(process.env.REDIS_URL) })
+ * app.use('/auth/scheduling', schedulingOAuth({ clientId, clientSecret, redirectUri, tokenStore }))
+ * ```
+ */
+export class RedisTokenStore implements TokenStore {
+  readonly #client: RedisClient
+  readonly #prefix: string
+
+  constructor(options: RedisTokenStoreOptions) {
+    checkOptions('RedisTokenStore', options)
+    this.#client = options.client
+    this.#prefix = options.prefix ?? DEFAULT_PREFIX
+    warnIfEvicting(this.#client, options.logger)
+  }
+
+  #record(key: string): string {
+    return `${this.#prefix}token:{${key}}`
+  }
+
+  #lease(key: string): string {
+    return `${this.#prefix}lease:{${key}}`
+  }
+
+  async get(key: string): Promise<TokenRecord | undefined> {
+    const [version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
+    if (json === null || json === undefined) return undefined
+    return { ...(JSON.parse(json) as TokenRecord), version: Number(version) }
+  }
+
+  async set(key: string, record: TokenRecord): Promise<void> {
+    await SET(this.#client, [this.#record(key)], [serialize(record)])
+  }
+
+  async delete(key: string): Promise<void> {
+    await DELETE(this.#client, [this.#record(key), this.#lease(key)], [TOMBSTONE_MS])
+  }
+
+  async compareAndSet(
+    key: string,
+    record: TokenRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean> {
+    const expected = expectedVersion === undefined ? '' : String(expectedVersion)
+    return (
+      (await COMPARE_AND_SET(this.#client, [this.#record(key)], [serialize(record), expected])) ===
+      1
+    )
+  }
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const ms = Math.max(1, Math.ceil(ttlMs))
+    if ((await this.#client.set(this.#lease(key), owner, 'PX', ms, 'NX')) === 'OK') return true
+    return (await EXTEND_LEASE(this.#client, [this.#lease(key)], [owner, ms])) === 1
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    await RELEASE_LEASE(this.#client, [this.#lease(key)], [owner])
+  }
+}
+
+/** The record as JSON, without the version (the hash keeps that). */
+function serialize(record: TokenRecord): string {
+  const { version: _, ...rest } = record
+  return JSON.stringify(rest)
+}

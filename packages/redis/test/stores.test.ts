@@ -1,0 +1,71 @@
+import { runDedupeStoreConformance, runTokenStoreConformance } from '@scheduling-kit/testing'
+import { describe, expect, it } from 'vitest'
+import { RedisDedupeStore, RedisTokenStore } from '../src/index.js'
+import { redis, uniquePrefix } from './helpers.js'
+
+const client = redis()
+
+runTokenStoreConformance(
+  () => new RedisTokenStore({ client, prefix: uniquePrefix('tokens'), logger: false }),
+  { describe, it, name: 'RedisTokenStore: TokenStore conformance' },
+)
+
+runDedupeStoreConformance(
+  (timing) =>
+    new RedisDedupeStore({ client, prefix: uniquePrefix('dedupe'), logger: false, ...timing }),
+  { describe, it, name: 'RedisDedupeStore: DedupeStore conformance' },
+)
+
+describe('RedisTokenStore', () => {
+  it('a write based on a read made before a delete cannot land after it (the version survives the delete)', async () => {
+    const store = new RedisTokenStore({ client, prefix: uniquePrefix('aba'), logger: false })
+    const record = { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 }
+    await store.set('k', record)
+    const read = (await store.get('k'))!
+    await store.delete('k')
+    expect(await store.get('k')).toBeUndefined()
+    expect(await store.compareAndSet('k', { ...record, accessToken: 'new' }, undefined)).toBe(true)
+    expect(await store.compareAndSet('k', { ...record, accessToken: 'stale' }, read.version)).toBe(
+      false,
+    )
+    expect((await store.get('k'))!.accessToken).toBe('new')
+  })
+
+  it('keeps records without expiry, the deleted one only as a versioned tombstone for a day', async () => {
+    const prefix = uniquePrefix('ttl')
+    const store = new RedisTokenStore({ client, prefix, logger: false })
+    await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
+    expect(await client.pttl(`${prefix}token:{k}`)).toBe(-1)
+    expect(await store.acquireLease('k', 'me', 5_000)).toBe(true)
+    await store.delete('k')
+    expect(await client.exists(`${prefix}lease:{k}`)).toBe(0)
+    const ttl = await client.pttl(`${prefix}token:{k}`)
+    expect(ttl).toBeGreaterThan(23 * 3_600_000)
+    await store.set('k', { accessToken: 'b', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
+    expect(await client.pttl(`${prefix}token:{k}`)).toBe(-1)
+  })
+
+  it('the lease holder may extend its own lease; a stranger may not take it', async () => {
+    const prefix = uniquePrefix('extend')
+    const store = new RedisTokenStore({ client, prefix, logger: false })
+    expect(await store.acquireLease('k', 'me', 1_000)).toBe(true)
+    expect(await store.acquireLease('k', 'me', 60_000)).toBe(true)
+    expect(await client.pttl(`${prefix}lease:{k}`)).toBeGreaterThan(50_000)
+    expect(await store.acquireLease('k', 'other', 60_000)).toBe(false)
+  })
+
+  it('reloads its scripts when the server lost them (SCRIPT FLUSH, a restart, a failover)', async () => {
+    const flushing = redis()
+    const store = new RedisDedupeStore({ client, prefix: uniquePrefix('flush'), logger: false })
+    expect(await store.claim('k', 'a')).toBe('claimed')
+    await flushing.script('FLUSH')
+    expect(await store.claim('k', 'b')).toBe('in_progress')
+    await store.complete('k', 'a')
+    expect(await store.claim('k', 'b')).toBe('completed')
+  })
+
+  it('refuses a missing client with the fix', () => {
+    expect(() => new RedisTokenStore({} as never)).toThrow(/pass \{ client \}, an ioredis client/)
+    expect(() => new RedisDedupeStore({ client, leaseMs: 0 })).toThrow(/leaseMs must be/)
+  })
+})
