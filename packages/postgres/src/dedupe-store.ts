@@ -1,0 +1,105 @@
+import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import {
+  DEFAULT_DEDUPE_TABLE,
+  msFromNow,
+  type PostgresPool,
+  type PostgresStoreOptions,
+  run,
+  tableOf,
+} from './sql.js'
+
+export interface PostgresDedupeStoreOptions extends PostgresStoreOptions {
+  /** How long a claim lasts if its holder never completes nor releases it, in ms. Default 5 minutes. */
+  leaseMs?: number
+  /** How long a completed key is remembered, in ms. Default 24 hours. */
+  ttlMs?: number
+}
+
+const WHO = 'PostgresDedupeStore'
+
+function positiveMs(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`${WHO}: ${name} must be a whole number of ms >= 1.`)
+  }
+  return value
+}
+
+/**
+ * A `DedupeStore` in PostgreSQL, shared by every instance: a claim is a row, in progress until
+ * its lease ends on the database clock, then completed until its time is up. Also fits the
+ * OAuth routes' `stateStore`. Run `migrate(pool)` first, and `prune()` now and then.
+ *
+ * @example
+ * ```ts
+ * await migrate(pool)
+ * app.use(schedulingWebhooks({ secret, dedupe: new PostgresDedupeStore({ pool }) }))
+ * ```
+ */
+export class PostgresDedupeStore implements DedupeStore {
+  readonly #pool: PostgresPool
+  readonly #table: string
+  readonly #leaseMs: number
+  readonly #ttlMs: number
+
+  constructor(options: PostgresDedupeStoreOptions) {
+    this.#table = tableOf(WHO, options, DEFAULT_DEDUPE_TABLE)
+    this.#pool = options.pool
+    this.#leaseMs = positiveMs(options.leaseMs, 5 * 60_000, 'leaseMs')
+    this.#ttlMs = positiveMs(options.ttlMs, 24 * 60 * 60_000, 'ttlMs')
+  }
+
+  #query<Row>(text: string, values: unknown[]) {
+    return run<Row>(this.#pool, WHO, this.#table, text, values)
+  }
+
+  async claim(key: string, owner: string): Promise<ClaimResult> {
+    // Takes the key when it is free or its row expired; otherwise reads what the holder is
+    // doing. A row released between the two statements is read as free: try again.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const taken = await this.#query(
+        `INSERT INTO ${this.#table} AS d (key, owner, state, expires_at)
+         VALUES ($1, $2, 'in_progress', ${msFromNow(3)})
+         ON CONFLICT (key) DO UPDATE
+         SET owner = EXCLUDED.owner, state = 'in_progress', expires_at = EXCLUDED.expires_at
+         WHERE d.expires_at <= clock_timestamp()`,
+        [key, owner, this.#leaseMs],
+      )
+      if (taken.rowCount === 1) return 'claimed'
+      const { rows } = await this.#query<{ state: ClaimResult }>(
+        `SELECT state FROM ${this.#table} WHERE key = $1 AND expires_at > clock_timestamp()`,
+        [key],
+      )
+      if (rows[0] !== undefined) return rows[0].state
+    }
+    // Five times freed and retaken between two statements: someone holds it now.
+    return 'in_progress'
+  }
+
+  async complete(key: string, owner: string): Promise<void> {
+    await this.#query(
+      `INSERT INTO ${this.#table} AS d (key, owner, state, expires_at)
+       VALUES ($1, $2, 'completed', ${msFromNow(3)})
+       ON CONFLICT (key) DO UPDATE
+       SET owner = EXCLUDED.owner, state = 'completed', expires_at = EXCLUDED.expires_at
+       WHERE d.owner = EXCLUDED.owner OR d.expires_at <= clock_timestamp()`,
+      [key, owner, this.#ttlMs],
+    )
+  }
+
+  async release(key: string, owner: string): Promise<void> {
+    await this.#query(
+      `DELETE FROM ${this.#table} WHERE key = $1 AND owner = $2 AND state = 'in_progress'`,
+      [key, owner],
+    )
+  }
+
+  /** Removes expired claims and completions; resolves to how many. Run it now and then. */
+  async prune(): Promise<number> {
+    const { rowCount } = await this.#query(
+      `DELETE FROM ${this.#table} WHERE expires_at <= clock_timestamp()`,
+      [],
+    )
+    return rowCount
+  }
+}

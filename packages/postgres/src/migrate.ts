@@ -1,0 +1,137 @@
+import {
+  DEFAULT_DEDUPE_TABLE,
+  DEFAULT_SCHEMA,
+  DEFAULT_TOKEN_TABLE,
+  identifier,
+  MIGRATIONS_TABLE,
+  type PostgresPool,
+} from './sql.js'
+
+export interface MigrateOptions {
+  /** Schema to create the tables in (created when missing). Default `public`. */
+  schema?: string
+  /** Default `scheduling_kit_tokens`: pass the same `table` to `PostgresTokenStore`. */
+  tokenTable?: string
+  /** Default `scheduling_kit_dedupe`: pass the same `table` to `PostgresDedupeStore`. */
+  dedupeTable?: string
+}
+
+export interface MigrateResult {
+  /** Migrations this call applied, as `table@version`; empty when all were already there. */
+  applied: string[]
+}
+
+interface Migration {
+  kind: 'tokens' | 'dedupe'
+  version: number
+  sql(table: string, name: string): string
+}
+
+/**
+ * The versioned SQL, in order. Never edit an applied one: append a new version.
+ *
+ * tokens: one row per key. `record` is the token record (NULL when deleted: the row keeps its
+ * `version`, so a compare-and-set based on a read before the delete fails); the refresh lease
+ * is `lease_owner` until `lease_expires_at`, compared on the database clock.
+ * dedupe: one row per claimed key, `in_progress` until its lease ends or `completed` until its
+ * time is up.
+ */
+const MIGRATIONS: Migration[] = [
+  {
+    kind: 'tokens',
+    version: 1,
+    sql: (t) => `CREATE TABLE ${t} (
+      key text PRIMARY KEY,
+      record jsonb,
+      version integer NOT NULL DEFAULT 0,
+      lease_owner text,
+      lease_expires_at timestamptz,
+      updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    )`,
+  },
+  {
+    kind: 'dedupe',
+    version: 1,
+    sql: (t, name) => `CREATE TABLE ${t} (
+      key text PRIMARY KEY,
+      owner text NOT NULL,
+      state text NOT NULL CHECK (state IN ('in_progress', 'completed')),
+      expires_at timestamptz NOT NULL
+    );
+    CREATE INDEX ${identifier('migrate', 'index', `${name.slice(0, 50)}_expires`)} ON ${t} (expires_at)`,
+  },
+]
+
+/**
+ * Creates or updates the stores' tables. Safe when many instances start at once: the work
+ * runs in one transaction under a transaction-scoped advisory lock (released at commit, so it
+ * holds behind pgbouncer in transaction mode too), and each applied version is recorded in
+ * `scheduling_kit_migrations`.
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * await migrate(pool)
+ * const tokenStore = new PostgresTokenStore({ pool })
+ * ```
+ */
+export async function migrate(
+  pool: PostgresPool,
+  options: MigrateOptions = {},
+): Promise<MigrateResult> {
+  if (typeof pool?.connect !== 'function') {
+    throw new TypeError('migrate: pass a pg Pool (new pg.Pool({ connectionString })).')
+  }
+  const schemaName = options.schema ?? DEFAULT_SCHEMA
+  const schema = identifier('migrate', 'schema', schemaName)
+  const names = {
+    tokens: options.tokenTable ?? DEFAULT_TOKEN_TABLE,
+    dedupe: options.dedupeTable ?? DEFAULT_DEDUPE_TABLE,
+  }
+  if (names.tokens === names.dedupe) {
+    throw new TypeError('migrate: tokenTable and dedupeTable must be different tables.')
+  }
+  const tables = {
+    tokens: `${schema}.${identifier('migrate', 'tokenTable', names.tokens)}`,
+    dedupe: `${schema}.${identifier('migrate', 'dedupeTable', names.dedupe)}`,
+  }
+  const log = `${schema}.${identifier('migrate', 'table', MIGRATIONS_TABLE)}`
+  const client = await pool.connect()
+  const applied: string[] = []
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+      `scheduling-kit:migrate:${schemaName}`,
+    ])
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    await client.query(`CREATE TABLE IF NOT EXISTS ${log} (
+      table_name text NOT NULL,
+      version integer NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      PRIMARY KEY (table_name, version)
+    )`)
+    const done = await client.query<{ table_name: string; version: number }>(
+      `SELECT table_name, version FROM ${log} WHERE table_name = ANY($1)`,
+      [[names.tokens, names.dedupe]],
+    )
+    const have = new Set(done.rows.map((r) => `${r.table_name}@${r.version}`))
+    for (const migration of MIGRATIONS) {
+      const name = names[migration.kind]
+      const id = `${name}@${migration.version}`
+      if (have.has(id)) continue
+      await client.query(migration.sql(tables[migration.kind], name))
+      await client.query(`INSERT INTO ${log} (table_name, version) VALUES ($1, $2)`, [
+        name,
+        migration.version,
+      ])
+      applied.push(id)
+    }
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+  return { applied }
+}

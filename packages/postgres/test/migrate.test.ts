@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process'
+import { expect, it } from 'vitest'
+import { migrate, PostgresTokenStore } from '../src/index.js'
+import { DATABASE_URL, pool, uniqueSchema } from './helpers.js'
+
+it('applies each version once; a second run applies nothing', async () => {
+  const p = pool()
+  const schema = uniqueSchema('once')
+  expect((await migrate(p, { schema })).applied).toEqual([
+    'scheduling_kit_tokens@1',
+    'scheduling_kit_dedupe@1',
+  ])
+  expect((await migrate(p, { schema })).applied).toEqual([])
+  expect(
+    (await migrate(p, { schema, tokenTable: 'other_tokens', dedupeTable: 'other_dedupe' })).applied,
+  ).toEqual(['other_tokens@1', 'other_dedupe@1'])
+  const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
+  await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
+  expect((await store.get('k'))!.version).toBe(1)
+})
+
+it('8 OS processes migrating one new schema at once: all succeed, each version applied once', async () => {
+  const schema = uniqueSchema('many')
+  const startAt = String(Date.now() + 1_500) // all at once, as instances behind a deploy
+  const script = `
+    import pg from 'pg'
+    import { migrate } from './dist/index.js'
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+    await (await pool.connect()).release() // connected before the start line
+    await new Promise((r) => setTimeout(r, Number(process.env.START_AT) - Date.now()))
+    const { applied } = await migrate(pool, { schema: process.env.SCHEMA })
+    console.log(JSON.stringify(applied))
+    await pool.end()`
+  const runs = Array.from(
+    { length: 8 },
+    () =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: new URL('..', import.meta.url),
+          env: { ...process.env, DATABASE_URL, SCHEMA: schema, START_AT: startAt },
+        })
+        let out = ''
+        let err = ''
+        child.stdout.on('data', (d) => (out += d))
+        child.stderr.on('data', (d) => (err += d))
+        child.on('exit', (code) => resolve({ code, out, err }))
+      }),
+  )
+  const results = await Promise.all(runs)
+  expect(results.map((r) => [r.code, r.err])).toEqual(Array(8).fill([0, '']))
+  const applied = results.flatMap((r) => JSON.parse(r.out) as string[])
+  expect(applied.sort()).toEqual(['scheduling_kit_dedupe@1', 'scheduling_kit_tokens@1'])
+  const { rows } = await pool().query(
+    `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
+  )
+  expect(rows[0].n).toBe(2)
+})
+
+it('refuses an unsafe schema name and one table for both', async () => {
+  await expect(migrate(pool(), { schema: 'a b' })).rejects.toThrow(
+    /schema must be a plain identifier/,
+  )
+  await expect(migrate(pool(), { tokenTable: 't', dedupeTable: 't' })).rejects.toThrow(
+    /must be different/,
+  )
+})

@@ -1,0 +1,29 @@
+import { runRefreshRace } from '@scheduling-kit/testing'
+import { beforeAll, expect, it } from 'vitest'
+import { migratedSchema } from './helpers.js'
+
+// Eight OS processes x 25 callers, each with its own pg Pool and token manager, against a
+// strict token endpoint (single-use rotating refresh tokens).
+const storeModule = new URL('./fixtures/race-store.mjs', import.meta.url)
+
+beforeAll(async () => {
+  process.env.RACE_SCHEMA = await migratedSchema('race')
+})
+
+it('8 processes x 25 callers, 5 expiries: exactly one refresh per expiry, no caller error', async () => {
+  const report = await runRefreshRace({ storeModule })
+  expect(report.problems).toEqual([])
+  expect(report.rounds.map((r) => [r.refreshRequests, r.callers, r.errors.length])).toEqual(
+    Array(5).fill([1, 200, 0]),
+  )
+}, 60_000)
+
+it('the lease holder killed with SIGKILL mid-refresh: the others go on once its lease expires', async () => {
+  const report = await runRefreshRace({ storeModule, killLeaseHolder: true, leaseTtlMs: 1_000 })
+  expect(report.problems).toEqual([])
+  const [first, ...rest] = report.rounds
+  expect(first!.killed).toBe(true)
+  expect(first!.callers).toBe(7 * 25)
+  expect(first!.durationMs).toBeGreaterThanOrEqual(900)
+  for (const round of rest) expect(round.callers).toBe(175)
+}, 60_000)

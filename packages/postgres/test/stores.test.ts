@@ -1,0 +1,94 @@
+import { runDedupeStoreConformance, runTokenStoreConformance } from '@scheduling-kit/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { PostgresDedupeStore, PostgresTokenStore } from '../src/index.js'
+import { migratedSchema, pool } from './helpers.js'
+
+const shared = pool(20)
+let schema: string
+beforeAll(async () => {
+  schema = await migratedSchema('stores', shared)
+})
+
+runTokenStoreConformance(() => new PostgresTokenStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresTokenStore: TokenStore conformance',
+})
+
+runDedupeStoreConformance(
+  (timing) => new PostgresDedupeStore({ pool: shared, schema, ...timing }),
+  {
+    describe,
+    it,
+    name: 'PostgresDedupeStore: DedupeStore conformance',
+  },
+)
+
+const record = { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 }
+
+describe('PostgresTokenStore', () => {
+  it('a write based on a read made before a delete cannot land after it (the version survives the delete)', async () => {
+    const store = new PostgresTokenStore({ pool: shared, schema })
+    await store.set('aba', record)
+    const read = (await store.get('aba'))!
+    await store.delete('aba')
+    expect(await store.get('aba')).toBeUndefined()
+    expect(await store.compareAndSet('aba', { ...record, accessToken: 'new' }, undefined)).toBe(
+      true,
+    )
+    expect(
+      await store.compareAndSet('aba', { ...record, accessToken: 'stale' }, read.version),
+    ).toBe(false)
+    expect((await store.get('aba'))!.accessToken).toBe('new')
+  })
+
+  it('compares lease expiry on the database clock, not the app clock', async () => {
+    const store = new PostgresTokenStore({ pool: shared, schema })
+    expect(await store.acquireLease('clock', 'a', 60_000)).toBe(true)
+    const { rows } = await shared.query(
+      `SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) * 1000 AS ms FROM "${schema}".scheduling_kit_tokens WHERE key = 'clock'`,
+    )
+    expect(Number(rows[0].ms)).toBeGreaterThan(55_000)
+    expect(Number(rows[0].ms)).toBeLessThanOrEqual(60_000)
+  })
+
+  it('prune removes deleted records older than the limit and lease-only rows whose lease expired, nothing else', async () => {
+    const store = new PostgresTokenStore({ pool: shared, schema })
+    await store.set('prune-live', record)
+    await store.set('prune-deleted', record)
+    await store.delete('prune-deleted')
+    expect(await store.acquireLease('prune-lease', 'a', 60_000)).toBe(true)
+    expect(await store.acquireLease('prune-lapsed', 'a', 1)).toBe(true)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(await store.prune(0)).toBeGreaterThanOrEqual(2)
+    const { rows } = await shared.query(
+      `SELECT key FROM "${schema}".scheduling_kit_tokens WHERE key LIKE 'prune-%' ORDER BY key`,
+    )
+    expect(rows.map((r) => r.key)).toEqual(['prune-lease', 'prune-live'])
+    expect((await store.get('prune-live'))!.accessToken).toBe('a')
+  })
+})
+
+describe('PostgresDedupeStore', () => {
+  it('prune removes expired rows only', async () => {
+    const store = new PostgresDedupeStore({ pool: shared, schema, leaseMs: 1 })
+    await store.claim('pr-lapsed', 'a')
+    const lasting = new PostgresDedupeStore({ pool: shared, schema })
+    await lasting.claim('pr-held', 'b')
+    await new Promise((r) => setTimeout(r, 20))
+    expect(await store.prune()).toBeGreaterThanOrEqual(1)
+    expect(await lasting.claim('pr-held', 'c')).toBe('in_progress')
+    expect(await lasting.claim('pr-lapsed', 'c')).toBe('claimed')
+  })
+
+  it('says to run migrate when its table is missing, and refuses unsafe names', async () => {
+    const store = new PostgresDedupeStore({ pool: shared, schema, table: 'not_migrated' })
+    await expect(store.claim('k', 'o')).rejects.toThrow(
+      /does not exist\. Run migrate\(pool\) at start-up/,
+    )
+    expect(() => new PostgresTokenStore({ pool: shared, table: 'x"; DROP TABLE y; --' })).toThrow(
+      /table must be a plain identifier/,
+    )
+    expect(() => new PostgresTokenStore({} as never)).toThrow(/pass \{ pool \}, a pg Pool/)
+  })
+})
