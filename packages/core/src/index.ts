@@ -87,6 +87,7 @@ export {
   type WebhookRegistration,
 } from './webhooks/handler.js'
 export type {
+  QueueDelivery,
   WebhookErrorContext,
   WebhookErrorFn,
   WebhookHandlerOptions,

@@ -53,6 +53,7 @@ const ROOT = [
   'OpenRecord',
   'PayloadId',
   'parseEnvelope',
+  'QueueDelivery',
   'SchedulingLink',
   'UnknownWebhookEvent',
   'WebhookEvent',

@@ -190,6 +190,18 @@ describe('createWebhookHandler over HTTP', () => {
     expect(handled).toHaveBeenCalledOnce()
   })
 
+  it('queue mode: the queue gets the dedupe key, with the webhook id only when secrets are looked up by it', async () => {
+    const keys: string[] = []
+    const queue = { enqueue: async (_e: unknown, _c: unknown, d: { key: string }) => void keys.push(d.key) }
+    const fixed = await start({ queue, dedupe: false })
+    const lookup = await start({ queue, dedupe: false, secret: () => SECRET })
+    const body = JSON.stringify(envelope())
+    const id = JSON.parse(body).id as string
+    await deliver(fixed.url, body, { webhookId: 'wh_1' })
+    await deliver(lookup.url, body, { webhookId: 'wh_1' })
+    expect(keys).toEqual([id, `wh_1:${id}`])
+  })
+
   it('503 when the queue rejects, and the retry is accepted once it recovers', async () => {
     let up = false
     const queued: AnyWebhookEvent[] = []

@@ -18,13 +18,14 @@ function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
 /** Hands the event to the queue or the handlers; a promise only when one of them is async. */
 function deliver(
   { event, context }: Received,
+  key: string,
   queue: WebhookQueue | undefined,
   registry: HandlerRegistry,
 ): void | Promise<void> {
   if (queue === undefined) return registry.dispatch(event, context)
   let queued: unknown
   try {
-    queued = queue.enqueue(event, context)
+    queued = queue.enqueue(event, context, { key })
   } catch (cause) {
     throw enqueueFailed(event, cause)
   }
@@ -55,13 +56,13 @@ export async function deliverOnce(
   registry: HandlerRegistry,
 ): Promise<WebhookResponse> {
   const { dedupe, queue } = settings
+  const { event } = delivery
+  const key = dedupeKey(event, delivery.context, settings)
   if (dedupe === undefined) {
-    const delivered = deliver(delivery, queue, registry)
+    const delivered = deliver(delivery, key, queue, registry)
     if (delivered) await delivered
     return received()
   }
-  const { event } = delivery
-  const key = dedupeKey(event, delivery.context, settings)
   const owner = newClaimOwner()
   const claimed = dedupe.claim(key, owner)
   const claim = isThenable(claimed) ? await claimed : claimed
@@ -73,7 +74,7 @@ export async function deliverOnce(
     )
   }
   try {
-    const delivered = deliver(delivery, queue, registry)
+    const delivered = deliver(delivery, key, queue, registry)
     if (delivered) await delivered
   } catch (error) {
     const released = dedupe.release(key, owner)

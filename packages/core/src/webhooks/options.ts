@@ -12,9 +12,26 @@ import type { HandlerMap, WebhookContext, WebhookHandlerFn } from './registry.js
 import { assertSecretSource, type SecretSource, staticSecrets } from './secrets.js'
 import type { HeaderNames } from './verify.js'
 
-/** A durable queue: the event is answered 200 once `enqueue` resolves, 503 if it rejects. */
+/** What a queue learns of a delivery besides its event. */
+export interface QueueDelivery {
+  /**
+   * The delivery's dedupe key: what its signature vouches for (the payload id, under the
+   * webhook id when secrets are looked up by it). The same for every retry of one delivery:
+   * a queue can make it its job id.
+   */
+  key: string
+}
+
+/**
+ * A durable queue: the event is answered 200 once `enqueue` resolves, 503 if it rejects.
+ * `createBullMQQueue` from `@scheduling-kit/bullmq` is one.
+ */
 export interface WebhookQueue {
-  enqueue(event: AnyWebhookEvent, context: WebhookContext): unknown | Promise<unknown>
+  enqueue(
+    event: AnyWebhookEvent,
+    context: WebhookContext,
+    delivery: QueueDelivery,
+  ): unknown | Promise<unknown>
 }
 
 /** What `onError` learns: the delivery, as far as it got. */
