@@ -1,0 +1,28 @@
+import { createHash } from 'node:crypto'
+import type { AnyWebhookEvent } from '@scheduling-kit/core'
+
+/** Default name of the queue. */
+export const DEFAULT_QUEUE_NAME = 'scheduling-webhooks'
+
+/** What a job holds: the event and the parts of its delivery context a handler may use. */
+export interface WebhookJobData {
+  event: AnyWebhookEvent
+  webhookId: string | undefined
+  secretIndex: number
+}
+
+/**
+ * The job id of a delivery: `wh-` and the SHA-256 of its dedupe key, so every retry of one
+ * delivery maps to one job, and the id has no `:` (which BullMQ ids may not contain).
+ */
+export function jobIdFor(key: string): string {
+  return `wh-${createHash('sha256').update(key).digest('hex')}`
+}
+
+export function checkQueueName(who: string, name: string | undefined): string {
+  const value = name ?? DEFAULT_QUEUE_NAME
+  if (typeof value !== 'string' || value === '' || value.includes(':')) {
+    throw new TypeError(`${who}: queueName must be a non-empty string without ':'.`)
+  }
+  return value
+}

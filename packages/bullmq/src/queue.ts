@@ -1,0 +1,119 @@
+import type {
+  AnyWebhookEvent,
+  QueueDelivery,
+  WebhookContext,
+  WebhookQueue,
+} from '@scheduling-kit/core'
+import { type JobsOptions, Queue } from 'bullmq'
+import { type ConnectionInput, ownClient } from './connection.js'
+import { checkQueueName, jobIdFor, type WebhookJobData } from './job.js'
+
+export interface BullMQQueueOptions {
+  /** Redis: ioredis options or a client (duplicated, so its settings are not changed). */
+  connection: ConnectionInput
+  /** Default `scheduling-webhooks`; the worker must use the same. */
+  queueName?: string
+  /** BullMQ key prefix. Default BullMQ's (`bull`). */
+  prefix?: string
+  /** Attempts per job before it is kept as failed. Default 10. */
+  attempts?: number
+  /** First retry delay, doubled at each attempt, in ms. Default 1 000 (10 attempts: about 17 minutes). */
+  backoffMs?: number
+  /**
+   * Completed jobs kept, so a late retry of a delivery finds its job and is not queued again:
+   * by age (seconds) and count. Default 24 hours, at most 100 000.
+   */
+  keepCompleted?: { age?: number; count?: number }
+  /** Longest an enqueue may take before the delivery is answered 503, in ms. Default 5 000. */
+  timeoutMs?: number
+}
+
+/** The queue `createBullMQQueue` returns: a `WebhookQueue`, with BullMQ's `Queue` and a `close()`. */
+export interface BullMQWebhookQueue extends WebhookQueue {
+  /** The BullMQ queue, to inspect jobs (`getFailed()`, `getJobCounts()`). */
+  readonly queue: Queue<WebhookJobData>
+  /** Resolves once connected to Redis. */
+  ready(): Promise<void>
+  close(): Promise<void>
+}
+
+function positive(who: string, name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`${who}: ${name} must be a whole number >= 1.`)
+  return value
+}
+
+/**
+ * A durable `WebhookQueue` on BullMQ: a delivery is answered 200 only once its job is stored
+ * in Redis, and 503 at once when Redis cannot take it (the service then delivers it again).
+ * Every retry of one delivery maps to one job (the job id is the hashed dedupe key). Run the
+ * handlers in `createWebhookWorker`.
+ *
+ * Its Redis client has the offline queue off: with BullMQ's default, an enqueue while Redis is
+ * down waits until Redis is back, and the delivery times out instead of being refused.
+ *
+ * @example
+ * ```ts
+ * const queue = createBullMQQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+ * app.use(schedulingWebhooks({ secret, queue }))
+ * ```
+ */
+export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQueue {
+  const who = 'createBullMQQueue'
+  const name = checkQueueName(who, options?.queueName)
+  const timeoutMs = positive(who, 'timeoutMs', options.timeoutMs, 5_000)
+  const client = ownClient(who, options.connection, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  })
+  // An error event with no listener would crash the process; a failed enqueue is answered 503.
+  client.on('error', () => {})
+  const defaultJobOptions: JobsOptions = {
+    attempts: positive(who, 'attempts', options.attempts, 10),
+    backoff: { type: 'exponential', delay: positive(who, 'backoffMs', options.backoffMs, 1_000) },
+    removeOnComplete: { age: 24 * 60 * 60, count: 100_000, ...options.keepCompleted },
+    removeOnFail: false,
+  }
+  const queue = new Queue<WebhookJobData>(name, {
+    connection: client,
+    prefix: options.prefix,
+    defaultJobOptions,
+  })
+  queue.on('error', () => {})
+
+  async function enqueue(
+    event: AnyWebhookEvent,
+    context: WebhookContext,
+    delivery?: QueueDelivery,
+  ) {
+    const data: WebhookJobData = {
+      event,
+      webhookId: context.webhookId,
+      secretIndex: context.secretIndex,
+    }
+    const jobId = jobIdFor(delivery?.key ?? event.id)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not store the job within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+    })
+    try {
+      await Promise.race([queue.add(event.type, data, { jobId }), timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  return {
+    queue,
+    enqueue,
+    ready: () => queue.waitUntilReady().then(() => {}),
+    async close() {
+      await queue.close()
+      client.disconnect()
+    },
+  }
+}

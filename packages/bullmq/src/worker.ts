@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto'
+import { type DedupeStore, isWebhookError, type WebhookHandler } from '@scheduling-kit/core'
+import { RedisDedupeStore } from '@scheduling-kit/redis'
+import { DelayedError, type Job, Worker } from 'bullmq'
+import { type ConnectionInput, ownClient } from './connection.js'
+import { checkQueueName, type WebhookJobData } from './job.js'
+
+export interface WebhookWorkerOptions {
+  /** What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's `.handler`. */
+  handler: Pick<WebhookHandler, 'dispatch'>
+  /** Redis: ioredis options or a client (duplicated, so its settings are not changed). */
+  connection: ConnectionInput
+  /** Default `scheduling-webhooks`: the queue's. */
+  queueName?: string
+  /** BullMQ key prefix. Default BullMQ's (`bull`); the queue's. */
+  prefix?: string
+  /** Jobs handled at once by this worker. Default 1. */
+  concurrency?: number
+  /**
+   * Marks jobs handled, so none runs twice: after a worker died between its handler's end and
+   * BullMQ's record of it, or a job whose lock was lost while it ran long. Default a
+   * `RedisDedupeStore` on the worker's connection; `false` turns it off (at-least-once).
+   */
+  dedupe?: DedupeStore | false
+  /**
+   * How long a job's claim lasts if its worker dies: longer than any handler runs. A job
+   * restarted after a crash waits for it. Default 5 minutes (with the default `dedupe`).
+   */
+  claimMs?: number
+  /** BullMQ's job lock, in ms: a worker silent this long is presumed dead and its jobs retried. Default 30 000. */
+  lockDuration?: number
+  /** How often stalled jobs are looked for, in ms. Default 30 000. */
+  stalledInterval?: number
+  /** Told of worker errors and of jobs that failed (with the attempt). Default `console`. */
+  logger?: {
+    warn(message: string, ...rest: unknown[]): void
+    error(message: string, ...rest: unknown[]): void
+  }
+}
+
+/** The worker `createWebhookWorker` returns: BullMQ's `Worker` and a `close()`. */
+export interface WebhookWorker {
+  readonly worker: Worker<WebhookJobData>
+  /** Resolves once connected to Redis. */
+  ready(): Promise<void>
+  /** Stops taking jobs, waits for those running, and disconnects. */
+  close(): Promise<void>
+}
+
+/** How long a job waits before looking again at a claim another attempt holds, in ms. */
+const CLAIMED_ELSEWHERE_DELAY_MS = 1_000
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`createWebhookWorker: ${name} must be a whole number >= 1.`)
+  }
+  return value
+}
+
+/**
+ * Runs `handler.dispatch` for each queued delivery, with BullMQ's retries and exponential
+ * backoff (set on the queue: `attempts`, `backoffMs`); jobs that used every attempt are kept
+ * as failed for inspection (`worker.queue.getFailed()`, `job.retry()`).
+ *
+ * @example
+ * ```ts
+ * // worker.ts, its own process
+ * const webhooks = createWebhookHandler({ secret, on: { 'event.created': saveBooking } })
+ * createWebhookWorker({ handler: webhooks, connection: { host: '127.0.0.1', port: 6379 }, concurrency: 8 })
+ * ```
+ */
+export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
+  const who = 'createWebhookWorker'
+  if (typeof options?.handler?.dispatch !== 'function') {
+    throw new TypeError(
+      `${who}: handler must have dispatch(): pass the webhook handler (or middleware.handler).`,
+    )
+  }
+  const name = checkQueueName(who, options.queueName)
+  const log = options.logger ?? console
+  const { handler } = options
+  // Blocking commands wait for jobs: no retry limit per request on this connection (BullMQ's rule).
+  const client = ownClient(who, options.connection, { maxRetriesPerRequest: null })
+  client.on('error', () => {})
+  const dedupe =
+    options.dedupe === false
+      ? undefined
+      : (options.dedupe ??
+        new RedisDedupeStore({
+          client,
+          prefix: `scheduling-kit:worker:${name}:`,
+          leaseMs: positive('claimMs', options.claimMs, 5 * 60_000),
+          ttlMs: 7 * 24 * 60 * 60_000,
+          logger: false,
+        }))
+
+  async function dispatch(job: Job<WebhookJobData>): Promise<void> {
+    const { event, webhookId, secretIndex } = job.data
+    try {
+      await handler.dispatch(event, { webhookId, secretIndex })
+    } catch (error) {
+      // The handler's own error (message and stack) is the job's failure, not the HTTP wording.
+      throw isWebhookError(error) && error.code === 'handler_failed' ? error.cause : error
+    }
+  }
+
+  async function run(job: Job<WebhookJobData>, token?: string): Promise<string> {
+    const { event } = job.data
+    if (dedupe === undefined) {
+      await dispatch(job)
+      return 'handled'
+    }
+    const key = job.id ?? event.id
+    const owner = `${job.attemptsMade}:${randomUUID()}`
+    const claim = await dedupe.claim(key, owner)
+    if (claim === 'completed') return 'already handled'
+    if (claim === 'in_progress') {
+      // Another attempt holds it (a worker that died mid-job, until its claim lapses): look
+      // again later, without spending an attempt.
+      await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
+      throw new DelayedError()
+    }
+    try {
+      await dispatch(job)
+    } catch (error) {
+      await dedupe.release(key, owner)
+      throw error
+    }
+    await dedupe.complete(key, owner)
+    return 'handled'
+  }
+
+  const worker = new Worker<WebhookJobData>(name, run, {
+    connection: client,
+    prefix: options.prefix,
+    concurrency: positive('concurrency', options.concurrency, 1),
+    lockDuration: positive('lockDuration', options.lockDuration, 30_000),
+    stalledInterval: positive('stalledInterval', options.stalledInterval, 30_000),
+  })
+  worker.on('error', (error) => log.error(`${who}: ${error.message}`))
+  worker.on('failed', (job, error) => {
+    if (job === undefined || error instanceof DelayedError) return
+    const { type, id } = job.data.event
+    log.warn(
+      `${who}: ${type} (${id}) failed on attempt ${job.attemptsMade} of ${job.opts.attempts ?? 1}: ${error.message}`,
+    )
+  })
+  return {
+    worker,
+    ready: () => worker.waitUntilReady().then(() => {}),
+    async close() {
+      await worker.close()
+      client.disconnect()
+    },
+  }
+}

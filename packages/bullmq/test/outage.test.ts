@@ -1,0 +1,58 @@
+import type { AddressInfo } from 'node:net'
+import { schedulingWebhooks } from '@scheduling-kit/express'
+import { createTestEvent, sendTestEvent, startFakeSchedulingService } from '@scheduling-kit/testing'
+import express from 'express'
+import { expect, it } from 'vitest'
+import { createBullMQQueue } from '../src/index.js'
+import { later, ownRedis, uniqueQueue } from './helpers.js'
+
+it('Redis down: the delivery is answered 503 within 100 ms; the service retry succeeds once Redis is back', async () => {
+  const own = await ownRedis()
+  const queueName = uniqueQueue('outage')
+  const queue = createBullMQQueue({ connection: { url: own.url }, queueName })
+  later(() => queue.close())
+  await queue.ready()
+  const service = await startFakeSchedulingService({ retrySchedule: [1_000, 1_000, 2_000, 4_000] })
+  later(() => service.close())
+  const app = express()
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise((r) => server.once('listening', r))
+  later(() => new Promise((r) => server.close(r)))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { webhookSecret, webhookId } = service.connectApp(url)
+  app.use(schedulingWebhooks({ secret: webhookSecret, queue }))
+  const endpoint = `${url}/webhooks/scheduling`
+
+  // Up: stored, 200.
+  const before = createTestEvent('event.created')
+  expect((await sendTestEvent(endpoint, before, { secret: webhookSecret, webhookId })).status).toBe(
+    200,
+  )
+
+  await own.stop()
+  const timings: number[] = []
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now()
+    const res = await sendTestEvent(endpoint, createTestEvent('event.created'), {
+      secret: webhookSecret,
+      webhookId,
+    })
+    timings.push(performance.now() - started)
+    expect(res.status).toBe(503)
+    expect(JSON.parse(res.body).error.code).toBe('queue_rejected')
+  }
+  expect(
+    Math.max(...timings),
+    `answer times ${timings.map((t) => t.toFixed(1)).join(', ')} ms`,
+  ).toBeLessThan(100)
+
+  // Through the service: refused while down, delivered by its retry once Redis is back.
+  const { event, deliveries } = await service.trigger('event.canceled')
+  expect(deliveries[0]!.status).toBe(503)
+  await own.start()
+  await service.idle()
+  const attempts = service.deliveries().filter((d) => d.payloadId === event.id)
+  expect(attempts.at(-1)!.status).toBe(200)
+  const jobs = await queue.queue.getJobs(['wait'])
+  expect(jobs.map((j) => j.data.event.id)).toContain(event.id)
+}, 60_000)

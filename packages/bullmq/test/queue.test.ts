@@ -1,0 +1,108 @@
+import { createWebhookHandler } from '@scheduling-kit/core'
+import { createTestEvent } from '@scheduling-kit/testing'
+import { Queue } from 'bullmq'
+import { expect, it, vi } from 'vitest'
+import { createBullMQQueue, createWebhookWorker, jobIdFor } from '../src/index.js'
+import { connection, later, redis, uniqueQueue } from './helpers.js'
+
+const context = { webhookId: 'wh_1', secretIndex: 0, headers: {} }
+
+it('stores one job per delivery key, its id hashed (no ":"), with the event and context', async () => {
+  const queueName = uniqueQueue('ids')
+  const queue = createBullMQQueue({ connection, queueName })
+  later(() => queue.close())
+  const event = createTestEvent('event.created')
+  await queue.enqueue(event, context, { key: `wh_1:${event.id}` })
+  await queue.enqueue(event, context, { key: `wh_1:${event.id}` }) // the service's retry
+  await queue.enqueue(event, context, { key: `wh_2:${event.id}` }) // another webhook
+  const jobs = await queue.queue.getJobs(['wait'])
+  expect(jobs).toHaveLength(2)
+  const ids = jobs.map((j) => j.id).sort()
+  expect(ids).toEqual([jobIdFor(`wh_1:${event.id}`), jobIdFor(`wh_2:${event.id}`)].sort())
+  for (const id of ids) expect(id).toMatch(/^wh-[0-9a-f]{64}$/)
+  expect(jobs[0]!.data.event).toEqual(event)
+  expect(jobs[0]!.name).toBe('event.created')
+})
+
+it("works on a duplicate of the caller's client: its settings unchanged, still open after close", async () => {
+  const mine = redis()
+  const queue = createBullMQQueue({ connection: mine, queueName: uniqueQueue('dup') })
+  await queue.ready()
+  const event = createTestEvent('event.created')
+  await queue.enqueue(event, context, { key: event.id })
+  expect(await queue.queue.getJobCounts('wait')).toEqual({ wait: 1 })
+  await queue.close()
+  expect(mine.options.enableOfflineQueue).toBe(true)
+  expect(await mine.ping()).toBe('PONG')
+})
+
+it('the worker retries a failing handler with backoff, then runs it once; used-up jobs are kept as failed', async () => {
+  const queueName = uniqueQueue('retry')
+  const queue = createBullMQQueue({ connection, queueName, attempts: 3, backoffMs: 20 })
+  later(() => queue.close())
+  const calls = new Map<string, number>()
+  const handler = createWebhookHandler({
+    secret: 'unused-by-the-worker',
+    onAny: (event) => {
+      const n = (calls.get(event.id) ?? 0) + 1
+      calls.set(event.id, n)
+      if (event.type === 'event.canceled') throw new Error('always fails')
+      if (n < 3) throw new Error(`fails on attempt ${n}`)
+    },
+  })
+  const warnings: string[] = []
+  const worker = createWebhookWorker({
+    handler,
+    connection,
+    queueName,
+    logger: { warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
+  })
+  later(() => worker.close())
+  const ok = createTestEvent('event.created')
+  const bad = createTestEvent('event.canceled')
+  await queue.enqueue(ok, context, { key: ok.id })
+  await queue.enqueue(bad, context, { key: bad.id })
+  await vi.waitFor(
+    async () =>
+      expect(await queue.queue.getJobCounts('completed', 'failed')).toEqual({
+        completed: 1,
+        failed: 1,
+      }),
+    { timeout: 10_000 },
+  )
+  expect(calls.get(ok.id)).toBe(3)
+  expect(calls.get(bad.id)).toBe(3)
+  const [failed] = await queue.queue.getFailed()
+  expect(failed!.data.event.id).toBe(bad.id)
+  expect(failed!.failedReason).toBe('always fails') // the handler's own error, not the HTTP wording
+  expect(
+    warnings.some((w) => w.includes(`event.canceled (${bad.id}) failed on attempt 3 of 3`)),
+  ).toBe(true)
+})
+
+it('a job whose handler finished but whose completion BullMQ never recorded is not run again', async () => {
+  const queueName = uniqueQueue('marked')
+  const handled: string[] = []
+  const handler = createWebhookHandler({ secret: 'x', onAny: (e) => void handled.push(e.id) })
+  const first = createWebhookWorker({ handler, connection, queueName })
+  later(() => first.close())
+  const producer = new Queue(queueName, { connection: redis() })
+  later(() => producer.close())
+  const event = createTestEvent('event.created')
+  const data = { event, webhookId: 'wh_1', secretIndex: 0 }
+  await producer.add(event.type, data, { jobId: jobIdFor(event.id) })
+  await vi.waitFor(() => expect(handled).toEqual([event.id]))
+  // The same job again, as after a crash between the handler's end and BullMQ's completion.
+  await (await producer.getJob(jobIdFor(event.id)))!.remove()
+  await producer.add(event.type, data, { jobId: jobIdFor(event.id) })
+  await vi.waitFor(async () =>
+    expect(await producer.getJobCounts('completed')).toEqual({ completed: 1 }),
+  )
+  expect(handled).toEqual([event.id])
+})
+
+it('refuses bad options with the fix', () => {
+  expect(() => createBullMQQueue({ connection, queueName: 'a:b' })).toThrow(/without ':'/)
+  expect(() => createBullMQQueue({} as never)).toThrow(/pass \{ connection \}/)
+  expect(() => createWebhookWorker({ connection } as never)).toThrow(/handler must have dispatch/)
+})
