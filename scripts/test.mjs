@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensureServices } from './services.mjs'
 
 const root = new URL('..', import.meta.url).pathname
 const reports = ['packages', 'examples', 'internal', 'bench'].flatMap((dir) => {
@@ -19,14 +20,18 @@ const chromium = spawnSync('bash', [join(root, 'scripts/ensure-chromium.sh')], {
 if (chromium.status !== 0)
   console.warn('Chromium could not be installed: the browser test will fail.')
 
+// Redis and PostgreSQL: the running ones, or servers of our own, stopped at the end.
+const services = await ensureServices()
 const run = spawnSync(
   'pnpm',
   ['exec', 'turbo', 'run', 'test', '--continue', ...process.argv.slice(2)],
   {
     cwd: root,
     stdio: 'inherit',
+    env: { ...process.env, ...services.env },
   },
 )
+await services.stop()
 
 let passed = 0
 let failed = 0
