@@ -140,21 +140,25 @@ async function startPostgres() {
  * Makes sure the tests have a Redis and a PostgreSQL. Resolves to the environment to pass to
  * them and a `stop()` for what was started here.
  */
-export async function ensureServices() {
+export async function ensureServices({ redis = true, postgres = true } = {}) {
   const own = process.env.SCHEDULING_KIT_OWN_SERVICES === '1'
   // The queue's outage test stops and starts a redis-server of its own, whatever else runs.
   if (!which('redis-server')) aptInstall('redis-server')
   const env = {}
   const started = []
-  if (process.env.REDIS_URL === undefined && (own || !(await redisAnswers(6379)))) {
-    const redis = await startRedis()
-    env.REDIS_URL = redis.url
-    started.push(redis)
+  if (redis && process.env.REDIS_URL === undefined && (own || !(await redisAnswers(6379)))) {
+    const server = await startRedis()
+    env.REDIS_URL = server.url
+    started.push(server)
   }
-  if (process.env.DATABASE_URL === undefined && (own || !(await postgresAnswers(5432)))) {
-    const postgres = await startPostgres()
-    env.DATABASE_URL = postgres.url
-    started.push(postgres)
+  if (
+    postgres &&
+    process.env.DATABASE_URL === undefined &&
+    (own || !(await postgresAnswers(5432)))
+  ) {
+    const server = await startPostgres()
+    env.DATABASE_URL = server.url
+    started.push(server)
   }
   return {
     env,

@@ -1,0 +1,177 @@
+// pnpm demo:multi: three instances of the app behind a round-robin proxy and one worker
+// process, sharing Redis for tokens, sign-in states, webhook dedupe and the queue. Connects an
+// account (login and callback on different instances), races the token refresh across all
+// three, sends a storm of deliveries with replays, and ends with a summary table.
+import { type ChildProcess, fork } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import type { AnyWebhookEvent } from '@scheduling-kit/express'
+import { RedisTokenStore } from '@scheduling-kit/redis'
+import {
+  completeOAuthFlow,
+  createTestEvent,
+  sendTestEvent,
+  startFakeSchedulingService,
+} from '@scheduling-kit/testing'
+import { Redis } from 'ioredis'
+import { ensureServices } from '../../../scripts/services.mjs'
+import { type Config, toEnv } from './config.js'
+import { startProxy } from './proxy.js'
+
+const INSTANCES = 3
+const EXPIRIES = 3
+const CALLERS = 300
+const DELIVERIES = 600
+const REPLAYS = 150
+
+const rows: Array<[string, string, string]> = []
+const check = (what: string, expected: unknown, got: unknown) => {
+  rows.push([what, String(expected), String(got)])
+  console.log(`${String(expected) === String(got) ? 'ok  ' : 'FAIL'} ${what}: ${got}`)
+}
+
+async function until(what: string, test: () => Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+const children: ChildProcess[] = []
+function start(file: string, env: Record<string, string>): Promise<{ port?: number }> {
+  const child = fork(new URL(file, import.meta.url), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: { port?: number }) => resolve(message))
+    child.once('exit', (code) => reject(new Error(`${file} exited (${code}) before it was ready`)))
+  })
+}
+
+const services = await ensureServices({ postgres: false })
+const redisUrl = services.env.REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const service = await startFakeSchedulingService({ retrySchedule: [200, 400, 800, 1_600, 3_200] })
+const proxy = await startProxy()
+const redis = new Redis(redisUrl)
+try {
+  const settings = service.connectApp(proxy.url)
+  const run = randomBytes(4).toString('hex')
+  const shared: Partial<Config> = {
+    publicUrl: proxy.url,
+    redisUrl,
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    authUrl: settings.authUrl,
+    apiUrl: settings.apiUrl,
+    webhookSecret: settings.webhookSecret,
+    cookieSecret: randomBytes(32).toString('hex'),
+    queueName: `demo-${run}`,
+    prefix: `demo:${run}:`,
+  }
+  console.log(
+    `Fake scheduling service on ${service.url}; load balancer on ${proxy.url}; Redis ${redisUrl}`,
+  )
+  const ports = await Promise.all(
+    Array.from({ length: INSTANCES }, (_, i) =>
+      start('./app.ts', toEnv({ ...shared, instance: `app-${i + 1}` })).then((m) => m.port!),
+    ),
+  )
+  proxy.setTargets(ports)
+  await start('./worker.ts', toEnv({ ...shared, instance: 'worker' }))
+  console.log(`${INSTANCES} app instances on ports ${ports.join(', ')}, and a worker process\n`)
+
+  // 1. Connect: the login reaches one instance, the callback the next.
+  const { cookie, callback } = await completeOAuthFlow(`${proxy.url}/auth/scheduling/login`)
+  check('connected: callback redirected back to the app', 302, callback.status)
+  const tokens = new RedisTokenStore({ client: redis, prefix: shared.prefix, logger: false })
+
+  // 2. The refresh race: the token expires; 300 callers spread over the three instances.
+  let refreshesPerExpiry: number[] = []
+  let failedCalls = 0
+  for (let round = 0; round < EXPIRIES; round++) {
+    const key = (await redis.keys(`${shared.prefix}token:*`))[0]!.slice(
+      `${shared.prefix}token:{`.length,
+      -1,
+    )
+    const { version: _, ...record } = (await tokens.get(key))!
+    await tokens.set(key, { ...record, expiresAt: Date.now() - 1_000 })
+    service.expireToken(record.accessToken)
+    const before = service.auth.counters.refresh
+    const answers = await Promise.all(
+      Array.from({ length: CALLERS }, () => fetch(`${proxy.url}/api/me`, { headers: { cookie } })),
+    )
+    failedCalls += answers.filter((a) => a.status !== 200).length
+    const instances = new Set(answers.map((a) => a.headers.get('x-instance')))
+    if (instances.size !== INSTANCES)
+      throw new Error(`the calls reached ${instances.size} instances`)
+    refreshesPerExpiry = [...refreshesPerExpiry, service.auth.counters.refresh - before]
+  }
+  check(
+    `token refreshes for each of ${EXPIRIES} expiries`,
+    Array(EXPIRIES).fill(1).join(' '),
+    refreshesPerExpiry.join(' '),
+  )
+  check(`API calls failed (of ${EXPIRIES * CALLERS})`, 0, failedCalls)
+
+  // 3. The delivery storm: signed deliveries, some replayed to another instance.
+  const sent: AnyWebhookEvent['id'][] = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 30 }, async () => {
+      while (next < DELIVERIES) {
+        next++
+        const { event } = await service.trigger('event.created')
+        sent.push(event.id)
+      }
+    }),
+  )
+  let duplicates = 0
+  for (const id of sent.slice(0, REPLAYS)) {
+    const replay = createTestEvent('event.created', { id })
+    const res = await sendTestEvent(`${proxy.url}/webhooks/scheduling`, replay, {
+      secret: settings.webhookSecret,
+      webhookId: settings.webhookId,
+    })
+    if (res.status === 200 && JSON.parse(res.body).duplicate === true) duplicates++
+  }
+  await service.idle()
+  const handledKey = `${shared.prefix}handled`
+  await until(
+    'the worker to handle every delivery',
+    async () => (await redis.llen(handledKey)) >= DELIVERIES,
+  )
+  await new Promise((r) => setTimeout(r, 300)) // room for a second run of anything, to be counted
+  const handled = await redis.lrange(handledKey, 0, -1)
+  check(
+    'deliveries answered 200 (first attempt)',
+    DELIVERIES,
+    service.deliveries().filter((d) => d.ok).length,
+  )
+  check(`replays answered as duplicates (of ${REPLAYS})`, REPLAYS, duplicates)
+  check('events handled by the worker', DELIVERIES, new Set(handled).size)
+  check('events handled twice', 0, handled.length - new Set(handled).size)
+  check('events lost', 0, sent.filter((id) => !handled.includes(id)).length)
+} finally {
+  for (const child of children) child.kill()
+  redis.disconnect()
+  proxy.server.closeAllConnections()
+  proxy.server.close()
+  await service.close()
+  await services.stop()
+}
+
+const width = Math.max(...rows.map((r) => r[0].length))
+console.log(`\n${'check'.padEnd(width)}  ${'expected'.padEnd(12)}  got`)
+for (const [what, expected, got] of rows) {
+  console.log(
+    `${what.padEnd(width)}  ${expected.padEnd(12)}  ${got}${expected === got ? '' : '   <-- unexpected'}`,
+  )
+}
+const ok = rows.every(([, e, g]) => e === g)
+console.log(
+  ok ? '\nDemo finished: every check as expected.' : '\nDemo finished with unexpected results.',
+)
+process.exitCode = ok ? 0 : 1

@@ -1,0 +1,25 @@
+// The worker process: runs the handlers of queued deliveries, with retries.
+import { createWebhookWorker } from '@scheduling-kit/bullmq'
+import { schedulingWebhooks } from '@scheduling-kit/express'
+import { Redis } from 'ioredis'
+import { fromEnv } from './config.js'
+
+const config = fromEnv()
+const redis = new Redis(config.redisUrl)
+
+// The same handlers the app would register; the worker runs them through `.handler`.
+const webhooks = schedulingWebhooks({
+  secret: config.webhookSecret,
+  onAny: async (event) => {
+    // The app's work for the event; here, a list the demo reads.
+    await redis.rpush(`${config.prefix}handled`, event.id)
+  },
+})
+const worker = createWebhookWorker({
+  handler: webhooks.handler,
+  connection: { url: config.redisUrl },
+  queueName: config.queueName,
+  concurrency: 16,
+})
+await worker.ready()
+process.send?.({ type: 'ready' })
