@@ -192,7 +192,9 @@ describe('createWebhookHandler over HTTP', () => {
 
   it('queue mode: the queue gets the dedupe key, with the webhook id only when secrets are looked up by it', async () => {
     const keys: string[] = []
-    const queue = { enqueue: async (_e: unknown, _c: unknown, d: { key: string }) => void keys.push(d.key) }
+    const queue = {
+      enqueue: async (_e: unknown, _c: unknown, d: { key: string }) => void keys.push(d.key),
+    }
     const fixed = await start({ queue, dedupe: false })
     const lookup = await start({ queue, dedupe: false, secret: () => SECRET })
     const body = JSON.stringify(envelope())
