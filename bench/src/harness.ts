@@ -96,6 +96,8 @@ export interface Target {
   /** The ratio must be at most this (`max`) or at least this (`min`). */
   limit: number
   kind: 'max' | 'min'
+  /** What `ratio` and `limit` are in: `x` (a ratio, the default) or a unit such as ` µs`. */
+  unit?: string
 }
 
 /** Prints the targets and returns whether all were met. */
@@ -107,7 +109,7 @@ export function targets(list: Target[]): boolean {
     const met = t.kind === 'max' ? t.ratio <= t.limit : t.ratio >= t.limit
     ok &&= met
     console.log(
-      `| ${t.what} | ${t.ratio.toFixed(3)}x | ${t.kind === 'max' ? '<=' : '>='} ${t.limit}x | ${met ? 'yes' : 'NO'} |`,
+      `| ${t.what} | ${t.ratio.toFixed(3)}${t.unit ?? 'x'} | ${t.kind === 'max' ? '<=' : '>='} ${t.limit}${t.unit ?? 'x'} | ${met ? 'yes' : 'NO'} |`,
     )
   }
   return ok
