@@ -80,7 +80,11 @@ it('property: no two deliveries of one payload run at once on live claims, whate
           await new Promise((r) => setTimeout(r, 1))
         }
         await s.waitFor(Promise.all(work))
-        const order = () => s.report().map((t) => t.label).join(', ')
+        const order = () =>
+          s
+            .report()
+            .map((t) => t.label)
+            .join(', ')
         expect(overlaps, order()).toBe(0)
         // Without a lapse, handlers run one at a time and a success is final.
         if (lapses === 0 && calls > 0 && !fails[calls - 1]) {
