@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import { schedulingWebhooks } from '@scheduling-kit/express'
+import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { createTestEvent, sendTestEvent, startFakeSchedulingService } from '@scheduling-kit/testing'
 import express from 'express'
+import { Redis } from 'ioredis'
 import { expect, it } from 'vitest'
 import { createBullMQQueue } from '../src/index.js'
 import { later, ownRedis, uniqueQueue } from './helpers.js'
@@ -55,4 +57,45 @@ it('Redis down: the delivery is answered 503 within 100 ms; the service retry su
   expect(attempts.at(-1)!.status).toBe(200)
   const jobs = await queue.queue.getJobs(['wait'])
   expect(jobs.map((j) => j.data.event.id)).toContain(event.id)
+}, 60_000)
+
+it('Redis down with RedisDedupeStore on a client without the offline queue: answered 500 at once, nothing queued as handled', async () => {
+  const own = await ownRedis()
+  const client = new Redis(own.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  client.on('error', () => {})
+  later(() => client.disconnect())
+  await new Promise((r) => client.once('ready', r))
+  const queue = createBullMQQueue({
+    connection: { url: own.url },
+    queueName: uniqueQueue('dedupe-down'),
+  })
+  later(() => queue.close())
+  const app = express()
+  const secret = 'outage-secret'
+  app.use(
+    schedulingWebhooks({ secret, queue, dedupe: new RedisDedupeStore({ client, logger: false }) }),
+  )
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise((r) => server.once('listening', r))
+  later(() => new Promise((r) => server.close(r)))
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/scheduling`
+  const event = createTestEvent('event.created')
+  await own.stop()
+  const started = performance.now()
+  const res = await sendTestEvent(endpoint, event, { secret })
+  const took = performance.now() - started
+  expect(res.status).toBe(500)
+  expect(JSON.parse(res.body).error.code).toBe('handler_failed')
+  expect(took, `answered in ${took.toFixed(1)} ms`).toBeLessThan(100)
+  // Back up: the retry is claimed, stored and answered 200.
+  await own.start()
+  await new Promise((r) => (client.status === 'ready' ? r(undefined) : client.once('ready', r)))
+  await queue.ready()
+  let retry = await sendTestEvent(endpoint, event, { secret })
+  for (let i = 0; retry.status !== 200 && i < 50; i++) {
+    await new Promise((r) => setTimeout(r, 100))
+    retry = await sendTestEvent(endpoint, event, { secret })
+  }
+  expect(retry.status).toBe(200)
+  expect((await queue.queue.getJobs(['wait'])).map((j) => j.data.event.id)).toEqual([event.id])
 }, 60_000)

@@ -64,6 +64,19 @@ describe('RedisTokenStore', () => {
     expect(await store.claim('k', 'b')).toBe('completed')
   })
 
+  it('10 connections claiming one key at once, 20 rounds: exactly one claimed each time', async () => {
+    const prefix = uniquePrefix('conns')
+    const stores = Array.from(
+      { length: 10 },
+      () => new RedisDedupeStore({ client: redis(), prefix, logger: false }),
+    )
+    await Promise.all(stores.map((s) => s.claim('warm-up', 'w')))
+    for (let round = 0; round < 20; round++) {
+      const results = await Promise.all(stores.map((s, i) => s.claim(`k${round}`, `o${i}`)))
+      expect(results.filter((r) => r === 'claimed')).toHaveLength(1)
+    }
+  })
+
   it('refuses a missing client with the fix', () => {
     expect(() => new RedisTokenStore({} as never)).toThrow(/pass \{ client \}, an ioredis client/)
     expect(() => new RedisDedupeStore({ client, leaseMs: 0 })).toThrow(/leaseMs must be/)
