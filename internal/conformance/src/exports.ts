@@ -63,12 +63,27 @@ export const ADAPTER_REEXPORTS = [
  * CJS declarations, and that the runtime values of its ESM build are exactly the declared ones.
  */
 export async function expectAdapterExports(dist: URL, own: readonly string[]): Promise<void> {
+  await expectExports(dist, [...own, ...ADAPTER_REEXPORTS])
+}
+
+/**
+ * Checks a package's built entry exports exactly `names` in its ESM and CJS declarations, and
+ * that its ESM build's runtime values are exactly `values` (when given) or the declared names
+ * it has at runtime.
+ */
+export async function expectExports(
+  dist: URL,
+  names: readonly string[],
+  values?: readonly string[],
+): Promise<void> {
   const { expect } = await import('vitest')
   const { fileURLToPath } = await import('node:url')
-  const expected = [...own, ...ADAPTER_REEXPORTS].sort()
+  const expected = [...names].sort()
   for (const file of ['index.d.ts', 'index.d.cts']) {
     expect(exportedNames(fileURLToPath(new URL(file, dist)))).toEqual(expected)
   }
   const module = (await import(new URL('index.js', dist).href)) as object
-  expect(Object.keys(module).sort()).toEqual(expected.filter((name) => name in module).sort())
+  expect(Object.keys(module).sort()).toEqual(
+    values === undefined ? expected.filter((name) => name in module) : [...values].sort(),
+  )
 }

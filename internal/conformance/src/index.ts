@@ -1,4 +1,9 @@
-export { ADAPTER_REEXPORTS, expectAdapterExports, exportedNames } from './exports.js'
+export {
+  ADAPTER_REEXPORTS,
+  expectAdapterExports,
+  expectExports,
+  exportedNames,
+} from './exports.js'
 export {
   type AdapterHarness,
   type AppSetup,

@@ -1,7 +1,6 @@
 // The exact public surface of @scheduling-kit/redis, read from the built declarations.
-import { fileURLToPath } from 'node:url'
-import { exportedNames } from '@scheduling-kit/conformance'
-import { expect, it } from 'vitest'
+import { expectExports } from '@scheduling-kit/conformance'
+import { it } from 'vitest'
 
 const NAMES = [
   'checkEvictionPolicy',
@@ -15,12 +14,9 @@ const NAMES = [
 ]
 
 it('@scheduling-kit/redis exports exactly its names', async () => {
-  for (const file of ['index.d.ts', 'index.d.cts']) {
-    expect(exportedNames(fileURLToPath(new URL(`../dist/${file}`, import.meta.url)))).toEqual(
-      [...NAMES].sort(),
-    )
-  }
-  expect(Object.keys(await import('../dist/index.js')).sort()).toEqual(
-    ['checkEvictionPolicy', 'RedisDedupeStore', 'RedisTokenStore'].sort(),
-  )
+  await expectExports(new URL('../dist/', import.meta.url), NAMES, [
+    'checkEvictionPolicy',
+    'RedisDedupeStore',
+    'RedisTokenStore',
+  ])
 })
