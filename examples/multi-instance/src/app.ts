@@ -15,9 +15,13 @@ import { Redis } from 'ioredis'
 import { fromEnv } from './config.js'
 
 const config = fromEnv()
-// Requests of a delivery fail at once while Redis is down (answered 5xx, the service retries)
-// instead of waiting in ioredis's offline queue.
-const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+// Requests of a delivery fail at once while Redis is down, and within 2 s when it hangs
+// (answered 5xx, the service retries), instead of waiting in ioredis's offline queue.
+const redis = new Redis(config.redisUrl, {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  commandTimeout: 2_000,
+})
 redis.on('error', (error) => console.error(`[${config.instance}] redis: ${error.message}`))
 await new Promise((resolve) => redis.once('ready', resolve))
 
