@@ -31,6 +31,7 @@ export const ADAPTER_REEXPORTS = [
   'AnyWebhookEvent',
   'DedupeStore',
   'EVENT_TYPES',
+  'Logger',
   'MemoryDedupeStore',
   'MemoryTokenStore',
   'NotConnectedError',

@@ -29,6 +29,25 @@ export interface AppSetup {
    * h3's `onError`), answering 500 itself.
    */
   frameworkErrors: string[]
+  /**
+   * Where the harness puts every line the framework's own logger printed: Fastify's logger
+   * (the `msg` of each JSON line), Koa's `error` event (the error's `stack`) and console; on
+   * Express and h3, which have no logger of their own, console (see `captureConsole`).
+   */
+  logged: string[]
+}
+
+/**
+ * Sends `console.info`, `console.warn` and `console.error` into `logged` until the returned
+ * function is called: what the developer would see in the terminal.
+ */
+export function captureConsole(logged: string[]): () => void {
+  const original = { info: console.info, warn: console.warn, error: console.error }
+  for (const level of ['info', 'warn', 'error'] as const) {
+    console[level] = (...args: unknown[]) =>
+      void logged.push(args.map((a) => (a instanceof Error ? a.stack : String(a))).join(' '))
+  }
+  return () => Object.assign(console, original)
 }
 
 /** The header that makes writing the answer to a request fail: see `failWritesWhenAsked`. */

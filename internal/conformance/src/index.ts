@@ -7,6 +7,7 @@ export {
 export {
   type AdapterHarness,
   type AppSetup,
+  captureConsole,
   FAIL_WRITE_HEADER,
   failWritesWhenAsked,
   type ParserPlacement,

@@ -25,6 +25,8 @@ export interface Started {
   store: MemoryTokenStore
   connected: string[]
   frameworkErrors: string[]
+  /** Lines the framework's logger (or the console) printed. */
+  logged: string[]
 }
 
 export interface StartOptions {
@@ -69,11 +71,13 @@ export function runConformance(harness: AdapterHarness): void {
     const errors: string[] = []
     const connected: string[] = []
     const frameworkErrors: string[] = []
+    const logged: string[] = []
     const store = new MemoryTokenStore()
     const redirectUri = `${base}/auth/scheduling/callback`
     auth.allowRedirectUri(redirectUri)
     const setup: AppSetup = {
       frameworkErrors,
+      logged,
       prefix: options.prefix ?? '',
       parser: options.parser ?? defaultParser,
       configure: options.configure,
@@ -109,6 +113,7 @@ export function runConformance(harness: AdapterHarness): void {
       store,
       connected,
       frameworkErrors,
+      logged,
     }
   }
 
@@ -372,6 +377,55 @@ export function runConformance(harness: AdapterHarness): void {
         }
       })
     }
+  })
+
+  describe(`${harness.name}: what the developer sees in the log`, () => {
+    it('a throwing handler is logged with its stack through the framework’s logger', async () => {
+      const app = await start({
+        webhooks: {
+          on: {
+            'event.created': () => {
+              throw new Error('DB is down')
+            },
+          },
+        },
+      })
+      const body = envelope('event.created')
+      expect((await deliver(app.hook, body)).status).toBe(500)
+      const line = app.logged.find((l) => l.includes('handler_failed'))
+      expect(line, app.logged.join('\n---\n')).toBeDefined()
+      expect(line).toContain(JSON.parse(body).id)
+      expect(line).toContain('Error: DB is down')
+      expect(line).toMatch(/\n\s+at /)
+    })
+
+    it('forged signatures are summarised: one line for a flood, and no secret in any line', async () => {
+      const app = await start({ oauth: { clientSecret: 'wrong-client-secret-value' } })
+      for (let i = 0; i < 30; i++) {
+        expect((await deliver(app.hook, envelope(), { secret: 'forger' })).status).toBe(401)
+      }
+      expect(app.logged.filter((l) => l.includes('signature_invalid'))).toHaveLength(1)
+      // The OAuth side with a wrong client secret: the cause is told, the secrets are not.
+      const login = await request(`${app.base}/auth/scheduling/login`)
+      const authorize = new URL(login.headers.get('location')!)
+      const consent = await request(authorize.toString())
+      const back = await request(consent.headers.get('location')!, {
+        headers: { cookie: cookieHeader(login.headers), accept: 'application/json' },
+      })
+      expect(back.status).toBe(502)
+      const text = app.logged.join('\n')
+      expect(text).toContain('invalid_client')
+      for (const secret of [
+        SECRET,
+        COOKIE_SECRET,
+        auth.clientSecret,
+        'wrong-client-secret-value',
+      ]) {
+        expect(text).not.toContain(secret)
+      }
+      const code = new URL(consent.headers.get('location')!).searchParams.get('code')!
+      expect(text).not.toContain(code)
+    })
   })
 
   describe(`${harness.name}: OAuth`, () => {

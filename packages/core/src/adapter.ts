@@ -3,6 +3,7 @@
 // answer back. Every name here is pinned by test/exports.test.ts.
 
 export { getHeader } from './headers.js'
+export { consoleLogger } from './log.js'
 export {
   type BodySource,
   type FrameworkName,

@@ -123,20 +123,47 @@ export class OAuthError extends SchedulingError<'oauth_error'> {
   }
 }
 
+/** The system's reason a request got no answer (`ECONNREFUSED`, `ENOTFOUND`, ...), when known. */
+function networkReason(cause: unknown): string {
+  let current = cause
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return 'network error'
+}
+
+/** A URL as messages show it: no query string, no user info. */
+export function displayUrl(url: string): string {
+  if (!URL.canParse(url)) return serverText(url, 200)
+  const u = new URL(url)
+  return `${u.protocol}//${u.host}${u.pathname}`
+}
+
 /** The request never got an answer: connection refused, reset, DNS failure. */
 export class NetworkError extends SchedulingError<'network_error'> {
-  constructor(what: string, cause: unknown) {
-    super('network_error', `${what} failed: no answer from the server (network error).`, {
+  /** The address tried (without its query string). */
+  readonly url: string | undefined
+
+  constructor(what: string, cause: unknown, url?: string) {
+    const where = url === undefined ? 'the server' : displayUrl(url)
+    super('network_error', `${what} failed: no answer from ${where} (${networkReason(cause)}).`, {
       status: 502,
       cause,
     })
+    this.url = url === undefined ? undefined : displayUrl(url)
   }
 }
 
 /** The request took longer than its time-out. */
 export class TimeoutError extends SchedulingError<'timeout'> {
-  constructor(what: string, ms: number) {
-    super('timeout', `${what} timed out after ${ms} ms.`, { status: 504 })
+  constructor(what: string, ms: number, url?: string) {
+    super(
+      'timeout',
+      `${what}${url === undefined ? '' : ` (${displayUrl(url)})`} timed out after ${ms} ms.`,
+      { status: 504 },
+    )
   }
 }
 
@@ -150,10 +177,17 @@ export class InvalidResponseError extends SchedulingError<'invalid_response'> {
 /** The API answered with a non-2xx status. `body` is the parsed JSON, or the text. */
 export class ApiError extends SchedulingError<'api_error'> {
   readonly body: unknown
+  /** The address called (without its query string), when known. */
+  readonly url: string | undefined
 
-  constructor(status: number, method: string, path: string, body: unknown) {
-    super('api_error', `${method} ${path} failed with status ${status}.`, { status })
+  constructor(status: number, method: string, path: string, body: unknown, url?: string) {
+    super(
+      'api_error',
+      `${method} ${path} failed with status ${status}${url === undefined ? '' : ` (${displayUrl(url)})`}.`,
+      { status },
+    )
     this.body = body
+    this.url = url === undefined ? undefined : displayUrl(url)
   }
 }
 

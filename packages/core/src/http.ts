@@ -35,16 +35,16 @@ export async function send(url: string, init: RequestInit, options: SendOptions)
     try {
       response = await options.fetch(url, { ...init, signal: controller.signal })
     } catch (cause) {
-      if (timedOut) throw new TimeoutError(options.what, options.timeoutMs)
-      throw new NetworkError(options.what, cause)
+      if (timedOut) throw new TimeoutError(options.what, options.timeoutMs, url)
+      throw new NetworkError(options.what, cause, url)
     }
     try {
       const text = await readText(response, options.maxBodyBytes, options.what)
       return { status: response.status, headers: response.headers, text }
     } catch (cause) {
-      if (timedOut) throw new TimeoutError(options.what, options.timeoutMs)
+      if (timedOut) throw new TimeoutError(options.what, options.timeoutMs, url)
       if (cause instanceof InvalidResponseError) throw cause
-      throw new NetworkError(options.what, cause)
+      throw new NetworkError(options.what, cause, url)
     }
   } finally {
     clearTimeout(timer)

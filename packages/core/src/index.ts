@@ -38,6 +38,7 @@ export {
 } from './errors.js'
 export type { HeadersInput } from './headers.js'
 export type { FetchLike } from './http.js'
+export type { Logger } from './log.js'
 // ---- Connecting accounts (OAuth 2) ---------------------------------------------------------
 export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
 export { readConnectedKey } from './oauth/connection.js'
@@ -91,6 +92,7 @@ export type {
   WebhookErrorContext,
   WebhookErrorFn,
   WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
   WebhookQueue,
 } from './webhooks/options.js'
 export type { WebhookRequest } from './webhooks/receive.js'

@@ -112,7 +112,7 @@ describe('createSchedulingClient', () => {
     expect(error).toBeInstanceOf(ApiError)
     expect(error.status).toBe(404)
     expect(error.body).toEqual({ error: 'not_found' })
-    expect(error.message).toBe('GET /nope failed with status 404.')
+    expect(error.message).toBe(`GET /nope failed with status 404 (${server.url}/nope).`)
     const unauthorized = (await api.me().catch((e: unknown) => e)) as ApiError
     expect(unauthorized.status).toBe(401)
     expect(JSON.stringify({ ...unauthorized, message: unauthorized.message })).not.toContain(

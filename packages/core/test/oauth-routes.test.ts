@@ -117,8 +117,9 @@ describe('createOAuthRoutes', () => {
 
   it('warns once, without the secret, when no cookieSecret is given, and still works', async () => {
     const warn = vi.fn()
-    const routes = createOAuthRoutes({ ...base, logger: { warn } })
-    createOAuthRoutes({ ...base, logger: { warn } })
+    const logger = { debug() {}, info() {}, warn, error() {} }
+    const routes = createOAuthRoutes({ ...base, logger })
+    createOAuthRoutes({ ...base, logger })
     expect(warn).toHaveBeenCalledOnce()
     expect(warn.mock.calls[0]![0]).toMatch(/cookieSecret/)
     const answer = await routes.handle({

@@ -4,6 +4,7 @@ import type {
   OAuthRoutesOptions,
   SecretSource,
   WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
   WebhookResponse,
 } from '@scheduling-kit/core'
 import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
@@ -26,6 +27,7 @@ export {
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
+  type Logger,
   MemoryDedupeStore,
   MemoryTokenStore,
   NotConnectedError,
@@ -48,6 +50,18 @@ export {
 } from '@scheduling-kit/core'
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void
+
+/** Express's own options besides core's. */
+export interface ExpressWebhookOptions {
+  /**
+   * Hands server errors (a handler threw: 500; the queue refused: 503) to `next(err)`, so your
+   * error middleware logs and answers them (`err.status` is the status the service needs to
+   * retry; `err.cause` is what threw). Default false: the middleware answers and logs them.
+   */
+  forwardErrors?: boolean
+}
+
+export type SchedulingWebhooksOptions = WebhookHandlerOptions & ExpressWebhookOptions
 
 export interface SchedulingWebhooksMiddleware
   extends Middleware,
@@ -115,10 +129,16 @@ function answerWith(
  * ```
  */
 export function schedulingWebhooks(
-  secretOrOptions: SecretSource | WebhookHandlerOptions,
+  secretOrOptions: SecretSource | SchedulingWebhooksOptions,
+  options?: WebhookHandlerRestOptions & ExpressWebhookOptions,
 ): SchedulingWebhooksMiddleware {
-  const handler = createWebhookHandler(secretOrOptions)
+  const own = (options ?? (typeof secretOrOptions === 'object' ? secretOrOptions : undefined)) as
+    | ExpressWebhookOptions
+    | undefined
+  const forwardErrors = own?.forwardErrors === true
+  const handler = createWebhookHandler(secretOrOptions, options)
   const middleware = ((req, res, next) => {
+    const write = answerWith(res, next)
     handler
       .handle({
         method: req.method,
@@ -126,8 +146,17 @@ export function schedulingWebhooks(
         headers: req.headers,
         body: bodyOf(req),
         framework: 'express',
+        errorsToFramework: forwardErrors,
       })
-      .then(answerWith(res, next), next)
+      .then(
+        forwardErrors
+          ? (answer) =>
+              answer?.error !== undefined && answer.status >= 500
+                ? next(answer.error)
+                : write(answer)
+          : write,
+        next,
+      )
   }) as Middleware
   return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
 }

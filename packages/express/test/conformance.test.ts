@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import {
   type AdapterHarness,
+  captureConsole,
   failWritesWhenAsked,
   runConformance,
 } from '@scheduling-kit/conformance'
@@ -17,6 +18,8 @@ const harness = (name: string, express: typeof express5): AdapterHarness => ({
   configurable: true,
   answerWrittenBy: 'framework',
   async start(port, setup) {
+    // Express has no logger of its own: the middleware logs to the console.
+    const release = captureConsole(setup.logged)
     const app = express()
     app.use((req, res, next) => {
       failWritesWhenAsked(req.headers, res)
@@ -43,6 +46,7 @@ const harness = (name: string, express: typeof express5): AdapterHarness => ({
     return {
       close: () =>
         new Promise<void>((resolve) => {
+          release()
           server.closeAllConnections()
           server.close(() => resolve())
         }),

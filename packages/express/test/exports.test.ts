@@ -4,11 +4,13 @@ import { expectAdapterExports } from '@scheduling-kit/conformance'
 import { it } from 'vitest'
 
 const OWN = [
+  'ExpressWebhookOptions',
   'keepRawBody',
   'schedulingOAuth',
   'SchedulingOAuthMiddleware',
   'schedulingWebhooks',
   'SchedulingWebhooksMiddleware',
+  'SchedulingWebhooksOptions',
 ]
 
 it('@scheduling-kit/express exports exactly its own names and the shared re-exports', async () => {

@@ -15,7 +15,13 @@ const harness: AdapterHarness = {
   configurable: false,
   answerWrittenBy: 'framework',
   async start(port, setup) {
-    const app = Fastify()
+    // Fastify's own logger, as an app has it on: the plugin logs through request.log.
+    const app = Fastify({
+      logger: {
+        level: 'info',
+        stream: { write: (line: string) => void setup.logged.push(JSON.parse(line).msg) },
+      },
+    })
     app.addHook('onRequest', async (request, reply) => {
       failWritesWhenAsked(request.headers, reply.raw)
     })

@@ -4,6 +4,7 @@ import type {
   OAuthRoutesOptions,
   SecretSource,
   WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
   WebhookResponse,
 } from '@scheduling-kit/core'
 import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
@@ -22,6 +23,7 @@ export {
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
+  type Logger,
   MemoryDedupeStore,
   MemoryTokenStore,
   NotConnectedError,
@@ -72,14 +74,16 @@ function toResponse(answer: WebhookResponse | OAuthResponse): Response {
  */
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
+  options?: WebhookHandlerRestOptions,
 ): SchedulingWebhooksMiddleware {
-  const handler = createWebhookHandler(secretOrOptions)
+  const handler = createWebhookHandler(secretOrOptions, options)
   const middleware: Middleware = async (event, next) => {
     const answer = await handler.handle({
       method: event.req.method,
       path: event.url.pathname,
       headers: event.req.headers,
       body: event.req.body,
+      bodyUsed: event.req.bodyUsed,
       framework: 'h3',
     })
     return answer ? toResponse(answer) : next()

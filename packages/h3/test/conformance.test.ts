@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import {
   type AdapterHarness,
+  captureConsole,
   failWritesWhenAsked,
   runConformance,
 } from '@scheduling-kit/conformance'
@@ -17,6 +18,8 @@ const harness: AdapterHarness = {
   configurable: true,
   answerWrittenBy: 'server',
   async start(port, setup) {
+    // h3 has no logger of its own: the middleware logs to the console.
+    const release = captureConsole(setup.logged)
     const app = new H3({
       onError: (error) => void setup.frameworkErrors.push(error.message),
     })
@@ -36,6 +39,7 @@ const harness: AdapterHarness = {
     return {
       close: () =>
         new Promise<void>((resolve) => {
+          release()
           server.closeAllConnections()
           server.close(() => resolve())
         }),

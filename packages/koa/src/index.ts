@@ -1,15 +1,18 @@
 import type {
+  Logger,
   OAuthResponse,
   OAuthRoutes,
   OAuthRoutesOptions,
   SecretSource,
   WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
   WebhookResponse,
 } from '@scheduling-kit/core'
 import { createOAuthRoutes, createWebhookHandler } from '@scheduling-kit/core'
 import {
   attachWebhookMethods,
   type BodySource,
+  consoleLogger,
   type WebhookMethods,
 } from '@scheduling-kit/core/adapter'
 import type { Context, Middleware } from 'koa'
@@ -26,6 +29,7 @@ export {
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
+  type Logger,
   MemoryDedupeStore,
   MemoryTokenStore,
   NotConnectedError,
@@ -76,6 +80,30 @@ function bodyOf(ctx: Context): BodySource | object {
   return typeof body === 'string' || body instanceof Uint8Array ? body : ((body as object) ?? {})
 }
 
+const appLoggers = new WeakMap<Context['app'], Logger>()
+
+/**
+ * Koa's way to report errors: errors go to the app's `error` event (Koa prints their stack
+ * unless you listen to it), the rest to the console.
+ */
+function koaLogger(ctx: Context): Logger {
+  const app = ctx.app
+  let logger = appLoggers.get(app)
+  if (logger === undefined) {
+    logger = {
+      ...consoleLogger,
+      error(message) {
+        const error = new Error(message.split('\n', 1)[0]) as Error & { status: number }
+        error.stack = message
+        error.status = 500
+        app.emit('error', error)
+      },
+    }
+    appLoggers.set(app, logger)
+  }
+  return logger
+}
+
 function send(ctx: Context, answer: WebhookResponse | OAuthResponse): void {
   ctx.status = answer.status
   ctx.set(answer.headers)
@@ -94,8 +122,9 @@ function send(ctx: Context, answer: WebhookResponse | OAuthResponse): void {
  */
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
+  options?: WebhookHandlerRestOptions,
 ): SchedulingWebhooksMiddleware {
-  const handler = createWebhookHandler(secretOrOptions)
+  const handler = createWebhookHandler(secretOrOptions, options)
   const middleware = (async (ctx, next) => {
     const answer = await handler.handle({
       method: ctx.method,
@@ -103,6 +132,7 @@ export function schedulingWebhooks(
       headers: ctx.headers,
       body: bodyOf(ctx),
       framework: 'koa',
+      logger: koaLogger(ctx),
     })
     if (answer) send(ctx, answer)
     else await next()
@@ -134,6 +164,7 @@ export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAut
           headers: ctx.headers,
           mountPath: prefix,
           raw: ctx,
+          logger: koaLogger(ctx),
         })
       : undefined
     if (answer) send(ctx, answer)

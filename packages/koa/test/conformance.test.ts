@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import { bodyParser } from '@koa/bodyparser'
 import {
   type AdapterHarness,
+  captureConsole,
   failWritesWhenAsked,
   runConformance,
 } from '@scheduling-kit/conformance'
@@ -18,9 +19,14 @@ const harness: AdapterHarness = {
   configurable: true,
   answerWrittenBy: 'framework',
   async start(port, setup) {
+    // Koa's way: errors reach the app's error event (Koa prints their stack when nobody
+    // listens); warnings go to the console.
+    const release = captureConsole(setup.logged)
     const app = new Koa()
-    app.silent = true
-    app.on('error', (error: Error) => void setup.frameworkErrors.push(error.message))
+    app.on('error', (error: Error) => {
+      setup.frameworkErrors.push(error.message)
+      setup.logged.push(error.stack ?? error.message)
+    })
     app.use(async (ctx, next) => {
       failWritesWhenAsked(ctx.req.headers, ctx.res)
       await next()
@@ -42,6 +48,7 @@ const harness: AdapterHarness = {
     return {
       close: () =>
         new Promise<void>((resolve) => {
+          release()
           server.closeAllConnections()
           server.close(() => resolve())
         }),

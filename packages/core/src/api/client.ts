@@ -93,7 +93,7 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       }
       const body = answer.text === '' ? undefined : (parseJson(answer.text) ?? answer.text)
       if (answer.status < 200 || answer.status >= 300)
-        throw new ApiError(answer.status, method, path.split('?')[0]!, body)
+        throw new ApiError(answer.status, method, path.split('?')[0]!, body, `${base}${path}`)
       return body as T
     }
   }

@@ -58,7 +58,7 @@ async function connect<Req>(
   const tokens = await step(
     'token_exchange_failed',
     (cause) =>
-      `The authorization code could not be exchanged for tokens${isSchedulingError(cause) ? ` (${cause.code})` : ''}.`,
+      `The authorization code could not be exchanged for tokens${isSchedulingError(cause) ? ` (${(cause as { error?: string }).error ?? cause.code})` : ''}.`,
     () => settings.oauth.exchangeCode(code),
   )
   const account = await step(

@@ -3,6 +3,7 @@ import { randomToken } from '../bytes.js'
 import { ConfigError, type OAuthFlowError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
 import type { FetchLike } from '../http.js'
+import { checkLogger, consoleLogger, developmentMode, type Logger } from '../log.js'
 import type { AccountInfo, TokenRecord } from '../tokens/record.js'
 import type { TokenStore } from '../tokens/store.js'
 import { type DedupeStore, MemoryDedupeStore } from '../webhooks/dedupe.js'
@@ -60,10 +61,21 @@ export interface OAuthRoutesOptions<Req = unknown> {
    * show one of them in `Origin` (or, without `Origin`, be `Sec-Fetch-Site: same-origin`).
    */
   allowedOrigins?: string[]
+  /** A `fetch` to use instead of the global one (token requests and `GET /me`). */
   fetch?: FetchLike
+  /** Time-out of one token request or `GET /me`, in ms. Default 10 000 (token) and 30 000 (`/me`). */
   timeoutMs?: number
-  /** Where the warning about a missing cookieSecret goes. Default `console`. */
-  logger?: { warn(message: string): void }
+  /**
+   * Where failures are told, with their cause (`invalid_client`, `invalid_grant`, the `/me`
+   * status and address), and the warning about a missing `cookieSecret`. Default: the
+   * framework's logger where it has one (Fastify's `request.log`), else `console`.
+   */
+  logger?: Logger
+  /**
+   * Whether error pages name the cause (the OAuth error, the `/me` status, a host mismatch).
+   * Default: outside production (`NODE_ENV` is not `production`). The log always does.
+   */
+  showCauses?: boolean
 }
 
 /** A request to the OAuth routes in plain data, as an adapter gives it. */
@@ -76,6 +88,8 @@ export interface OAuthRequest<Req = unknown> {
   mountPath: string
   /** The framework's own request, handed to `key`, `disconnectKey` and the hooks. */
   raw: Req
+  /** The framework's logger (Fastify's `request.log`), used when no `logger` option is given. */
+  logger?: Logger
 }
 
 export interface OAuthResponse {
@@ -97,16 +111,24 @@ export interface RouteSettings<Req> {
   origins: ReadonlySet<string>
   successRedirect: string
   identify: (accessToken: string) => Promise<AccountInfo>
+  /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
+  logger: Logger | undefined
+  showCauses: boolean
 }
 
 let warnedAboutSecret = false
 
-function cookieSecretOf(options: OAuthRoutesOptions<never>): string {
+function cookieSecretOf(options: OAuthRoutesOptions<never>, logger: Logger | undefined): string {
   const secret = options.cookieSecret
+  if (secret !== undefined && typeof secret !== 'string') {
+    throw new ConfigError(
+      `schedulingOAuth: cookieSecret must be a string (32+ random characters), got ${typeof secret}.`,
+    )
+  }
   if (secret === undefined || secret === '') {
     if (!warnedAboutSecret) {
       warnedAboutSecret = true
-      ;(options.logger ?? console).warn(
+      ;(logger ?? consoleLogger).warn(
         'schedulingOAuth: no cookieSecret was given, so a random one is used by this process. ' +
           'Sign-ins in progress fail after a restart or on another process: set cookieSecret ' +
           '(32+ random characters) in production.',
@@ -150,11 +172,17 @@ function checkStores(store: TokenStore, states: DedupeStore): void {
 
 /** Checks the options (throwing `ConfigError` with the fix) and applies the defaults. */
 export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): RouteSettings<Req> {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError(
+      'schedulingOAuth: pass the options ({ clientId, clientSecret, redirectUri, authUrl, tokenStore, cookieSecret }).',
+    )
+  }
+  const logger = checkLogger(options.logger, 'schedulingOAuth')
   const oauth = createOAuthClient(options)
   const stateTtl = options.stateTtlMs ?? 10 * 60 * 1000
   const states = options.stateStore ?? new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl })
   checkStores(options.tokenStore, states)
-  const cookieSecret = cookieSecretOf(options as OAuthRoutesOptions<never>)
+  const cookieSecret = cookieSecretOf(options as OAuthRoutesOptions<never>, logger)
   const origins = originsOf(options.redirectUri, options.allowedOrigins)
   const identify =
     options.identify ??
@@ -176,5 +204,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
     origins,
     successRedirect: options.successRedirect ?? '/',
     identify,
+    logger,
+    showCauses: options.showCauses ?? developmentMode(),
   }
 }

@@ -19,11 +19,19 @@ export function wantsJson(headers: HeadersInput): boolean {
 }
 
 /** A small, self-contained error page. */
-export function errorPage(title: string, message: string, retryHref?: string): string {
+export function errorPage(
+  title: string,
+  message: string,
+  retryHref?: string,
+  cause?: string,
+): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
     `<title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">` +
     `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>` +
+    (cause
+      ? `<p id="cause" style="background:#fff4e5;padding:.75rem;border-radius:.375rem"><strong>For the developer:</strong> ${escapeHtml(cause)} <small>(shown outside production only)</small></p>`
+      : '') +
     (retryHref ? `<p><a href="${escapeHtml(retryHref)}">Try again</a></p>` : '') +
     '</body></html>'
   )

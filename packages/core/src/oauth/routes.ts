@@ -1,10 +1,12 @@
 import { OAuthFlowError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
+import { consoleLogger, type Logger } from '../log.js'
 import { callback } from './callback.js'
 import type { OAuthClient } from './client.js'
 import { readConnectedKey } from './connection.js'
 import { disconnect } from './disconnect.js'
 import { redirect } from './flow.js'
+import { explainCause, missingCookieHint, OAuthLog } from './log.js'
 import {
   type OAuthRequest,
   type OAuthResponse,
@@ -25,18 +27,30 @@ export interface OAuthRoutes<Req = unknown> {
   readonly oauth: OAuthClient
 }
 
+/** The settings, with the routes' log (its summaries are per set of routes). */
+type Routed<Req> = RouteSettings<Req> & { log: OAuthLog }
+
 type Route<Req> = (
   request: OAuthRequest<Req>,
   url: URL,
-  settings: RouteSettings<Req>,
+  settings: Routed<Req>,
 ) => Promise<OAuthResponse>
+
+function loggerFor(request: OAuthRequest<unknown>, settings: RouteSettings<unknown>): Logger {
+  return settings.logger ?? request.logger ?? consoleLogger
+}
 
 /** `GET /login`: a new sign-in, remembered in a signed cookie, then off to the consent page. */
 async function login<Req>(
   request: OAuthRequest<Req>,
   url: URL,
-  settings: RouteSettings<Req>,
+  settings: Routed<Req>,
 ): Promise<OAuthResponse> {
+  settings.log.loginHost(
+    loggerFor(request, settings as RouteSettings<unknown>),
+    request.headers,
+    settings.options.redirectUri,
+  )
   const returnTo = safeReturnTo(url.searchParams.get('returnTo'))
   const { state, cookie } = await startSignIn(request, returnTo, settings as RouteSettings<unknown>)
   return redirect(settings.oauth.authorizeUrl({ state }), [cookie])
@@ -49,20 +63,37 @@ const ROUTES: Record<string, [method: string, route: Route<never>]> = {
   '/disconnect': ['POST', disconnect],
 }
 
+/** What the developer should know beyond the message: the cause, or why a cookie is missing. */
+function hintFor(
+  error: OAuthFlowError,
+  request: OAuthRequest<unknown>,
+  settings: RouteSettings<unknown>,
+): string | undefined {
+  if (error.code === 'state_missing') {
+    return missingCookieHint(request.headers, settings.options.redirectUri)
+  }
+  return explainCause(error)
+}
+
 /** The answer to a failed route: an HTML page, or JSON when the client asks for it. */
 function failure(
   error: OAuthFlowError,
   request: OAuthRequest<unknown>,
   path: string,
   settings: RouteSettings<unknown>,
+  hint: string | undefined,
 ): OAuthResponse {
+  // Outside production the page (or JSON) names the cause; in production only the log does.
+  const shown = settings.showCauses ? hint : undefined
   const headers: Record<string, string | string[]> = { 'cache-control': 'no-store' }
   // A failed callback uses up the sign-in: its state cookie goes.
   if (path === '/callback') headers['set-cookie'] = [clearStateCookie(request, settings.secure)]
   if (error.code === 'route_method_not_allowed') headers.allow = ROUTES[path]![0]
   if (wantsJson(request.headers)) {
     headers['content-type'] = 'application/json; charset=utf-8'
-    return { status: error.status, headers, body: JSON.stringify(error.toJSON()) }
+    const body = error.toJSON() as { error: { code: string; message: string; cause?: string } }
+    if (shown !== undefined) body.error.cause = shown
+    return { status: error.status, headers, body: JSON.stringify(body) }
   }
   headers['content-type'] = 'text/html; charset=utf-8'
   const retry =
@@ -72,13 +103,13 @@ function failure(
   return {
     status: error.status,
     headers,
-    body: errorPage('Connecting your scheduling account failed', error.message, retry),
+    body: errorPage('Connecting your scheduling account failed', error.message, retry, shown),
   }
 }
 
 async function answer<Req>(
   request: OAuthRequest<Req>,
-  settings: RouteSettings<Req>,
+  settings: Routed<Req>,
 ): Promise<OAuthResponse | undefined> {
   const url = new URL(request.path, 'http://routes.invalid')
   const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, '') : url.pathname
@@ -97,12 +128,14 @@ async function answer<Req>(
         : new OAuthFlowError('flow_failed', 'The connection could not be completed.', {
             cause: caught,
           })
+    const hint = hintFor(error, request, settings as RouteSettings<unknown>)
+    settings.log.report(loggerFor(request, settings as RouteSettings<unknown>), error, path, hint)
     try {
       await settings.options.onError?.(error, request.raw)
     } catch {
       // A failing listener must not change the answer.
     }
-    return failure(error, request, path, settings as RouteSettings<unknown>)
+    return failure(error, request, path, settings as RouteSettings<unknown>, hint)
   }
 }
 
@@ -126,7 +159,7 @@ async function answer<Req>(
 export function createOAuthRoutes<Req = unknown>(
   options: OAuthRoutesOptions<Req>,
 ): OAuthRoutes<Req> {
-  const settings = resolveRouteSettings(options)
+  const settings: Routed<Req> = { ...resolveRouteSettings(options), log: new OAuthLog() }
   return {
     oauth: settings.oauth,
     connectedKey: (headers) => readConnectedKey(headers, settings.cookieSecret),

@@ -5,6 +5,8 @@ export interface WebhookResponse {
   status: number
   headers: Record<string, string>
   body: string
+  /** On an error answer, the error: for an adapter that hands server errors to its framework. */
+  error?: WebhookError
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }

@@ -17,14 +17,18 @@ export type FrameworkName = 'express' | 'koa' | 'fastify' | 'h3' | 'fetch'
 
 const PARSED_BODY_FIX: Record<FrameworkName | 'default', string> = {
   express:
-    'Mount schedulingWebhooks() before express.json(), or keep the raw bytes for it: ' +
-    'express.json({ verify: (req, res, buf) => { req.rawBody = buf } }).',
+    'Mount schedulingWebhooks() before express.json(), or keep the raw bytes for it with ' +
+    "keepRawBody from '@scheduling-kit/express': app.use(express.json({ verify: keepRawBody })).",
   koa: 'Mount schedulingWebhooks() before the body parser, or use @koa/bodyparser, which keeps ctx.request.rawBody.',
   fastify:
     'Register schedulingWebhooks as its own plugin (app.register(schedulingWebhooks, opts)) so its ' +
     'raw-body parser applies; do not wrap it in fastify-plugin.',
-  h3: 'Pass the untouched event to schedulingWebhooks(); do not read the body before it.',
-  fetch: 'Pass the untouched Request to handler.fetch(); do not read its body before.',
+  h3:
+    'Mount schedulingWebhooks() before any middleware that reads the body (event.req.json(), ' +
+    'readBody(event)), or answer the webhook path before reading it.',
+  fetch:
+    'Pass the untouched Request to handler.fetch() before anything reads its body (in Hono, ' +
+    'c.req.json() reads c.req.raw: route the webhook path to handler.fetch(c.req.raw) first).',
   default:
     'Run the webhook handler before any JSON body parser, or pass it the raw body as a string ' +
     'or Uint8Array.',
@@ -35,6 +39,15 @@ function parsedBodyError(framework: FrameworkName | undefined): WebhookError {
     'body_parsed',
     'The request body was already parsed into an object by a body parser, so the exact bytes ' +
       `the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+  )
+}
+
+/** A body stream someone read (or locked) before the webhook handler got it. */
+export function bodyAlreadyRead(framework: FrameworkName | undefined): WebhookError {
+  return new WebhookError(
+    'body_parsed',
+    'The request body was already read by something before the webhook handler, so the exact ' +
+      `bytes the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
   )
 }
 
@@ -169,7 +182,7 @@ export async function readBody(
   const chunks: Uint8Array[] = []
   let total = 0
   if (isReadableStream(source)) {
-    if (source.locked) throw parsedBodyError(framework)
+    if (source.locked) throw bodyAlreadyRead(framework)
     const bytes = await readStream(source, limit, {
       ms: timeoutMs,
       error: () => bodyTimeout(timeoutMs),

@@ -1,8 +1,10 @@
 import { isWebhookError, WebhookError } from '../errors.js'
+import { consoleLogger, describeError, type Logger } from '../log.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { MemoryDedupeStore } from './dedupe.js'
 import { deliverOnce } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
+import { WebhookLog } from './log.js'
 import {
   normalizePath,
   resolveSettings,
@@ -10,6 +12,7 @@ import {
   type WebhookErrorContext,
   type WebhookErrorFn,
   type WebhookHandlerOptions,
+  type WebhookHandlerRestOptions,
 } from './options.js'
 import { receive, type WebhookRequest } from './receive.js'
 import {
@@ -83,21 +86,31 @@ class Endpoint implements WebhookHandler {
   readonly #settings: Settings
   readonly #registry = new HandlerRegistry()
   readonly #errorListeners: WebhookErrorFn[] = []
+  readonly #log = new WebhookLog()
   readonly path: string
   readonly bodyLimit: number
 
-  constructor(options: SecretSource | WebhookHandlerOptions) {
-    const settings = resolveSettings(options)
+  constructor(
+    input: SecretSource | WebhookHandlerOptions | undefined,
+    rest?: WebhookHandlerRestOptions,
+  ) {
+    const settings = resolveSettings(input, rest)
     this.#settings = settings
     this.path = settings.path
     this.bodyLimit = settings.limit
-    const given = options as Partial<WebhookHandlerOptions>
+    const given: Partial<WebhookHandlerOptions> =
+      rest ??
+      (typeof input === 'object' && !Array.isArray(input) ? (input as WebhookHandlerOptions) : {})
     if (given.on) this.#registry.addMap(given.on)
     if (given.onAny) this.#registry.addAny(given.onAny)
     if (given.onError) this.#errorListeners.push(given.onError)
     if (settings.dedupe instanceof MemoryDedupeStore) {
       watchEvictions(settings.dedupe, (error) => {
-        void this.#report(error, { webhookId: undefined, event: undefined })
+        void this.#report(
+          error,
+          { webhookId: undefined, event: undefined },
+          this.#settings.logger ?? consoleLogger,
+        )
       })
     }
   }
@@ -137,10 +150,17 @@ class Endpoint implements WebhookHandler {
         ? caught
         : new WebhookError(
             'handler_failed',
-            'The webhook could not be processed (a secret lookup or dedupe store failed); answered 500 so the service delivers it again.',
+            `The webhook could not be processed (${whatFailed(state)} failed); answered 500 so the service delivers it again.`,
             { cause: caught },
           )
-      return this.respond(error, state)
+      // An adapter that hands server errors to its framework's error path (Express with
+      // forwardErrors) has them logged there: not twice.
+      const forwarded = request.errorsToFramework === true && error.status >= 500
+      // The framework's error handler prints `stack`: make it tell what threw, too.
+      if (forwarded) error.stack = describeError(error)
+      const logger = forwarded ? undefined : this.#loggerFor(request)
+      await this.#report(error, state, logger)
+      return { ...errorAnswer(error), error }
     }
   }
 
@@ -148,8 +168,16 @@ class Endpoint implements WebhookHandler {
     error: WebhookError,
     context?: Partial<WebhookErrorContext>,
   ): Promise<WebhookResponse> => {
-    await this.#report(error, { webhookId: context?.webhookId, event: context?.event })
-    return errorAnswer(error)
+    await this.#report(
+      error,
+      { webhookId: context?.webhookId, event: context?.event },
+      this.#settings.logger ?? consoleLogger,
+    )
+    return { ...errorAnswer(error), error }
+  }
+
+  #loggerFor(request: WebhookRequest): Logger {
+    return this.#settings.logger ?? request.logger ?? consoleLogger
   }
 
   fetch = async (request: Request): Promise<Response> => {
@@ -160,6 +188,7 @@ class Endpoint implements WebhookHandler {
         path: url.pathname,
         headers: request.headers,
         body: request.body,
+        bodyUsed: request.bodyUsed,
         framework: 'fetch',
       })) ??
       json(404, new WebhookError('not_found', `Nothing is served at ${url.pathname}.`).toJSON())
@@ -174,7 +203,12 @@ class Endpoint implements WebhookHandler {
     })
   }
 
-  async #report(error: WebhookError, state: WebhookErrorContext): Promise<void> {
+  async #report(
+    error: WebhookError,
+    state: WebhookErrorContext,
+    logger: Logger | undefined,
+  ): Promise<void> {
+    if (logger !== undefined) this.#log.report(logger, error, state)
     for (const listener of this.#errorListeners) {
       try {
         await listener(error, state)
@@ -202,6 +236,14 @@ class Endpoint implements WebhookHandler {
  */
 export function createWebhookHandler(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
+  options?: WebhookHandlerRestOptions,
 ): WebhookHandler {
-  return new Endpoint(secretOrOptions)
+  return new Endpoint(secretOrOptions, options)
+}
+
+/** What failed when a plain exception (not a refusal) ended a delivery. */
+function whatFailed(state: WebhookErrorContext): string {
+  return state.event === undefined
+    ? 'reading the body or looking up the secret'
+    : 'the dedupe store'
 }

@@ -1,4 +1,5 @@
 import { ConfigError, type WebhookError } from '../errors.js'
+import { checkLogger, type Logger } from '../log.js'
 import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
 import {
   DEFAULT_BODY_LIMIT,
@@ -65,7 +66,17 @@ export interface WebhookHandlerOptions extends HeaderNames {
   bodyLimit?: number
   /** How long a body may take to arrive, in ms: past it, 408 and the connection is closed. Default 30 000. */
   bodyTimeoutMs?: number
+  /**
+   * Where failures are told: a handler's exception with its stack, a parsed body or a secret
+   * with white space (once), refused requests (summarised once a minute). Default: the
+   * framework's logger where it has one (Fastify's `request.log`, Koa's `error` event for
+   * exceptions), else `console`.
+   */
+  logger?: Logger
 }
+
+/** The options of `createWebhookHandler(secret, options)`: all but the secret. */
+export type WebhookHandlerRestOptions = Omit<WebhookHandlerOptions, 'secret'>
 
 /** The options with every default applied, as the handler uses them. */
 export interface Settings {
@@ -84,6 +95,8 @@ export interface Settings {
   signatureHeader: string
   webhookIdHeader: string
   queue: WebhookQueue | undefined
+  /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
+  logger: Logger | undefined
 }
 
 /** A request path without its query string or a trailing slash. */
@@ -104,20 +117,48 @@ function positiveInteger(value: number | undefined, name: string, unit: string):
   }
 }
 
-function optionsOf(input: SecretSource | WebhookHandlerOptions): WebhookHandlerOptions {
-  const options =
-    typeof input === 'string' || typeof input === 'function' || Array.isArray(input)
-      ? { secret: input as SecretSource }
-      : (input as WebhookHandlerOptions | undefined)
-  if (options === undefined || options === null || typeof options !== 'object') {
+function isSecretSource(input: unknown): input is SecretSource {
+  return typeof input === 'string' || typeof input === 'function' || Array.isArray(input)
+}
+
+/**
+ * The options from `(secret)`, `(options)` or `(secret, options)`. An `undefined` first
+ * argument is a secret that was not set (an unset environment variable, usually), and gets
+ * the same message as an empty one.
+ */
+function optionsOf(input: unknown, rest: unknown): WebhookHandlerOptions {
+  if (rest !== undefined && (typeof rest !== 'object' || rest === null || Array.isArray(rest))) {
+    throw new ConfigError(
+      'createWebhookHandler: the second argument must be an options object ({ path, on, ... }).',
+    )
+  }
+  if (input === undefined || input === null || isSecretSource(input)) {
+    const more = rest as Partial<WebhookHandlerOptions> | undefined
+    if (more?.secret !== undefined) {
+      throw new ConfigError(
+        'createWebhookHandler: the secret is given twice, as the first argument and as the ' +
+          'secret option: pass it once.',
+      )
+    }
+    return { ...more, secret: input as SecretSource }
+  }
+  if (typeof input !== 'object') {
     throw new ConfigError('createWebhookHandler: pass the signing secret or an options object.')
   }
-  return options
+  if (rest !== undefined) {
+    throw new ConfigError(
+      'createWebhookHandler: options are given twice: pass (secret, options) or (options), not (options, options).',
+    )
+  }
+  return input as WebhookHandlerOptions
 }
 
 /** Checks the options (throwing `ConfigError` with the fix) and applies the defaults. */
-export function resolveSettings(input: SecretSource | WebhookHandlerOptions): Settings {
-  const options = optionsOf(input)
+export function resolveSettings(
+  input: SecretSource | WebhookHandlerOptions | undefined,
+  rest?: WebhookHandlerRestOptions,
+): Settings {
+  const options = optionsOf(input, rest)
   assertSecretSource(options.secret, 'createWebhookHandler')
   if (
     options.path !== undefined &&
@@ -143,5 +184,6 @@ export function resolveSettings(input: SecretSource | WebhookHandlerOptions): Se
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
     queue: options.queue,
+    logger: checkLogger(options.logger, 'createWebhookHandler'),
   }
 }

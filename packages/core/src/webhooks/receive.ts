@@ -1,8 +1,16 @@
 import { defaultProvider } from '../crypto/default.js'
 import { WebhookError } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
+import type { Logger } from '../log.js'
 import { isThenable } from '../thenable.js'
-import { type BodySource, bodyChanged, type FrameworkName, readBody, tooLarge } from './body.js'
+import {
+  type BodySource,
+  bodyAlreadyRead,
+  bodyChanged,
+  type FrameworkName,
+  readBody,
+  tooLarge,
+} from './body.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookErrorContext } from './options.js'
@@ -21,6 +29,15 @@ export interface WebhookRequest {
   body: BodySource | object
   /** The adapter's framework, for advice in error messages. */
   framework?: FrameworkName
+  /** The framework says the body was already read (a Fetch `Request`'s `bodyUsed`). */
+  bodyUsed?: boolean
+  /** The framework's logger (Fastify's `request.log`), used when no `logger` option is given. */
+  logger?: Logger
+  /**
+   * The adapter hands 5xx answers' errors to the framework's error path (Express's `next(err)`),
+   * which logs them: they are not logged here too.
+   */
+  errorsToFramework?: boolean
 }
 
 /** A delivery whose signature is verified and whose envelope is parsed. */
@@ -64,6 +81,7 @@ function bytesOf(
   settings: Settings,
 ): Uint8Array | Promise<Uint8Array> {
   const raw = request.body
+  if (request.bodyUsed === true) throw bodyAlreadyRead(request.framework)
   if (
     raw instanceof Uint8Array &&
     raw.length <= settings.limit &&

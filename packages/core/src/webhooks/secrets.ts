@@ -20,8 +20,12 @@ export function assertSecretSource(secret: unknown, where: string): asserts secr
     list.length === 0 ||
     list.some((s) => typeof s !== 'string' || s.trim() === '')
   ) {
+    const got =
+      secret === undefined || secret === null
+        ? ` (it is ${String(secret)}: is the environment variable set where this process runs?)`
+        : ''
     throw new ConfigError(
-      `${where}: no signing secret was given. Pass the webhook's signing secret (Settings > ` +
+      `${where}: no signing secret was given${got}. Pass the webhook's signing secret (Settings > ` +
         'Integrations, next to the webhook), for example process.env.SCHEDULING_SECRET, a list ' +
         'of secrets while rotating, or a function (webhookId) => secret.',
     )

@@ -1,0 +1,135 @@
+import type { OAuthFlowErrorCode } from '../error-codes.js'
+import { isSchedulingError, type OAuthFlowError } from '../errors.js'
+import { getHeader, type HeadersInput } from '../headers.js'
+import { describeError, emit, type Logger, Summarizer } from '../log.js'
+
+/**
+ * Failures past the state check (or in the app's own hooks and stores): a sender cannot make
+ * them without a sign-in of its own, so each is told, at `error`, with its cause.
+ */
+const EACH: ReadonlySet<OAuthFlowErrorCode> = new Set<OAuthFlowErrorCode>([
+  'token_exchange_failed',
+  'identify_failed',
+  'store_failed',
+  'key_failed',
+  'connected_hook_failed',
+  'disconnect_key_failed',
+  'disconnected_hook_failed',
+  'state_store_failed',
+  'flow_failed',
+])
+
+/** The OAuth 2 error code a token endpoint answered, from anywhere in the cause chain. */
+function oauthErrorOf(
+  error: unknown,
+): { status: number; error?: string; errorDescription?: string } | undefined {
+  let current = error
+  for (let depth = 0; depth < 4 && isSchedulingError(current); depth++) {
+    if (current.code === 'oauth_error') return current as never
+    current = current.cause
+  }
+  return undefined
+}
+
+/**
+ * What the developer should check, in words, for a failure whose cause says more than the
+ * page's message: the token endpoint's OAuth error, the `/me` status and address, a network
+ * failure's address. Never a secret: OAuth error codes, statuses and addresses only.
+ */
+export function explainCause(error: OAuthFlowError): string | undefined {
+  const cause = error.cause
+  const refused = oauthErrorOf(cause)
+  if (refused !== undefined) {
+    const said = `the authorization server answered ${refused.status}${refused.error ? ` ${refused.error}` : ''}`
+    if (refused.error === 'invalid_client') {
+      return `${said}: it does not accept the client credentials. Check clientId and clientSecret against the OAuth application's settings.`
+    }
+    if (refused.error === 'invalid_grant') {
+      return `${said}: the code was already used or has expired, or redirectUri is not exactly the redirect URI registered and used for this sign-in.`
+    }
+    return `${said}${refused.errorDescription ? ` (${refused.errorDescription})` : ''}.`
+  }
+  if (isSchedulingError(cause)) {
+    if (error.code === 'identify_failed' && cause.code === 'api_error') {
+      return `${cause.message} Check apiUrl (with the /v1 prefix when the service needs it), or pass an identify option.`
+    }
+    return cause.message
+  }
+  if (cause instanceof Error) return `${cause.name}: ${cause.message}`
+  return undefined
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/
+
+function isLoopback(hostname: string): boolean {
+  return LOOPBACK.test(hostname)
+}
+
+/** The host a request was sent to, from its `Host` header. */
+function hostOf(headers: HeadersInput): string | undefined {
+  return getHeader(headers, 'host')?.toLowerCase()
+}
+
+/**
+ * For a callback without its sign-in cookie: the likeliest reason, a sign-in started on
+ * another host than the redirect URI's (`127.0.0.1` and `localhost` do not share cookies).
+ */
+export function missingCookieHint(headers: HeadersInput, redirectUri: string): string {
+  const expected = new URL(redirectUri)
+  const host = hostOf(headers)
+  const here =
+    host !== undefined && host !== expected.host
+      ? `This callback reached ${host}, but the redirect URI is on ${expected.host}. `
+      : ''
+  return (
+    `${here}Cookies belong to one host: a sign-in started on another host than ${expected.host} ` +
+    `(127.0.0.1 and localhost are two) keeps its cookie there. Open the app at ${expected.origin} ` +
+    'and connect from there.'
+  )
+}
+
+/**
+ * What the OAuth routes tell the developer: failures past the state check (and of the app's
+ * hooks and stores) each time with their cause; the others (a declined consent, a stale or
+ * forged callback, a cross-site disconnect) the first of each code in full, then a count once
+ * a minute.
+ */
+export class OAuthLog {
+  readonly #summaries = new Summarizer()
+
+  report(logger: Logger, error: OAuthFlowError, path: string, hint: string | undefined): void {
+    const line = `scheduling-kit: OAuth ${path} answered ${error.status} ${error.code}: ${error.message}${hint ? `\n${hint}` : ''}`
+    if (EACH.has(error.code)) {
+      const cause = error.cause === undefined ? '' : `\n${describeError(error.cause)}`
+      return emit(logger, 'error', `${line}${cause}`)
+    }
+    this.#summaries.note(
+      logger,
+      error.code === 'access_denied' ? 'info' : 'warn',
+      error.code,
+      `${line}\n(Further ${error.code} answers are counted and reported once a minute.)`,
+      (count) =>
+        `scheduling-kit: ${count} more OAuth answer(s) ${error.status} ${error.code} in the last minute.`,
+    )
+  }
+
+  /** A sign-in started on another host than the redirect URI's: its cookie will not come back. */
+  loginHost(logger: Logger, headers: HeadersInput, redirectUri: string): void {
+    const host = hostOf(headers)
+    const expected = new URL(redirectUri)
+    // Only the development pitfall: behind a proxy the Host header may name an inner address
+    // while the browser, on the public host, keeps the cookie just fine.
+    if (host === undefined || host === expected.host) return
+    if (!isLoopback(new URL(`http://${host}`).hostname) || !isLoopback(expected.hostname)) return
+    this.#summaries.note(
+      logger,
+      'warn',
+      'login_host',
+      `scheduling-kit: a sign-in started on ${host}, but the redirect URI is on ${expected.host}: ` +
+        'the browser will not send the sign-in cookie back to the callback, which will answer ' +
+        `400 state_missing. Open the app at ${expected.origin}, or set redirectUri to this host.`,
+      (count) =>
+        `scheduling-kit: ${count} more sign-in(s) started on another host than ${expected.host} in the last minute.`,
+    )
+  }
+}
