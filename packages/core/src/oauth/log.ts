@@ -101,7 +101,8 @@ export class OAuthLog {
     const line = `scheduling-kit: OAuth ${path} answered ${error.status} ${error.code}: ${error.message}${hint ? `\n${hint}` : ''}`
     if (EACH.has(error.code)) {
       const cause = error.cause === undefined ? '' : `\n${describeError(error.cause)}`
-      return emit(logger, 'error', `${line}${cause}`)
+      emit(logger, 'error', `${line}${cause}`)
+      return
     }
     this.#summaries.note(
       logger,

@@ -23,31 +23,32 @@ export class WebhookLog {
   report(logger: Logger, error: WebhookError, context: WebhookErrorContext): void {
     const where = context.webhookId === undefined ? '' : ` (webhook ${context.webhookId})`
     const line = `scheduling-kit: webhook answered ${error.status} ${error.code}${where}: ${error.message}`
-    if (error.code === 'dedupe_evicted')
-      return emit(logger, 'warn', `scheduling-kit: ${error.message}`)
-    if (error.code === 'delivery_in_progress') return emit(logger, 'debug', line)
-    if (ONCE.has(error.code)) {
-      // One line per distinct cause (the message names the framework's fix).
-      const cause = `${error.code}:${error.message.replace(/\d+/g, '#')}`
-      if (this.#said.has(cause)) return
-      this.#said.add(cause)
-      return emit(logger, 'warn', `${line} (told once)`)
-    }
-    if (context.event !== undefined && error.status >= 500) {
-      // The sender proved it holds the secret: every one is worth a line.
-      const cause = error.cause === undefined ? '' : `\n${describeError(error.cause)}`
-      return emit(logger, 'error', `${line}${cause}`)
-    }
-    const level = error.status >= 500 ? 'error' : error.status === 401 ? 'warn' : 'info'
     const cause =
       error.status >= 500 && error.cause !== undefined ? `\n${describeError(error.cause)}` : ''
-    this.#summaries.note(
-      logger,
-      level,
-      error.code,
-      `${line}${cause}\n(Further ${error.code} answers are counted and reported once a minute.)`,
-      (count) =>
-        `scheduling-kit: ${count} more webhook request(s) answered ${error.status} ${error.code} in the last minute.`,
-    )
+    if (error.code === 'dedupe_evicted') {
+      emit(logger, 'warn', `scheduling-kit: ${error.message}`)
+    } else if (error.code === 'delivery_in_progress') {
+      emit(logger, 'debug', line)
+    } else if (ONCE.has(error.code)) {
+      // One line per distinct cause (the message names the framework's fix).
+      const kind = `${error.code}:${error.message.replace(/\d+/g, '#')}`
+      if (!this.#said.has(kind)) {
+        this.#said.add(kind)
+        emit(logger, 'warn', `${line} (told once)`)
+      }
+    } else if (context.event !== undefined && error.status >= 500) {
+      // The sender proved it holds the secret: every one is worth a line.
+      emit(logger, 'error', `${line}${cause}`)
+    } else {
+      const level = error.status >= 500 ? 'error' : error.status === 401 ? 'warn' : 'info'
+      this.#summaries.note(
+        logger,
+        level,
+        error.code,
+        `${line}${cause}\n(Further ${error.code} answers are counted and reported once a minute.)`,
+        (count) =>
+          `scheduling-kit: ${count} more webhook request(s) answered ${error.status} ${error.code} in the last minute.`,
+      )
+    }
   }
 }
