@@ -1,3 +1,4 @@
+export { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 export {
   ADAPTER_REEXPORTS,
   expectAdapterExports,
@@ -12,4 +13,5 @@ export {
   failWritesWhenAsked,
   type ParserPlacement,
 } from './harness.js'
-export { runConformance } from './suite.js'
+export { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
+export { COOKIE_SECRET, runConformance, SECRET } from './suite.js'

@@ -119,6 +119,7 @@ const ROOT = [
 const ADAPTER = [
   'attachWebhookMethods',
   'BodySource',
+  'consoleLogger',
   'FrameworkName',
   'getHeader',
   'payloadTooLargeError',

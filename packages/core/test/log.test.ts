@@ -79,7 +79,7 @@ describe('webhook logging', () => {
   it('a failing dedupe store after verification is logged each time, with what it threw', async () => {
     const logger = capture()
     const dedupe = new MemoryDedupeStore()
-    dedupe.claim = () => Promise.reject(new Error('redis: connection lost'))
+    dedupe.claim = (() => Promise.reject(new Error('redis: connection lost'))) as never
     const handler = createWebhookHandler({ secret: SECRET, logger, dedupe })
     for (let i = 0; i < 3; i++) expect((await signed(handler))?.status).toBe(500)
     const errors = logger.at('error')

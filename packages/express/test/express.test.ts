@@ -1,0 +1,88 @@
+// Express conventions beyond the shared suite: errors handed to next(err) when asked, the
+// console otherwise, and the body_parsed advice naming keepRawBody.
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { deliver, envelope } from '@scheduling-kit/conformance'
+import express from 'express'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { schedulingWebhooks } from '../src/index.js'
+
+const SECRET = 'express-secret'
+let server: Server | undefined
+afterEach(async () => {
+  vi.restoreAllMocks()
+  server?.closeAllConnections()
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+  server = undefined
+})
+
+async function listen(app: express.Express): Promise<string> {
+  server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s))
+  })
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/scheduling`
+}
+
+const fail = () => {
+  throw new Error('DB is down')
+}
+
+describe('errors', () => {
+  it('forwardErrors: a throwing handler reaches the error middleware with status 500 and its stack; core does not log it too', async () => {
+    const consoleError = vi.spyOn(console, 'error')
+    const seen: Array<{ status: number; stack: string; cause: unknown }> = []
+    const app = express()
+    app.use(schedulingWebhooks(SECRET, { forwardErrors: true }).on('event.created', fail))
+    app.use(
+      (
+        error: Error & { status: number },
+        _req: express.Request,
+        res: express.Response,
+        _next: express.NextFunction,
+      ) => {
+        seen.push({ status: error.status, stack: error.stack ?? '', cause: error.cause })
+        res.status(error.status).json({ handled: 'by the app' })
+      },
+    )
+    const hook = await listen(app)
+    const answer = await deliver(hook, envelope('event.created'), { secret: SECRET })
+    expect([answer.status, answer.json]).toEqual([500, { handled: 'by the app' }])
+    expect(seen).toHaveLength(1)
+    expect(seen[0]!.status).toBe(500)
+    expect(seen[0]!.stack).toContain('Error: DB is down')
+    expect((seen[0]!.cause as Error).message).toBe('DB is down')
+    expect(consoleError).not.toHaveBeenCalled()
+    // Refusals are still answered by the middleware (and summarised in the log).
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
+    expect((await deliver(hook, envelope(), { secret: 'forged' })).status).toBe(401)
+    expect(seen).toHaveLength(1)
+  })
+
+  it('by default the middleware answers 500 and prints the stack to the console', async () => {
+    const printed: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((m) => void printed.push(String(m)))
+    const app = express()
+    app.use(schedulingWebhooks(SECRET).on('event.created', fail))
+    const answer = await deliver(await listen(app), envelope('event.created'), { secret: SECRET })
+    expect(answer.status).toBe(500)
+    expect(answer.json.error?.code).toBe('handler_failed')
+    expect(printed.join('\n')).toMatch(/Error: DB is down\n\s+at /)
+  })
+
+  it('body_parsed points at keepRawBody, and is told once', async () => {
+    const warned: string[] = []
+    vi.spyOn(console, 'warn').mockImplementation((m) => void warned.push(String(m)))
+    const app = express()
+    app.use(express.json())
+    app.use(schedulingWebhooks(SECRET))
+    const hook = await listen(app)
+    for (let i = 0; i < 3; i++) {
+      const answer = await deliver(hook, envelope(), { secret: SECRET })
+      expect(answer.json.error?.code).toBe('body_parsed')
+      expect(answer.json.error?.message).toContain(
+        "keepRawBody from '@scheduling-kit/express': app.use(express.json({ verify: keepRawBody }))",
+      )
+    }
+    expect(warned.filter((w) => w.includes('body_parsed'))).toHaveLength(1)
+  })
+})

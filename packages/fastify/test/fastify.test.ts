@@ -1,0 +1,133 @@
+// Fastify conventions beyond the shared suite: request.log, explicit OAuth routes beside an
+// app's own catch-all, the request decorator, and set-up errors as ConfigError.
+import {
+  cookieHeader,
+  deliver,
+  envelope,
+  freePort,
+  request,
+  startTokenServer,
+  type TokenServer,
+} from '@scheduling-kit/conformance'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import {
+  isSchedulingError,
+  MemoryTokenStore,
+  schedulingOAuth,
+  schedulingWebhooks,
+} from '../src/index.js'
+
+const SECRET = 'fastify-secret'
+let auth: TokenServer
+let app: FastifyInstance | undefined
+beforeAll(async () => {
+  auth = await startTokenServer()
+})
+afterAll(() => auth.close())
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await app?.close()
+  app = undefined
+})
+
+const throwing = {
+  secret: SECRET,
+  on: {
+    'event.created': () => {
+      throw new Error('DB is down')
+    },
+  },
+} as const
+
+describe('logging through request.log', () => {
+  it('a throwing handler is logged at level 50 with its stack and the request id', async () => {
+    const lines: Array<Record<string, unknown>> = []
+    app = Fastify({
+      logger: { stream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+    })
+    await app.register(schedulingWebhooks, throwing)
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const body = envelope('event.created')
+    expect((await deliver(`${base}/webhooks/scheduling`, body, { secret: SECRET })).status).toBe(
+      500,
+    )
+    const line = lines.find((l) => String(l.msg).includes('handler_failed'))
+    expect(line).toMatchObject({ level: 50 })
+    expect(line?.reqId).toBeDefined()
+    expect(String(line?.msg)).toContain('Error: DB is down')
+    expect(String(line?.msg)).toMatch(/\n\s+at .*fastify\.test\.ts/)
+  })
+
+  it('with Fastify’s logger off, the failure still reaches the console', async () => {
+    const printed: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((m) => void printed.push(String(m)))
+    app = Fastify()
+    await app.register(schedulingWebhooks, throwing)
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    expect(
+      (await deliver(`${base}/webhooks/scheduling`, envelope(), { secret: SECRET })).status,
+    ).toBe(500)
+    expect(printed.join('\n')).toContain('Error: DB is down')
+  })
+})
+
+describe('schedulingOAuth', () => {
+  it('registers its own routes: an app’s /* route at the root does not collide; the decorator tells the key', async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const redirectUri = `${base}/callback`
+    auth.allowRedirectUri(redirectUri)
+    auth.setAuthorize('approve', 'acct_fastify')
+    app = Fastify()
+    const tokenStore = new MemoryTokenStore()
+    // No prefix, next to the app's own catch-all: an all-methods "/*" would collide here.
+    await app.register(schedulingOAuth, {
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      authUrl: auth.url,
+      apiUrl: `${auth.url}/v1`,
+      redirectUri,
+      tokenStore,
+      cookieSecret: 'f'.repeat(32),
+      successRedirect: '/whoami',
+    })
+    app.all('/*', async () => ({ app: true }))
+    app.get('/whoami', async (req) => ({ key: (await req.schedulingConnectedKey()) ?? null }))
+    await app.listen({ port, host: '127.0.0.1' })
+
+    expect((await request(`${base}/anything/else`)).json).toEqual({ app: true })
+    expect((await request(`${base}/whoami`)).json).toEqual({ key: null })
+    const login = await request(`${base}/login`)
+    expect(login.status).toBe(302)
+    const consent = await request(login.headers.get('location')!)
+    const back = await request(consent.headers.get('location')!, {
+      headers: { cookie: cookieHeader(login.headers) },
+    })
+    expect([back.status, back.headers.get('location')]).toEqual([302, '/whoami'])
+    const who = await request(`${base}/whoami`, { headers: { cookie: cookieHeader(back.headers) } })
+    expect(who.json).toEqual({ key: 'acct_fastify' })
+    const wrong = await request(`${base}/login`, { method: 'POST' })
+    expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'GET'])
+  })
+
+  it('a missing cookieSecret is a ConfigError that says what to set', async () => {
+    app = Fastify()
+    const error = await app
+      .register(schedulingOAuth, {
+        prefix: '/auth/scheduling',
+        clientId: 'c',
+        clientSecret: 's',
+        authUrl: 'http://127.0.0.1:9',
+        redirectUri: 'http://127.0.0.1:9/auth/scheduling/callback',
+        tokenStore: new MemoryTokenStore(),
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    expect(isSchedulingError(error)).toBe(true)
+    expect((error as Error).name).toBe('ConfigError')
+    expect((error as Error).message).toMatch(/cookieSecret is required/)
+  })
+})

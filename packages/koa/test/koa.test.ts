@@ -1,0 +1,149 @@
+// Koa conventions beyond the shared suite: the @koa/router recipe of the README, and errors
+// reported through the app's `error` event.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Router } from '@koa/router'
+import {
+  cookieHeader,
+  deliver,
+  envelope,
+  request,
+  startTokenServer,
+  type TokenServer,
+} from '@scheduling-kit/conformance'
+import Koa from 'koa'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { MemoryTokenStore, schedulingOAuth, schedulingWebhooks } from '../src/index.js'
+
+const SECRET = 'koa-router-secret'
+let auth: TokenServer
+let server: Server | undefined
+beforeAll(async () => {
+  auth = await startTokenServer()
+})
+afterAll(() => auth.close())
+afterEach(async () => {
+  vi.restoreAllMocks()
+  server?.closeAllConnections()
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+  server = undefined
+})
+
+async function listen(app: Koa): Promise<string> {
+  // Koa composes its middleware when callback() is called: call it per request, so a test can
+  // add middleware after it knows its port.
+  server = createServer((req, res) => app.callback()(req, res))
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+describe('under a prefixed @koa/router (the README recipe)', () => {
+  it('webhooks, the whole OAuth flow and the app’s own routes, all under /api', async () => {
+    const app = new Koa()
+    const base = await listen(app)
+    const redirectUri = `${base}/api/auth/scheduling/callback`
+    auth.allowRedirectUri(redirectUri)
+    const handled: string[] = []
+    const tokenStore = new MemoryTokenStore()
+
+    // The recipe: full paths in the options, the router's all() for the paths.
+    const router = new Router({ prefix: '/api' })
+    const webhooks = schedulingWebhooks(SECRET, { path: '/api/webhooks/scheduling' }).on(
+      'event.created',
+      (event) => void handled.push(event.id),
+    )
+    const oauth = schedulingOAuth({
+      prefix: '/api/auth/scheduling',
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      authUrl: auth.url,
+      apiUrl: `${auth.url}/v1`,
+      redirectUri,
+      tokenStore,
+      cookieSecret: 'k'.repeat(32),
+      successRedirect: '/api/whoami',
+    })
+    router.all('/webhooks/scheduling', webhooks)
+    router.all('/auth/scheduling/:route', oauth)
+    router.get('/whoami', async (ctx) => {
+      ctx.body = { key: (await oauth.connectedKey(ctx)) ?? null }
+    })
+    app.use(router.routes()).use(router.allowedMethods())
+
+    const body = envelope('event.created')
+    const first = await deliver(`${base}/api/webhooks/scheduling`, body, { secret: SECRET })
+    expect(first.status, first.text).toBe(200)
+    expect(handled).toEqual([JSON.parse(body).id])
+    const wrong = await deliver(`${base}/api/webhooks/scheduling`, body, { method: 'PUT' })
+    expect([wrong.status, wrong.json.error?.code]).toEqual([405, 'method_not_allowed'])
+
+    auth.setAuthorize('approve', 'acct_router')
+    const login = await request(`${base}/api/auth/scheduling/login`)
+    expect(login.status).toBe(302)
+    const cookie = cookieHeader(login.headers)
+    const consent = await request(login.headers.get('location')!)
+    const back = await request(consent.headers.get('location')!, { headers: { cookie } })
+    expect([back.status, back.headers.get('location')]).toEqual([302, '/api/whoami'])
+    expect(await tokenStore.get('acct_router')).toBeDefined()
+    const who = await request(`${base}/api/whoami`, {
+      headers: { cookie: cookieHeader(back.headers) },
+    })
+    expect(who.json).toEqual({ key: 'acct_router' })
+    expect((await request(`${base}/api/auth/scheduling/nope`)).status).toBe(404)
+  })
+})
+
+describe('errors through the app’s error event', () => {
+  it('a throwing handler reaches app.on("error") with its stack; the console stays quiet', async () => {
+    const app = new Koa()
+    const reported: Error[] = []
+    app.on('error', (error: Error) => void reported.push(error))
+    const consoleError = vi.spyOn(console, 'error')
+    app.use(
+      schedulingWebhooks(SECRET).on('event.created', () => {
+        throw new Error('DB is down')
+      }),
+    )
+    const base = await listen(app)
+    const answer = await deliver(`${base}/webhooks/scheduling`, envelope(), { secret: SECRET })
+    expect(answer.status).toBe(500)
+    expect(reported).toHaveLength(1)
+    expect(reported[0]!.message).toMatch(/500 handler_failed/)
+    expect(reported[0]!.stack).toContain('Error: DB is down')
+    expect(reported[0]!.stack).toMatch(/\n\s+at .*koa\.test\.ts/)
+    expect(consoleError).not.toHaveBeenCalled()
+  })
+
+  it('with no listener, Koa prints it with its stack (Koa’s own default)', async () => {
+    const app = new Koa()
+    const printed: string[] = []
+    vi.spyOn(console, 'error').mockImplementation((...args) => void printed.push(args.join(' ')))
+    app.use(
+      schedulingWebhooks(SECRET).on('event.created', () => {
+        throw new Error('DB is down')
+      }),
+    )
+    const base = await listen(app)
+    expect(
+      (await deliver(`${base}/webhooks/scheduling`, envelope(), { secret: SECRET })).status,
+    ).toBe(500)
+    expect(printed.join('\n')).toContain('Error: DB is down')
+  })
+
+  it('a logger option wins over the error event', async () => {
+    const app = new Koa()
+    const reported: Error[] = []
+    app.on('error', (error: Error) => void reported.push(error))
+    const lines: string[] = []
+    const logger = { debug() {}, info() {}, warn() {}, error: (m: string) => void lines.push(m) }
+    app.use(
+      schedulingWebhooks(SECRET, { logger }).on('event.created', () => {
+        throw new Error('DB is down')
+      }),
+    )
+    const base = await listen(app)
+    await deliver(`${base}/webhooks/scheduling`, envelope(), { secret: SECRET })
+    expect(reported).toEqual([])
+    expect(lines.join('\n')).toContain('DB is down')
+  })
+})
