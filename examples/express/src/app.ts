@@ -7,18 +7,39 @@ import {
   schedulingOAuth,
   schedulingWebhooks,
 } from '@scheduling-kit/express'
-import express, { type Express } from 'express'
+import express, { type Express, type Response } from 'express'
 import type { Config } from './config.js'
 import { JsonFileTokenStore } from './file-store.js'
+import { type Account, homePage } from './page.js'
 
+/** What the page shows of an event. */
 export interface Received {
   type: string
   id: string
-  at: string
+  /** When it happened, as the service says. */
+  occurredAt: string
+  /** The first attendee who is not the organizer. */
+  attendee?: string
+  state?: string
+  startAt?: string
 }
 
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }
-const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ESC[c]!)
+function describe(event: AnyWebhookEvent): Received {
+  const payload = (event.payload ?? {}) as {
+    state?: unknown
+    start_at?: unknown
+    attendees?: Array<{ display_name?: string; email?: string; is_organizer?: boolean }>
+  }
+  const guest = payload.attendees?.find((a) => !a.is_organizer) ?? payload.attendees?.[0]
+  return {
+    type: event.type,
+    id: event.id,
+    occurredAt: event.occurred_at ?? '',
+    attendee: guest ? (guest.display_name ?? guest.email) : undefined,
+    state: typeof payload.state === 'string' ? payload.state : undefined,
+    startAt: typeof payload.start_at === 'string' ? payload.start_at : undefined,
+  }
+}
 
 /**
  * An app that already existed (its JSON API, its page), with scheduling-kit added: webhooks
@@ -30,6 +51,8 @@ export function createApp(
 ) {
   const store = new JsonFileTokenStore(config.tokenFile)
   const received: Received[] = []
+  // Open Server-Sent Events streams: each new event goes to every one.
+  const streams = new Set<Response>()
   const refreshes: string[] = []
   const oauthOptions = {
     clientId: config.clientId,
@@ -50,7 +73,10 @@ export function createApp(
         faults.failNextDeliveries--
         throw new Error(`simulated outage while handling ${event.id}`)
       }
-      received.unshift({ type: event.type, id: event.id, at: new Date().toISOString() })
+      const entry = describe(event)
+      received.unshift(entry)
+      for (const stream of streams)
+        stream.write(`event: webhook\ndata: ${JSON.stringify(entry)}\n\n`)
     },
   }).on('event.canceled', (event) => {
     console.log(`canceled: ${event.payload?.cancel_reason ?? 'no reason given'}`)
@@ -81,21 +107,26 @@ export function createApp(
     }
   })
   app.post('/api/notes', (req, res) => void res.status(201).json({ note: req.body }))
+  app.get('/api/events/stream', (req, res) => {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    })
+    res.write(': connected\n\n')
+    streams.add(res)
+    req.on('close', () => streams.delete(res))
+  })
   app.get('/', async (req, res) => {
     const key = await oauth.connectedKey(req)
     const record = key ? await store.get(key) : undefined
-    const account = record?.account as { name?: string; id?: string } | undefined
-    const who = account
-      ? `<p id="account">Connected as <strong>${esc(String(account.name ?? account.id))}</strong></p>` +
-        '<form method="post" action="/auth/scheduling/disconnect"><button id="disconnect">Disconnect</button></form>'
-      : '<p><a id="connect" href="/auth/scheduling/login?returnTo=%2F">Connect your scheduling account</a></p>'
-    const rows = received.map((e) => `<li><code>${esc(e.type)}</code> ${esc(e.id)}</li>`).join('')
-    res
-      .type('html')
-      .send(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bookings</title></head><body style="font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto"><h1>Bookings</h1>${who}<h2>Received events</h2><ul id="events">${rows}</ul></body></html>`,
-      )
+    res.type('html').send(homePage(record?.account as Account | undefined, received))
   })
 
-  return { app, store, received, refreshes, manager }
+  /** Ends the open event streams (a server closing waits for them otherwise). */
+  const closeStreams = () => {
+    for (const stream of streams) stream.end()
+    streams.clear()
+  }
+  return { app, store, received, refreshes, manager, closeStreams }
 }

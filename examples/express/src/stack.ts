@@ -24,6 +24,7 @@ export async function startStack(options: StackOptions = {}) {
     port: options.servicePort ?? 0,
     autoApprove: options.autoApprove,
     retrySchedule: options.retrySchedule ?? [500, 2_000, 10_000],
+    appName: 'Bookings (example app)',
   })
   const faults = { failNextDeliveries: 0 }
   // The redirect URI needs the port: take it first, then build the app with it.
@@ -50,6 +51,7 @@ export async function startStack(options: StackOptions = {}) {
     webhookId: settings.webhookId,
     appUrl: settings.publicUrl,
     close: async () => {
+      example.closeStreams()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await service.close()

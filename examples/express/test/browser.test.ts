@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack } from '../src/stack.js'
 
@@ -14,7 +14,7 @@ beforeAll(async () => {
       `No Chromium at ${CHROMIUM}: run "bash scripts/ensure-chromium.sh" (Debian: apt-get install -y chromium), or set CHROMIUM_PATH.`,
     )
   }
-  stack = await startStack()
+  stack = await startStack({ retrySchedule: [300] })
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -32,27 +32,143 @@ afterAll(async () => {
   await stack?.close()
 })
 
-describe('example in a real browser', () => {
-  it('connects through the consent page, shows the account, lists an event triggered on the service', async () => {
-    const page = await browser.newPage()
-    await page.goto(stack.appUrl)
-    await page.click('#connect')
-    // The fake service's consent page.
-    await page.waitForSelector('#allow')
-    expect(new URL(page.url()).origin).toBe(stack.service.url)
-    await page.click('#allow')
-    await page.waitForSelector('#account')
-    expect(new URL(page.url()).origin).toBe(stack.appUrl)
-    expect(await page.textContent('#account')).toContain('User acct_1')
+async function shot(page: Page, name: string) {
+  mkdirSync(OUTPUT, { recursive: true })
+  await page.screenshot({ path: `${OUTPUT}${name}.png`, fullPage: true })
+}
 
-    // Trigger an event from the service's dashboard, then see it on the app's page.
-    await page.goto(stack.service.url)
-    await page.selectOption('#event-type', 'event.rescheduled')
-    await Promise.all([page.waitForURL(`${stack.service.url}/`), page.click('#trigger')])
+/** The dashboard row of the app's webhook. */
+const webhookRow = () => `#webhooks tr[data-webhook="${stack.webhookId}"]`
+
+describe('the example app and the fake service in a real browser', () => {
+  it('consent page names the app and where the user will be sent; the account shows; events arrive live; the dashboard’s buttons work; disconnect', async () => {
+    const context = await browser.newContext()
+    const app = await context.newPage()
+    await app.goto(stack.appUrl)
+    await app.click('#connect')
+
+    // The consent page: who asks, and where the browser goes next.
+    await app.waitForSelector('#allow')
+    expect(new URL(app.url()).origin).toBe(stack.service.url)
+    expect(await app.textContent('#consent-title')).toBe(
+      'Bookings (example app) wants to connect to your scheduling account',
+    )
+    expect(await app.textContent('#consent-origin')).toBe(new URL(stack.appUrl).host)
+    expect(await app.textContent('#consent-redirect')).toBe(
+      `${stack.appUrl}/auth/scheduling/callback`,
+    )
+    await shot(app, 'consent')
+    await app.fill('#consent-account', 'acct_browser')
+    await app.click('#allow')
+    await app.waitForSelector('#account')
+    expect(new URL(app.url()).origin).toBe(stack.appUrl)
+    expect(await app.textContent('#account')).toContain('User acct_browser')
+    await app.waitForSelector('#live.live')
+
+    // The dashboard, in another tab: send one event type to the app's webhook.
+    const dashboard = await context.newPage()
+    await dashboard.goto(stack.service.url)
+    expect(await dashboard.textContent(webhookRow())).toContain(
+      `${stack.appUrl}/webhooks/scheduling`,
+    )
+    // The app's page must not reload: a mark on its window survives only without one.
+    await app.evaluate(() => {
+      ;(window as unknown as { mark: number }).mark = 42
+    })
+    await dashboard.selectOption(`${webhookRow()} select`, 'event.rescheduled')
+    await Promise.all([
+      dashboard.waitForURL(`${stack.service.url}/`),
+      dashboard.click(`${webhookRow()} .send`),
+    ])
+    expect(await dashboard.textContent('#notice')).toMatch(/Sent event\.rescheduled .* 200/)
+    const row = app.locator('#events tr', { hasText: 'event.rescheduled' })
+    await row.waitFor()
+    expect(await row.textContent()).toContain('Grace Hopper')
+    expect(await row.textContent()).toContain('confirmed')
+    expect(await app.evaluate(() => (window as unknown as { mark?: number }).mark)).toBe(42)
+    await shot(app, 'live-event')
+
+    // A delivery the app fails: the dashboard shows the 500, the retry due, then the 200.
+    stack.faults.failNextDeliveries = 1
+    await dashboard.selectOption(`${webhookRow()} select`, 'event.canceled')
+    await Promise.all([
+      dashboard.waitForURL(`${stack.service.url}/`),
+      dashboard.click(`${webhookRow()} .send`),
+    ])
+    const failed = dashboard.locator('#deliveries tr.delivery', { hasText: 'event.canceled' })
+    expect(await failed.first().locator('.status').textContent()).toBe('500')
+    expect(await failed.first().textContent()).toMatch(/retry at/)
     await stack.service.idle()
-    await page.goto(stack.appUrl)
-    expect(await page.textContent('#events')).toContain('event.rescheduled')
-    mkdirSync(OUTPUT, { recursive: true })
-    await page.screenshot({ path: `${OUTPUT}connected.png`, fullPage: true })
+    await dashboard.reload()
+    expect(await failed.allTextContents()).toHaveLength(2)
+    expect(await failed.first().locator('.status').textContent()).toBe('200')
+    await app.locator('#events tr', { hasText: 'event.canceled' }).waitFor()
+    await shot(dashboard, 'dashboard')
+
+    // Expire the access token: the app's next API call refreshes it, once.
+    const account = `#accounts tr[data-account="acct_browser"]`
+    expect(await dashboard.textContent(`${account} .live`)).toBe('1')
+    await Promise.all([
+      dashboard.waitForURL(`${stack.service.url}/`),
+      dashboard.click(`${account} .expire`),
+    ])
+    expect(await dashboard.textContent(`${account} .live`)).toBe('0')
+    const refreshes = stack.service.auth.counters.refresh
+    const me = await app.evaluate(async () => (await fetch('/api/me')).status)
+    expect(me).toBe(200)
+    expect(stack.service.auth.counters.refresh).toBe(refreshes + 1)
+    await dashboard.reload()
+    expect(await dashboard.textContent(`${account} .live`)).toBe('1')
+
+    // Revoke the grant: the app can no longer call the API for this account.
+    await Promise.all([
+      dashboard.waitForURL(`${stack.service.url}/`),
+      dashboard.click(`${account} .revoke`),
+    ])
+    expect(await dashboard.textContent(`${account} .grants`)).toBe('0 active, 1 revoked')
+    expect(await app.evaluate(async () => (await fetch('/api/me')).status)).not.toBe(200)
+
+    // Disconnect from the app's page.
+    await app.reload()
+    await Promise.all([app.waitForURL(`${stack.appUrl}/`), app.click('#disconnect')])
+    await app.waitForSelector('#connect')
+    expect(await stack.example.store.get('acct_browser')).toBeUndefined()
+    await context.close()
+  })
+
+  it('authorize errors name the bad parameter', async () => {
+    const page = await browser.newPage()
+    const authorize = new URL('/oauth/authorize', stack.service.url)
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'nobody',
+      redirect_uri: `${stack.appUrl}/auth/scheduling/callback`,
+      state: 's',
+    }).toString()
+    const unknown = await page.goto(authorize.toString())
+    expect(unknown?.status()).toBe(400)
+    expect(await page.textContent('#authorize-error')).toContain('Unknown client_id "nobody"')
+    authorize.searchParams.set('client_id', stack.service.clientId)
+    authorize.searchParams.set('redirect_uri', 'https://evil.example/callback')
+    await page.goto(authorize.toString())
+    expect(await page.textContent('#authorize-error')).toContain(
+      'redirect_uri "https://evil.example/callback" is not registered',
+    )
+    await page.close()
+  })
+
+  it('a sign-in started on localhost lands on 127.0.0.1 without its cookie: the page says why', async () => {
+    const page = await browser.newPage()
+    await page.goto(stack.appUrl.replace('127.0.0.1', 'localhost'))
+    await page.click('#connect')
+    await page.waitForSelector('#allow')
+    await page.click('#allow')
+    await page.waitForSelector('#cause')
+    expect(new URL(page.url()).host).toBe(new URL(stack.appUrl).host)
+    expect(await page.textContent('#cause')).toContain(
+      `Open the app at ${stack.appUrl} and connect from there`,
+    )
+    await shot(page, 'missing-cookie')
+    await page.close()
   })
 })

@@ -84,6 +84,17 @@ export interface AuthService {
   isRefreshTokenValid(refreshToken: string): boolean
   /** Ends answers held by `failNext('hang')`. */
   releaseHanging(): void
+  /** Every account that was granted tokens: its grants, revoked or not, and live access tokens. */
+  accounts(): AccountGrants[]
+}
+
+/** What the dashboard shows of an account's grants. */
+export interface AccountGrants {
+  account: string
+  grants: number
+  revoked: number
+  /** Access tokens not expired and not revoked. */
+  liveAccessTokens: number
 }
 
 interface Family {
@@ -202,22 +213,58 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     redirectBack(res, target, state, { code })
   }
 
+  function page(res: ServerResponse, status: number, title: string, body: string) {
+    res
+      .writeHead(status, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+      })
+      .end(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>` +
+          '<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">' +
+          `${body}</body></html>`,
+      )
+  }
+
   function consentPage(res: ServerResponse, query: URLSearchParams) {
     const hidden = ['client_id', 'redirect_uri', 'state', 'response_type']
       .map((k) => `<input type="hidden" name="${k}" value="${esc(query.get(k) ?? '')}">`)
       .join('')
-    res
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-      .end(
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize access</title></head>' +
-          '<body style="font-family:system-ui,sans-serif;max-width:30rem;margin:4rem auto">' +
-          `<h1>Authorize ${esc(options.appName ?? 'this application')}</h1>` +
-          '<p>It will be able to read your scheduling account and act for you.</p>' +
-          `<form method="post" action="/oauth/authorize">${hidden}` +
-          `<label>Account <input name="account" value="${esc(nextAccount)}"></label>` +
-          '<p><button name="decision" value="allow" id="allow">Allow</button> ' +
-          '<button name="decision" value="deny" id="deny">Deny</button></p></form></body></html>',
-      )
+    const target = new URL(query.get('redirect_uri') ?? '')
+    const app = options.appName ?? `Application ${clientId}`
+    page(
+      res,
+      200,
+      'Authorize access',
+      `<h1 id="consent-title">${esc(app)} wants to connect to your scheduling account</h1>` +
+        `<p>It will be able to read your scheduling account and act for you. Application: <code id="consent-client">${esc(clientId)}</code>.</p>` +
+        `<p>Whatever you choose, you will be sent back to <strong id="consent-origin">${esc(target.host)}</strong> ` +
+        `(<code id="consent-redirect">${esc(target.origin + target.pathname)}</code>).</p>` +
+        `<form method="post" action="/oauth/authorize">${hidden}` +
+        `<label>Account <input name="account" id="consent-account" value="${esc(nextAccount)}"></label>` +
+        '<p><button name="decision" value="allow" id="allow">Allow</button> ' +
+        '<button name="decision" value="deny" id="deny">Deny</button></p></form>',
+    )
+  }
+
+  /**
+   * What is wrong with an authorization request, naming the parameter, or `undefined`. Such a
+   * request is answered on this page, never redirected (the redirect URI may be an attacker's).
+   */
+  function authorizeProblem(query: URLSearchParams): string | undefined {
+    const given = query.get('client_id')
+    if (given === null || given === '') return 'The request has no client_id.'
+    if (given !== clientId)
+      return `Unknown client_id "${given}": no application is registered with it.`
+    const target = query.get('redirect_uri')
+    if (target === null || target === '') return 'The request has no redirect_uri.'
+    if (!redirectUris.has(target)) {
+      return `redirect_uri "${target}" is not registered for application ${clientId}. Registered: ${[...redirectUris].join(', ') || 'none'}.`
+    }
+    if (query.get('response_type') !== 'code') {
+      return `response_type must be "code", got "${query.get('response_type') ?? ''}".`
+    }
+    return undefined
   }
 
   /** `GET /oauth/authorize`: validates the request, then consent page or immediate answer. */
@@ -225,15 +272,15 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     counters.authorize++
     const query = new URL(req.url ?? '', 'http://x').searchParams
     const target = query.get('redirect_uri') ?? ''
-    if (
-      query.get('client_id') !== clientId ||
-      query.get('response_type') !== 'code' ||
-      !redirectUris.has(target)
-    ) {
+    const problem = authorizeProblem(query)
+    if (problem !== undefined) {
       // Never redirect to an unregistered URI.
-      return void res
-        .writeHead(400, { 'content-type': 'text/plain' })
-        .end('invalid authorization request')
+      return page(
+        res,
+        400,
+        'Invalid authorization request',
+        `<h1>Invalid authorization request</h1><p id="authorize-error">${esc(problem)}</p>`,
+      )
     }
     if (authorizeMode === 'consent') return consentPage(res, query)
     if (authorizeMode === 'deny')
@@ -245,10 +292,14 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
   async function decisionEndpoint(req: IncomingMessage, res: ServerResponse) {
     const form = new URLSearchParams(await readText(req))
     const target = form.get('redirect_uri') ?? ''
-    if (form.get('client_id') !== clientId || !redirectUris.has(target)) {
-      return void res
-        .writeHead(400, { 'content-type': 'text/plain' })
-        .end('invalid authorization request')
+    const problem = authorizeProblem(form)
+    if (problem !== undefined) {
+      return page(
+        res,
+        400,
+        'Invalid authorization request',
+        `<h1>Invalid authorization request</h1><p id="authorize-error">${esc(problem)}</p>`,
+      )
     }
     if (form.get('decision') !== 'allow')
       return redirectBack(res, target, form.get('state'), { error: 'access_denied' })
@@ -411,6 +462,25 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
           counters.revoked++
         }
       }
+    },
+    accounts() {
+      const byAccount = new Map<string, AccountGrants>()
+      for (const family of families) {
+        const entry = byAccount.get(family.account) ?? {
+          account: family.account,
+          grants: 0,
+          revoked: 0,
+          liveAccessTokens: 0,
+        }
+        entry.grants++
+        if (family.revoked) entry.revoked++
+        byAccount.set(family.account, entry)
+      }
+      const now = Date.now()
+      for (const { family, expiresAt } of accessTokens.values()) {
+        if (!family.revoked && expiresAt > now) byAccount.get(family.account)!.liveAccessTokens++
+      }
+      return [...byAccount.values()]
     },
     isRevoked(refreshToken: string) {
       return refreshTokens.get(refreshToken)?.family.revoked ?? false

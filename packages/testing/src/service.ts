@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type AnyWebhookEvent, EVENT_TYPES } from '@scheduling-kit/core'
+import type { AnyWebhookEvent } from '@scheduling-kit/core'
 import { type AuthService, createAuthService } from '@scheduling-kit/fake-auth'
+import { dashboardPage } from './dashboard.js'
 import { createTestEvent, type TestEventOverrides } from './events.js'
 import { signedRequest } from './sign.js'
 
@@ -16,6 +17,8 @@ export interface FakeSchedulingServiceOptions {
   redirectUris?: string[]
   /** Approve at once instead of showing the consent page. Default false. */
   autoApprove?: boolean
+  /** The application's name on the consent page. Default `Application <clientId>`. */
+  appName?: string
   /** `expires_in` of access tokens, seconds. Default 7200. */
   expiresIn?: number
   /** Personal access tokens: token value to account id. */
@@ -97,8 +100,6 @@ export interface FakeSchedulingService {
 }
 
 const id = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`
-const ESC: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }
-const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ESC[c]!)
 
 function json(res: ServerResponse, status: number, body: unknown) {
   res
@@ -141,6 +142,7 @@ export async function startFakeSchedulingService(
     redirectUris: options.redirectUris ?? [],
     expiresIn: options.expiresIn,
     authorize: options.autoApprove ? 'approve' : 'consent',
+    appName: options.appName,
   })
   for (const [value, account] of Object.entries(options.personalAccessTokens ?? {}))
     auth.addPersonalAccessToken(value, account)
@@ -242,15 +244,26 @@ export async function startFakeSchedulingService(
     return { event, deliveries }
   }
 
+  let notice: string | undefined
+
+  /** After a dashboard button (a form with `redirect`): back to the dashboard with a notice. */
+  function done(res: ServerResponse, form: boolean, status: number, body: unknown, said: string) {
+    if (!form) return json(res, status, body)
+    notice = said
+    res.writeHead(303, { location: '/' }).end()
+  }
+
   async function control(req: IncomingMessage, res: ServerResponse, path: string) {
     const body = req.method === 'POST' ? await readJson(req) : {}
     const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined)
+    const form = str('redirect') !== undefined
     switch (`${req.method} ${path}`) {
       case 'GET /_control':
         return json(res, 200, {
           webhooks: [...webhooks.values()].map(({ secret, ...w }) => w),
           deliveries: log.length,
           counters: auth.counters,
+          accounts: auth.accounts(),
         })
       case 'POST /_control/webhooks':
         return json(
@@ -266,18 +279,31 @@ export async function startFakeSchedulingService(
       case 'POST /_control/trigger': {
         const type = str('type')
         if (!type) return json(res, 400, { error: 'type is required' })
-        const result = await trigger(type, { webhookId: str('webhookId') })
-        if (str('redirect')) return void res.writeHead(303, { location: '/' }).end()
-        return json(res, 200, result)
+        const webhookId = str('webhookId')
+        if (webhookId !== undefined && !webhooks.has(webhookId))
+          return json(res, 404, { error: `no webhook ${webhookId}` })
+        const result = await trigger(type, { webhookId })
+        const answers = result.deliveries.map((d) => d.status ?? d.error).join(', ')
+        return done(
+          res,
+          form,
+          200,
+          result,
+          `Sent ${type} (${result.event.id}) to ${result.deliveries.length} webhook(s): ${answers || 'none subscribed'}.`,
+        )
       }
       case 'GET /_control/deliveries':
         return json(res, 200, log)
-      case 'POST /_control/tokens/expire':
-        auth.expireAccessToken(str('token') ?? str('account') ?? '')
-        return json(res, 200, { expired: true })
-      case 'POST /_control/grants/revoke':
-        auth.revokeGrant(str('account') ?? '')
-        return json(res, 200, { revoked: true })
+      case 'POST /_control/tokens/expire': {
+        const target = str('token') ?? str('account') ?? ''
+        auth.expireAccessToken(target)
+        return done(res, form, 200, { expired: true }, `Access tokens of ${target} expired.`)
+      }
+      case 'POST /_control/grants/revoke': {
+        const account = str('account') ?? ''
+        auth.revokeGrant(account)
+        return done(res, form, 200, { revoked: true }, `Every grant of ${account} revoked.`)
+      }
       case 'POST /_control/failures':
         auth.failNext(
           ...Array.from(
@@ -294,28 +320,16 @@ export async function startFakeSchedulingService(
   }
 
   function dashboard(res: ServerResponse) {
-    const hooks =
-      [...webhooks.values()]
-        .map((w) => `<li><code>${esc(w.id)}</code> → ${esc(w.url)}</li>`)
-        .join('') || '<li>none</li>'
-    const options = EVENT_TYPES.map((t) => `<option>${t}</option>`).join('')
-    const rows = log
-      .slice(-50)
-      .reverse()
-      .map(
-        (d) =>
-          `<tr><td>${esc(d.at)}</td><td>${esc(d.type)}</td><td>${esc(d.payloadId)}</td><td>${d.attempt}</td><td>${d.status ?? esc(d.error ?? '')}</td></tr>`,
-      )
-      .join('')
+    const page = dashboardPage({
+      webhooks: [...webhooks.values()],
+      deliveries: log,
+      accounts: auth.accounts(),
+      notice,
+    })
+    notice = undefined
     res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-      .end(
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fake scheduling service</title></head>' +
-          '<body style="font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto"><h1>Fake scheduling service</h1>' +
-          `<h2>Webhooks</h2><ul>${hooks}</ul>` +
-          `<form method="post" action="/_control/trigger"><input type="hidden" name="redirect" value="1"><select name="type" id="event-type">${options}</select> <button id="trigger">Trigger event</button></form>` +
-          `<h2>Deliveries</h2><table><tr><th>at</th><th>type</th><th>payload</th><th>attempt</th><th>answer</th></tr>${rows}</table></body></html>`,
-      )
+      .end(page)
   }
 
   const server = createServer(async (req, res) => {
