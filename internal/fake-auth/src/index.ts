@@ -251,7 +251,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
    * What is wrong with an authorization request, naming the parameter, or `undefined`. Such a
    * request is answered on this page, never redirected (the redirect URI may be an attacker's).
    */
-  function authorizeProblem(query: URLSearchParams): string | undefined {
+  function authorizeProblem(query: URLSearchParams, checkResponseType = true): string | undefined {
     const given = query.get('client_id')
     if (given === null || given === '') return 'The request has no client_id.'
     if (given !== clientId)
@@ -261,7 +261,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     if (!redirectUris.has(target)) {
       return `redirect_uri "${target}" is not registered for application ${clientId}. Registered: ${[...redirectUris].join(', ') || 'none'}.`
     }
-    if (query.get('response_type') !== 'code') {
+    if (checkResponseType && query.get('response_type') !== 'code') {
       return `response_type must be "code", got "${query.get('response_type') ?? ''}".`
     }
     return undefined
@@ -292,7 +292,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
   async function decisionEndpoint(req: IncomingMessage, res: ServerResponse) {
     const form = new URLSearchParams(await readText(req))
     const target = form.get('redirect_uri') ?? ''
-    const problem = authorizeProblem(form)
+    const problem = authorizeProblem(form, false)
     if (problem !== undefined) {
       return page(
         res,

@@ -19,7 +19,9 @@ const HELP: Record<string, string> = {
 Runs the fake scheduling service until stopped (Ctrl-C).
 
 Options:
-  --port <n>            Port on 127.0.0.1 (default 4010; 0 picks a free one)
+  --port <n>            Port (default 4010; 0 picks a free one)
+  --host <addr>         Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface,
+                        to reach it from another machine or a container)
   --client-id <id>      OAuth client id (default client-123)
   --client-secret <s>   OAuth client secret (default client-secret-xyz)
   --redirect-uri <uri>  A redirect URI of the OAuth application (repeatable)
@@ -30,13 +32,16 @@ Options:
   --help                Show this help`,
   trigger: `Usage: scheduling-kit trigger <type> --url <receiver> --secret <secret> [options]
        scheduling-kit trigger <type> --service <fake service URL>
+       scheduling-kit trigger --all (--url <receiver> --secret <secret> | --service <URL>)
 
 Sends one event of <type> (one of the 16 event types, or any other string) and prints the
 answer. With --url, sends it signed straight to one receiver; exits 1 unless it answers 2xx.
 With --service, asks a running fake service to deliver it to its registered webhooks (signed,
-retried like the real service); exits 1 unless every first delivery got 2xx.
+retried like the real service); exits 1 unless every first delivery got 2xx. With --all, sends
+one event of each of the 16 types, one line each; exits 1 unless every one got 2xx.
 
 Options:
+  --all                 Every event type, one after the other
   --url <url>           The webhook receiver
   --secret <s>          The webhook's signing secret (with --url)
   --webhook-id <id>     The x-service-webhook-id header (default wh_test; with --service: only this webhook)
@@ -87,9 +92,29 @@ function parse(
   }
 }
 
+/** Why a request got no answer, in words: the system's code when there is one. */
+function unreachable(url: string, error: unknown): string {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') {
+      const hint =
+        code === 'ECONNREFUSED'
+          ? ': nothing listens there (is it running, on that port?)'
+          : code === 'ENOTFOUND'
+            ? ': the host name does not resolve'
+            : ''
+      return `Could not reach ${url} (${code})${hint}.`
+    }
+    current = (current as { cause?: unknown }).cause
+  }
+  return `Could not reach ${url}: ${error instanceof Error ? error.message : String(error)}.`
+}
+
 async function serve(args: string[]): Promise<number> {
   const { values } = parse('serve', args, {
     port: { type: 'string' },
+    host: { type: 'string' },
     'client-id': { type: 'string' },
     'client-secret': { type: 'string' },
     'redirect-uri': { type: 'string', multiple: true },
@@ -114,15 +139,20 @@ async function serve(args: string[]): Promise<number> {
   ]) {
     if (!URL.canParse(uri)) fail(`"${uri}" is not an absolute URL`, 'serve')
   }
+  const host = (values.host as string | undefined) ?? '127.0.0.1'
+  if (host === '') fail('--host must be an address such as 127.0.0.1 or 0.0.0.0', 'serve')
   const service = await startFakeSchedulingService({
     port,
+    host,
     clientId: values['client-id'] as string | undefined,
     clientSecret: values['client-secret'] as string | undefined,
     redirectUris: values['redirect-uri'] as string[] | undefined,
     autoApprove: values['auto-approve'] === true,
     expiresIn,
   })
-  console.log(`Fake scheduling service on ${service.url}`)
+  console.log(
+    `Fake scheduling service on ${service.url}${host === '0.0.0.0' || host === '::' ? ` (listening on every interface, ${host})` : ''}`,
+  )
   console.log(`  authUrl ${service.authUrl}   apiUrl ${service.apiUrl}`)
   console.log(`  clientId ${service.clientId}   clientSecret ${service.clientSecret}`)
   for (const url of (values.webhook as string[]) ?? []) {
@@ -144,31 +174,49 @@ async function trigger(args: string[]): Promise<number> {
     secret: { type: 'string' },
     'webhook-id': { type: 'string' },
     service: { type: 'string' },
+    all: { type: 'boolean' },
   })
   if (values.help) {
     console.log(HELP.trigger)
     return 0
   }
   const [type, ...extra] = positionals
-  if (!type) fail('Missing the event type.', 'trigger')
+  if (values.all === true && type !== undefined)
+    fail(`--all sends every type: drop "${type}".`, 'trigger')
+  if (values.all !== true && !type) fail('Missing the event type (or --all).', 'trigger')
   if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`, 'trigger')
-  if (values.service !== undefined) return triggerThroughService(type, values)
-  if (typeof values.url !== 'string' || !URL.canParse(values.url))
-    fail("--url must be the receiver's absolute URL.", 'trigger')
-  if (typeof values.secret !== 'string' || values.secret === '')
-    fail('--secret is required.', 'trigger')
+  const types = values.all === true ? [...EVENT_TYPES] : [type!]
+  const send = values.service !== undefined ? triggerThroughService : triggerDirect
+  if (values.service === undefined) {
+    if (typeof values.url !== 'string' || !URL.canParse(values.url))
+      fail("--url must be the receiver's absolute URL.", 'trigger')
+    if (typeof values.secret !== 'string' || values.secret === '')
+      fail('--secret is required.', 'trigger')
+  }
+  let failed = 0
+  for (const one of types) {
+    const code = await send(one, values)
+    if (code !== 0) failed++
+    // A receiver that is not there fails every type the same way: once is enough.
+    if (code === 2) return 1
+  }
+  if (types.length > 1) console.log(`${types.length - failed} of ${types.length} answered 2xx`)
+  return failed === 0 ? 0 : 1
+}
+
+/** One event, signed here, straight to the receiver. 2 when it could not be reached. */
+async function triggerDirect(type: string, values: Values): Promise<number> {
+  const url = values.url as string
   const event = createTestEvent(type)
   let answer: { status: number; body: string }
   try {
-    answer = await sendTestEvent(values.url, event, {
-      secret: values.secret,
+    answer = await sendTestEvent(url, event, {
+      secret: values.secret as string,
       webhookId: values['webhook-id'] as string | undefined,
     })
   } catch (error) {
-    console.error(
-      `Could not reach ${values.url}: ${(error as Error).cause ?? (error as Error).message}`,
-    )
-    return 1
+    console.error(unreachable(url, error))
+    return 2
   }
   console.log(`${type} ${event.id} -> ${answer.status}`)
   if (answer.body) console.log(answer.body)
@@ -181,17 +229,16 @@ async function triggerThroughService(type: string, values: Values): Promise<numb
   if (typeof service !== 'string' || !URL.canParse(service))
     fail("--service must be the fake service's URL.", 'trigger')
   let res: Response
+  const control = new URL('/_control/trigger', service).toString()
   try {
-    res = await fetch(new URL('/_control/trigger', service), {
+    res = await fetch(control, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ type, webhookId: values['webhook-id'] }),
     })
   } catch (error) {
-    console.error(
-      `Could not reach ${service}: ${(error as Error).cause ?? (error as Error).message}`,
-    )
-    return 1
+    console.error(unreachable(control, error))
+    return 2
   }
   if (!res.ok) {
     console.error(`${service} answered ${res.status}: ${await res.text()}`)

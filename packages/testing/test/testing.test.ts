@@ -230,7 +230,7 @@ describe('startFakeSchedulingService', () => {
     expect(((await (await fetch(`${s.url}/_control/deliveries`)).json()) as unknown[]).length).toBe(
       1,
     )
-    expect(await (await fetch(s.url)).text()).toContain('Trigger event')
+    expect(await (await fetch(s.url)).text()).toContain('class="send">Send</button>')
   })
 })
 
@@ -327,6 +327,81 @@ describe('scheduling-kit CLI', () => {
     await expect(
       run('node', [CLI, 'trigger', 'event.created', '--service', 'http://127.0.0.1:9']),
     ).rejects.toMatchObject({ code: 1 })
+  })
+
+  it('trigger --all: one event of each of the 16 types, one line each', async () => {
+    const r = await receiver('all-secret')
+    const { stdout } = await run('node', [
+      CLI,
+      'trigger',
+      '--all',
+      '--url',
+      r.url,
+      '--secret',
+      'all-secret',
+    ])
+    expect(r.events.map((e) => e.type)).toEqual([...EVENT_TYPES])
+    expect(stdout).toContain('16 of 16 answered 2xx')
+    const s = await service()
+    const r2 = await receiver('via-service-all')
+    s.registerWebhook({ url: r2.url, secret: 'via-service-all' })
+    await run('node', [CLI, 'trigger', '--all', '--service', s.url])
+    expect(r2.events.map((e) => e.type)).toEqual([...EVENT_TYPES])
+    await expect(
+      run('node', [CLI, 'trigger', 'event.created', '--all', '--service', s.url]),
+    ).rejects.toMatchObject({ code: 2 })
+  })
+
+  it('network errors name the URL tried and why, once', async () => {
+    const probe = createServer()
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
+    const closed = {
+      url: `http://127.0.0.1:${(probe.address() as AddressInfo).port}/webhooks/scheduling`,
+    }
+    await new Promise<void>((r) => probe.close(() => r()))
+    const direct = await run('node', [
+      CLI,
+      'trigger',
+      '--all',
+      '--url',
+      closed.url,
+      '--secret',
+      'x',
+    ]).catch((e) => e)
+    expect(direct).toMatchObject({ code: 1 })
+    expect(direct.stderr.trim()).toBe(
+      `Could not reach ${closed.url} (ECONNREFUSED): nothing listens there (is it running, on that port?).`,
+    )
+    const service = await run('node', [
+      CLI,
+      'trigger',
+      'event.created',
+      '--service',
+      new URL(closed.url).origin,
+    ]).catch((e) => e)
+    expect(service.stderr).toContain(
+      `Could not reach ${new URL(closed.url).origin}/_control/trigger (ECONNREFUSED)`,
+    )
+  })
+
+  it('serve --host: listens on the address given', async () => {
+    const child = spawn('node', [CLI, 'serve', '--port', '0', '--host', '0.0.0.0'])
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        const m = /on (http:\/\/\S+)/.exec(d.toString())
+        if (m) resolve(m[1]!)
+      })
+      child.on('exit', (code) => reject(new Error(`exited ${code}`)))
+    })
+    try {
+      expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/)
+      const port = new URL(url).port
+      // Every interface: loopback answers, by its own address.
+      expect((await fetch(`http://127.0.0.1:${port}/_control`)).status).toBe(200)
+    } finally {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.on('exit', r))
+    }
   })
 
   it('serve: runs the fake service until stopped', async () => {
