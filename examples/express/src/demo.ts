@@ -1,9 +1,14 @@
 // The README's demo: the fake scheduling service and this example app on loopback, driven end
 // to end. Exits 0 when every check came out as expected.
 import { EVENT_TYPES } from '@scheduling-kit/express'
+import { createTestEvent, sendTestEvent } from '@scheduling-kit/testing'
 import { connectAccount, startStack } from './stack.js'
 
 const rows: Array<[string, string, string]> = []
+/** A note on what the app's console prints next, set apart from the checks. */
+const explain = (...lines: string[]) => {
+  console.log(`\n  # ${lines.join('\n  # ')}`)
+}
 const check = (what: string, expected: unknown, got: unknown) => {
   rows.push([what, String(expected), String(got)])
   console.log(`${String(expected) === String(got) ? 'ok  ' : 'FAIL'} ${what}: ${got}`)
@@ -43,11 +48,21 @@ try {
   )
 
   // 4. Every event type, signed by the service, verified and handled by the app.
+  explain(
+    "Every event type, signed by the service. The app's own event.canceled handler",
+    'prints "canceled: <reason>" (src/app.ts): that is the next line.',
+  )
   for (const type of EVENT_TYPES) await service.trigger(type)
   const handled = new Set(example.received.map((e) => e.type))
   check('event types verified and handled', 16, EVENT_TYPES.filter((t) => handled.has(t)).length)
 
   // 5. The receiver fails once: the service retries, the app handles it exactly once.
+  explain(
+    "The app's catch-all handler now throws once (a simulated outage). What a developer sees:",
+    'scheduling-kit logs the failure with the stack of what threw, answers 500, and the',
+    'service retries. "canceled: ..." shows twice: the handlers of one delivery run together,',
+    'so the event.canceled handler ran on the failed attempt too (make handlers idempotent).',
+  )
   stack.faults.failNextDeliveries = 1
   const { event, deliveries } = await service.trigger('event.canceled')
   check('first delivery while the app fails', 500, deliveries[0]?.status)
@@ -55,6 +70,24 @@ try {
   const attempts = service.deliveries().filter((d) => d.payloadId === event.id)
   check('retry delivered', '500 then 200', attempts.map((d) => d.status).join(' then '))
   check('handled exactly once', 1, example.received.filter((e) => e.id === event.id).length)
+
+  // 6. Requests signed with another secret: refused, and told once (then counted per minute).
+  explain(
+    'Three requests signed with the wrong secret: each is refused with 401. The log tells the',
+    'first in full and counts the rest once a minute, so a flood cannot fill it.',
+  )
+  const forged: number[] = []
+  for (let i = 0; i < 3; i++) {
+    const answer = await sendTestEvent(
+      `${appUrl}/webhooks/scheduling`,
+      createTestEvent('event.created'),
+      {
+        secret: 'not-the-signing-secret',
+      },
+    )
+    forged.push(answer.status)
+  }
+  check('wrong secret refused', '401 401 401', forged.join(' '))
 } finally {
   await stack.close()
 }

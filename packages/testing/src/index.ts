@@ -1,4 +1,5 @@
 export type {
+  AccountGrants,
   AuthCounters,
   AuthFailure,
   AuthorizeMode,

@@ -7,6 +7,7 @@ import { expect, it } from 'vitest'
 
 const NAMES = [
   'AppSettings',
+  'AccountGrants',
   'AuthCounters',
   'AuthFailure',
   'AuthorizeMode',
