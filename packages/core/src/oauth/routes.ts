@@ -21,6 +21,13 @@ import { clearStateCookie, startSignIn } from './state.js'
 export interface OAuthRoutes<Req = unknown> {
   /** Answers `GET /login`, `GET /callback` and `POST /disconnect`; `undefined` for any other path. */
   handle(request: OAuthRequest<Req>): Promise<OAuthResponse | undefined>
+  /**
+   * Serves a Fetch `Request` (Next.js route handlers, Hono, Bun, Deno, Workers); 404 off its
+   * routes. The routes live under `mountPath`, by default the redirect URI's path without its
+   * last segment (`/auth/scheduling` for `…/auth/scheduling/callback`). `key`, `disconnectKey`
+   * and the hooks get the `Request` as their request.
+   */
+  fetch(request: Request, options?: { mountPath?: string }): Promise<Response>
   /** The key of the account this browser connected, from its signed cookie. */
   connectedKey(headers: HeadersInput): Promise<string | undefined>
   /** The OAuth client the routes use. */
@@ -160,9 +167,34 @@ export function createOAuthRoutes<Req = unknown>(
   options: OAuthRoutesOptions<Req>,
 ): OAuthRoutes<Req> {
   const settings: Routed<Req> = { ...resolveRouteSettings(options), log: new OAuthLog() }
+  const defaultMount = new URL(options.redirectUri).pathname.replace(/\/[^/]*$/, '')
+  const handle = (request: OAuthRequest<Req>) => answer(request, settings)
   return {
     oauth: settings.oauth,
     connectedKey: (headers) => readConnectedKey(headers, settings.cookieSecret),
-    handle: (request) => answer(request, settings),
+    handle,
+    fetch: async (request, fetchOptions) => {
+      const url = new URL(request.url)
+      const mountPath = (fetchOptions?.mountPath ?? defaultMount).replace(/\/+$/, '')
+      const inside = url.pathname === mountPath || url.pathname.startsWith(`${mountPath}/`)
+      const answered = inside
+        ? await handle({
+            method: request.method,
+            path: (url.pathname.slice(mountPath.length) || '/') + url.search,
+            headers: request.headers,
+            mountPath,
+            raw: request as unknown as Req,
+          })
+        : undefined
+      if (answered === undefined) return new Response('Not found', { status: 404 })
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(answered.headers)) {
+        for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one)
+      }
+      return new Response(answered.body === '' ? null : answered.body, {
+        status: answered.status,
+        headers,
+      })
+    },
   }
 }
