@@ -1,4 +1,4 @@
-import { readConnectedKey, schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/fastify'
+import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/fastify'
 import Fastify from 'fastify'
 import { EncryptedFileTokenStore } from './encrypted-store.js'
 
@@ -25,18 +25,6 @@ export async function createApp(config: FastifyExampleConfig) {
     secret: config.webhookSecret,
     on: { '*': (event) => void received.unshift({ type: event.type, id: event.id }) },
   })
-  // The app's page: the connected account (from the signed connection cookie) or a Connect link.
-  app.get('/', async (request, reply) => {
-    const key = await readConnectedKey(request.headers, config.cookieSecret)
-    const account = key ? (await store.get(key))?.account : undefined
-    const who = account
-      ? `<p id="account">Connected as ${String(account.name ?? account.id).replace(/[<&]/g, '')}</p>`
-      : '<a id="connect" href="/auth/scheduling/login">Connect</a>'
-    const list = received.map((e) => `<li>${e.type} ${e.id}</li>`).join('')
-    return reply
-      .type('text/html')
-      .send(`<!doctype html><title>Bookings</title>${who}<ul id="events">${list}</ul>`)
-  })
   await app.register(schedulingOAuth, {
     prefix: '/auth/scheduling',
     clientId: config.clientId,
@@ -46,6 +34,19 @@ export async function createApp(config: FastifyExampleConfig) {
     apiUrl: config.apiUrl,
     tokenStore: store,
     cookieSecret: config.cookieSecret,
+  })
+  // The app's page: the connected account (the plugin's request decorator reads the signed
+  // connection cookie) or a Connect link.
+  app.get('/', async (request, reply) => {
+    const key = await request.schedulingConnectedKey()
+    const account = key ? (await store.get(key))?.account : undefined
+    const who = account
+      ? `<p id="account">Connected as ${String(account.name ?? account.id).replace(/[<&]/g, '')}</p>`
+      : '<a id="connect" href="/auth/scheduling/login">Connect</a>'
+    const list = received.map((e) => `<li>${e.type} ${e.id}</li>`).join('')
+    return reply
+      .type('text/html')
+      .send(`<!doctype html><title>Bookings</title>${who}<ul id="events">${list}</ul>`)
   })
   return { app, store, received }
 }
