@@ -267,21 +267,24 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     return undefined
   }
 
+  /** An authorization request refused on this page, naming what is wrong. */
+  function refuse(res: ServerResponse, problem: string) {
+    page(
+      res,
+      400,
+      'Invalid authorization request',
+      `<h1>Invalid authorization request</h1><p id="authorize-error">${esc(problem)}</p>`,
+    )
+  }
+
   /** `GET /oauth/authorize`: validates the request, then consent page or immediate answer. */
   function authorizeEndpoint(req: IncomingMessage, res: ServerResponse) {
     counters.authorize++
     const query = new URL(req.url ?? '', 'http://x').searchParams
     const target = query.get('redirect_uri') ?? ''
     const problem = authorizeProblem(query)
-    if (problem !== undefined) {
-      // Never redirect to an unregistered URI.
-      return page(
-        res,
-        400,
-        'Invalid authorization request',
-        `<h1>Invalid authorization request</h1><p id="authorize-error">${esc(problem)}</p>`,
-      )
-    }
+    // Never redirect to an unregistered URI.
+    if (problem !== undefined) return refuse(res, problem)
     if (authorizeMode === 'consent') return consentPage(res, query)
     if (authorizeMode === 'deny')
       return redirectBack(res, target, query.get('state'), { error: 'access_denied' })
@@ -293,14 +296,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     const form = new URLSearchParams(await readText(req))
     const target = form.get('redirect_uri') ?? ''
     const problem = authorizeProblem(form, false)
-    if (problem !== undefined) {
-      return page(
-        res,
-        400,
-        'Invalid authorization request',
-        `<h1>Invalid authorization request</h1><p id="authorize-error">${esc(problem)}</p>`,
-      )
-    }
+    if (problem !== undefined) return refuse(res, problem)
     if (form.get('decision') !== 'allow')
       return redirectBack(res, target, form.get('state'), { error: 'access_denied' })
     approve(res, target, form.get('state'), form.get('account') || nextAccount)

@@ -1,21 +1,11 @@
 import { EVENT_TYPES } from '@scheduling-kit/core'
 import type { AccountGrants } from '@scheduling-kit/fake-auth'
+import type { DeliveryAttempt, Webhook } from './service.js'
 
 /** What the dashboard shows: the service's state, read at each page load. */
 export interface DashboardState {
-  webhooks: ReadonlyArray<{ id: string; url: string; events: string[] }>
-  deliveries: ReadonlyArray<{
-    deliveryId: string
-    webhookId: string
-    payloadId: string
-    type: string
-    attempt: number
-    at: string
-    status?: number
-    error?: string
-    ok: boolean
-    retryAt?: string
-  }>
+  webhooks: ReadonlyArray<Pick<Webhook, 'id' | 'url' | 'events'>>
+  deliveries: readonly DeliveryAttempt[]
   accounts: readonly AccountGrants[]
   /** A line to show above everything, after a button was pressed. */
   notice?: string

@@ -28,6 +28,19 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close()
 })
 
+/** `scheduling-kit serve --port 0 ...args`, once it printed its address. */
+async function serveCli(...args: string[]) {
+  const child = spawn('node', [CLI, 'serve', '--port', '0', ...args])
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      const m = /on (http:\/\/\S+)/.exec(d.toString())
+      if (m) resolve(m[1]!)
+    })
+    child.on('exit', (code) => reject(new Error(`exited ${code}`)))
+  })
+  return { child, url }
+}
+
 /** A webhook receiver: core's handler on loopback, failing the first `failures` deliveries. */
 async function receiver(secret: string, failures = 0) {
   const events: AnyWebhookEvent[] = []
@@ -385,14 +398,7 @@ describe('scheduling-kit CLI', () => {
   })
 
   it('serve --host: listens on the address given', async () => {
-    const child = spawn('node', [CLI, 'serve', '--port', '0', '--host', '0.0.0.0'])
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        const m = /on (http:\/\/\S+)/.exec(d.toString())
-        if (m) resolve(m[1]!)
-      })
-      child.on('exit', (code) => reject(new Error(`exited ${code}`)))
-    })
+    const { child, url } = await serveCli('--host', '0.0.0.0')
     try {
       expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/)
       const port = new URL(url).port
@@ -405,14 +411,7 @@ describe('scheduling-kit CLI', () => {
   })
 
   it('serve: runs the fake service until stopped', async () => {
-    const child = spawn('node', [CLI, 'serve', '--port', '0', '--auto-approve'])
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        const m = /on (http:\/\/\S+)/.exec(d.toString())
-        if (m) resolve(m[1]!)
-      })
-      child.on('exit', (code) => reject(new Error(`exited ${code}`)))
-    })
+    const { child, url } = await serveCli('--auto-approve')
     try {
       expect(
         ((await (await fetch(`${url}/_control`)).json()) as { webhooks: unknown[] }).webhooks,
