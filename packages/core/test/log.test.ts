@@ -165,6 +165,22 @@ describe('webhook logging', () => {
     ).toBe('body_parsed')
   })
 
+  it('a webhook id header of the sender’s choosing is capped and cleaned in the log line', async () => {
+    const logger = capture()
+    const handler = createWebhookHandler({ secret: SECRET, logger }).onAny(() => {
+      throw new Error('down')
+    })
+    const body = JSON.stringify(envelope())
+    const id = `wh_${'x'.repeat(5000)}\u001b[31mforged`
+    await post(handler, body, {
+      'x-service-signature': sign(body, SECRET),
+      'x-service-webhook-id': id,
+    })
+    const [line] = logger.at('error')
+    expect(line!.split('\n')[0]!.length).toBeLessThan(400)
+    expect(line).not.toContain('\u001b')
+  })
+
   it('a logger that throws does not change the answer', async () => {
     const throwing: Logger = {
       debug() {},
@@ -332,6 +348,25 @@ describe('OAuth logging and causes', () => {
     // Behind a proxy the Host header may be an inner name: no warning for that.
     await routes.handle(request('/login', { host: 'app-internal:8080' }))
     expect(logger.at('warn')).toHaveLength(2) // the login warning and the state_missing line
+  })
+
+  it('property: a hostile Host header never breaks /login or a callback, and enters no line or page raw', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 300 }), async (host) => {
+        const logger = capture()
+        const routes = createOAuthRoutes(options({ logger, showCauses: true }))
+        const login = await routes.handle(request('/login', { host }))
+        expect(login?.status).toBe(302)
+        const answer = await routes.handle(request('/callback?code=x&state=y', { host }))
+        expect(answer?.status).toBe(400)
+        for (const line of logger.lines.map((l) => l.message)) {
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point
+          expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/)
+        }
+        expect(answer?.body).not.toMatch(/<script/i)
+      }),
+      { numRuns: 300 },
+    )
   })
 
   it('forged callbacks are summarised: one line, then a count', async () => {

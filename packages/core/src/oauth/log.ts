@@ -1,5 +1,5 @@
 import type { OAuthFlowErrorCode } from '../error-codes.js'
-import { isSchedulingError, type OAuthFlowError } from '../errors.js'
+import { isSchedulingError, type OAuthFlowError, serverText } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
 
@@ -65,9 +65,19 @@ function isLoopback(hostname: string): boolean {
   return LOOPBACK.test(hostname)
 }
 
-/** The host a request was sent to, from its `Host` header. */
+/**
+ * The host a request was sent to, from its `Host` header: made safe for a log line or a page
+ * (the header is the sender's to choose).
+ */
 function hostOf(headers: HeadersInput): string | undefined {
-  return getHeader(headers, 'host')?.toLowerCase()
+  const host = getHeader(headers, 'host')
+  return host === undefined ? undefined : serverText(host.toLowerCase(), 100)
+}
+
+/** The host name of a `Host` value, or `undefined` when it is not one. */
+function hostnameOf(host: string): string | undefined {
+  const url = `http://${host}`
+  return URL.canParse(url) ? new URL(url).hostname : undefined
 }
 
 /**
@@ -121,7 +131,8 @@ export class OAuthLog {
     // Only the development pitfall: behind a proxy the Host header may name an inner address
     // while the browser, on the public host, keeps the cookie just fine.
     if (host === undefined || host === expected.host) return
-    if (!isLoopback(new URL(`http://${host}`).hostname) || !isLoopback(expected.hostname)) return
+    const hostname = hostnameOf(host)
+    if (hostname === undefined || !isLoopback(hostname) || !isLoopback(expected.hostname)) return
     this.#summaries.note(
       logger,
       'warn',

@@ -1,4 +1,4 @@
-import type { WebhookError } from '../errors.js'
+import { serverText, type WebhookError } from '../errors.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
 import type { WebhookErrorContext } from './options.js'
 
@@ -21,7 +21,9 @@ export class WebhookLog {
   readonly #summaries = new Summarizer()
 
   report(logger: Logger, error: WebhookError, context: WebhookErrorContext): void {
-    const where = context.webhookId === undefined ? '' : ` (webhook ${context.webhookId})`
+    // The webhook id header is the sender's to choose: capped and cleaned like server text.
+    const where =
+      context.webhookId === undefined ? '' : ` (webhook ${serverText(context.webhookId, 64)})`
     const line = `scheduling-kit: webhook answered ${error.status} ${error.code}${where}: ${error.message}`
     const cause =
       error.status >= 500 && error.cause !== undefined ? `\n${describeError(error.cause)}` : ''
