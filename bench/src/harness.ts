@@ -29,6 +29,14 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 }
 
+/** The median of a list (the upper one of an even count). */
+export function median(values: readonly number[]): number {
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  )
+}
+
 /**
  * Times the cases in interleaved rounds (each round runs every case once, in a rotated order)
  * so that drift in machine load falls on all of them alike, then takes the median per case.

@@ -1,8 +1,13 @@
 // One webhook endpoint per framework and variant, served on a port: run as a child process by
 // ../adapters.ts so that the load generator does not share the server's event loop.
+//
+// Each baseline is the fastest hand-written route its framework allows: the raw body read from
+// the Node request by its events, HMAC + constant-time compare, JSON.parse, and the answer
+// written with the framework's cheapest call. Every route answers the same 17-byte JSON body.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
-import * as sk from '@scheduling-kit/express'
+import { createNodeMiddleware, Webhooks as OctokitWebhooks } from '@octokit/webhooks'
+import * as skExpress from '@scheduling-kit/express'
 import * as skFastify from '@scheduling-kit/fastify'
 import * as skH3 from '@scheduling-kit/h3'
 import * as skKoa from '@scheduling-kit/koa'
@@ -11,51 +16,95 @@ import Fastify from 'fastify'
 import { H3 } from 'h3'
 import { toNodeHandler } from 'h3/node'
 import Koa from 'koa'
+import Stripe from 'stripe'
 
 export const SECRET = 'whsec_bench_adapters'
-const PATH = '/webhooks/scheduling'
+export const PATH = '/webhooks/scheduling'
+/** Every route's limit: the 1 MiB body of the large case fits, one byte more does not. */
+export const LIMIT = 1024 * 1024
+const ANSWER = '{"received":true}'
+const ANSWER_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': String(ANSWER.length),
+}
 const options = { secret: SECRET, dedupe: false as const, onAny: () => {} }
 
+export type Variant = 'ours' | 'baseline' | 'octokit' | 'stripe'
+
 /** The hand-written check: HMAC over the raw bytes, constant-time compare, parse. */
-function handWritten(raw: Uint8Array, header: string | undefined): number {
-  if (!header?.startsWith('sha256=')) return 401
+function handWritten(raw: Buffer, header: string | string[] | undefined): number {
+  if (typeof header !== 'string' || !header.startsWith('sha256=')) return 401
   const expected = createHmac('sha256', SECRET).update(raw).digest()
   const given = Buffer.from(header.slice(7), 'hex')
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 401
-  JSON.parse(Buffer.from(raw).toString('utf8'))
+  try {
+    JSON.parse(raw.toString('utf8'))
+  } catch {
+    return 400
+  }
   return 200
 }
 
-async function readRaw(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
+/** Reads the request by its events (cheaper than its async iterator), within the limit. */
+function readRaw(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let total = 0
+    req.on('data', (chunk: Buffer) => {
+      total += chunk.length
+      if (total <= LIMIT) chunks.push(chunk)
+    })
+    req.on('end', () =>
+      resolve(total > LIMIT ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
+    )
+    req.on('error', reject)
+  })
+}
+
+async function check(req: IncomingMessage): Promise<number> {
+  const raw = await readRaw(req)
+  return raw === undefined ? 413 : handWritten(raw, req.headers['x-service-signature'])
 }
 
 const listen = (handler: Parameters<typeof createServer>[1], port: number) =>
   new Promise<void>((resolve) => createServer(handler).listen(port, '127.0.0.1', resolve))
 
-export async function serve(
-  framework: string,
-  variant: 'ours' | 'baseline',
-  port: number,
-): Promise<void> {
+/** The anchors, in the same Express app as ours: octokit's middleware and stripe's recipe. */
+function expressAnchor(app: express.Express, variant: 'octokit' | 'stripe'): void {
+  if (variant === 'octokit') {
+    const webhooks = new OctokitWebhooks({ secret: SECRET })
+    webhooks.onAny(() => {})
+    app.use(createNodeMiddleware(webhooks, { path: PATH }))
+    return
+  }
+  // stripe's documented Express recipe: express.raw() on the route, constructEvent, res.json.
+  const stripe = new Stripe('sk_test_bench')
+  app.post(PATH, express.raw({ type: 'application/json', limit: LIMIT }), (req, res) => {
+    try {
+      stripe.webhooks.constructEvent(req.body, req.get('stripe-signature')!, SECRET, 3600)
+    } catch {
+      res.status(400).end()
+      return
+    }
+    res.json({ received: true })
+  })
+}
+
+export async function serve(framework: string, variant: Variant, port: number): Promise<void> {
   if (framework === 'express') {
     const app = express()
-    if (variant === 'ours') {
-      // As documented: the middleware before the app's own JSON parser.
-      app.use(sk.schedulingWebhooks({ ...options }))
-      app.use(express.json())
-    } else {
-      // Hand-written: the raw route must come before the app's JSON parser.
-      const raw = express()
-      raw.post(PATH, express.raw({ type: 'application/json' }), (req, res) => {
-        const status = handWritten(req.body, req.get('x-service-signature'))
-        res.status(status).json(status === 200 ? { received: true } : { error: 'bad signature' })
+    if (variant === 'ours') app.use(skExpress.schedulingWebhooks({ ...options }))
+    else if (variant === 'baseline')
+      app.post(PATH, (req, res) => {
+        check(req).then((status) =>
+          status === 200
+            ? res.writeHead(200, ANSWER_HEADERS).end(ANSWER)
+            : res.writeHead(status).end(),
+        )
       })
-      app.use(raw)
-      app.use(express.json())
-    }
+    else expressAnchor(app, variant)
+    // The app's own JSON parser, after the webhook route as documented.
+    app.use(express.json())
     return listen(app, port)
   }
   if (framework === 'koa') {
@@ -64,9 +113,11 @@ export async function serve(
     else
       app.use(async (ctx, next) => {
         if (ctx.method !== 'POST' || ctx.path !== PATH) return next()
-        const status = handWritten(await readRaw(ctx.req), ctx.get('x-service-signature'))
-        ctx.status = status
-        ctx.body = status === 200 ? { received: true } : { error: 'bad signature' }
+        ctx.status = await check(ctx.req)
+        if (ctx.status === 200) {
+          ctx.set(ANSWER_HEADERS)
+          ctx.body = ANSWER
+        }
       })
     return listen(app.callback(), port)
   }
@@ -75,17 +126,14 @@ export async function serve(
     if (variant === 'ours') await app.register(skFastify.schedulingWebhooks, { ...options })
     else
       await app.register(async (scope) => {
-        scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) =>
-          done(null, body),
-        )
+        // The stream as it comes: read by its events, as above.
+        scope.removeAllContentTypeParsers()
+        scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
         scope.post(PATH, async (request, reply) => {
-          const status = handWritten(
-            request.body as Buffer,
-            request.headers['x-service-signature'] as string,
-          )
-          return reply
-            .code(status)
-            .send(status === 200 ? { received: true } : { error: 'bad signature' })
+          const status = await check(request.raw)
+          return status === 200
+            ? reply.headers(ANSWER_HEADERS).send(ANSWER)
+            : reply.code(status).send()
         })
       })
     await app.listen({ port, host: '127.0.0.1' })
@@ -96,15 +144,11 @@ export async function serve(
     if (variant === 'ours') app.use(skH3.schedulingWebhooks({ ...options }))
     else
       app.post(PATH, async (event) => {
-        const raw = new Uint8Array(await event.req.arrayBuffer())
-        const status = handWritten(raw, event.req.headers.get('x-service-signature') ?? undefined)
-        return new Response(
-          JSON.stringify(status === 200 ? { received: true } : { error: 'bad signature' }),
-          {
-            status,
-            headers: { 'content-type': 'application/json' },
-          },
-        )
+        const status = await check(event.runtime!.node!.req as IncomingMessage)
+        event.res.status = status
+        if (status !== 200) return ''
+        event.res.headers.set('content-type', ANSWER_HEADERS['content-type'])
+        return ANSWER
       })
     return listen(toNodeHandler(app), port)
   }
@@ -113,7 +157,7 @@ export async function serve(
 
 if (process.argv[2] === 'serve') {
   const [, , , framework, variant, port] = process.argv
-  await serve(framework!, variant as 'ours' | 'baseline', Number(port))
+  await serve(framework!, variant as Variant, Number(port))
   // The parent asks for the CPU time used between two marks.
   let mark = process.cpuUsage()
   process.on('message', (message) => {

@@ -15,8 +15,9 @@ export function getHeader(headers: HeadersInput | undefined, name: string): stri
   const lower = name.toLowerCase()
   let value = record[lower]
   if (value === undefined) {
+    // Another spelling of the name (Node's own records are lower-case already).
     for (const key of Object.keys(record)) {
-      if (key.toLowerCase() === lower) {
+      if (key.length === lower.length && key.toLowerCase() === lower) {
         value = record[key]
         break
       }

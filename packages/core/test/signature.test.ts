@@ -67,6 +67,40 @@ describe.each<[string, HmacProvider]>([
     expect(await verify(BODY, undefined, SECRET)).toBe(false)
   })
 
+  it('refuses a character that only lower-cases to the right hex digit, at every position', async () => {
+    // The check lower-cases with `| 0x20`: a control character such as 0x10 becomes '0'. Every
+    // such character, and every non-ASCII character, must still refuse the header.
+    const hex = reference(BODY, SECRET)
+    for (let i = 0; i < 64; i++) {
+      const want = hex.charCodeAt(i)
+      for (const code of [want & ~0x20, want & ~0x20 & 0x1f, want + 0xff00, want | 0x80]) {
+        const c = String.fromCharCode(code)
+        if (/[0-9a-fA-F]/.test(c) && (code | 0x20) === want) continue
+        const forged = `sha256=${hex.slice(0, i)}${c}${hex.slice(i + 1)}`
+        expect(await verify(BODY, forged, SECRET), JSON.stringify(forged)).toBe(false)
+      }
+    }
+  })
+
+  it('property: a string body verifies exactly as its UTF-8 bytes, lone surrogates included', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: 'binary', maxLength: 200 }),
+        fc.string({ minLength: 1, maxLength: 40 }),
+        async (text, secret) => {
+          const bytes = new TextEncoder().encode(text)
+          const header = `sha256=${reference(bytes, secret)}`
+          expect(await verify(text, header, secret)).toBe(true)
+          expect(await signWith(provider, text, secret)).toBe(
+            `sha256=${reference(bytes, secret).toUpperCase()}`,
+          )
+          expect(await verify(`${text}\u0000`, header, secret)).toBe(false)
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
   it('tells which secret matched while rotating, and -1 when none did', async () => {
     const header = `sha256=${reference(BODY, 'new-secret')}`
     expect(await matchWith(provider, BODY, header, ['old-secret', 'new-secret'])).toBe(1)

@@ -108,7 +108,10 @@ function answerWith(
   return (answer) => {
     if (answer === undefined) return next()
     try {
-      res.writeHead(answer.status, answer.headers).end(answer.body)
+      // With its length given, Node sends the answer whole rather than chunked.
+      const headers: Record<string, string | string[]> = answer.headers
+      headers['content-length'] ??= String(Buffer.byteLength(answer.body))
+      res.writeHead(answer.status, headers).end(answer.body)
     } catch (error) {
       next(error)
     }

@@ -86,3 +86,23 @@ describe('errors', () => {
     expect(warned.filter((w) => w.includes('body_parsed'))).toHaveLength(1)
   })
 })
+
+describe('answers', () => {
+  it('are sent whole with their Content-Length, not chunked, for every status', async () => {
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const app = express()
+    app.use(schedulingWebhooks(SECRET, { onAny: () => {} }))
+    const url = await listen(app)
+    const body = envelope('event.created', { note: 'Café ☕' })
+    for (const [secret, status] of [
+      [SECRET, 200],
+      [SECRET, 200], // the retry: a duplicate
+      ['another-secret', 401],
+    ] as const) {
+      const answer = await deliver(url, body, { secret })
+      expect(answer.status).toBe(status)
+      expect(answer.headers.get('transfer-encoding')).toBeNull()
+      expect(Number(answer.headers.get('content-length'))).toBe(Buffer.byteLength(answer.text))
+    }
+  })
+})

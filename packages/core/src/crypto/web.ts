@@ -1,4 +1,4 @@
-import { fromHex } from '../bytes.js'
+import { fromHex, toBytes } from '../bytes.js'
 import type { HmacProvider } from './provider.js'
 
 const MAX_CACHED_KEYS = 256
@@ -29,18 +29,22 @@ type Source = Parameters<SubtleCrypto['sign']>[2]
 export const webCrypto: HmacProvider = {
   name: 'web',
   async sign(secret, data) {
-    const mac = await globalThis.crypto.subtle.sign('HMAC', await keyFor(secret), data as Source)
+    const mac = await globalThis.crypto.subtle.sign(
+      'HMAC',
+      await keyFor(secret),
+      toBytes(data) as Source,
+    )
     return new Uint8Array(mac)
   },
   async verify(secret, data, hex) {
-    const signature = fromHex(hex)
+    const signature = hex.length === 64 ? fromHex(hex) : undefined
     if (signature === undefined) return false
     // subtle.verify compares in constant time.
     return globalThis.crypto.subtle.verify(
       'HMAC',
       await keyFor(secret),
       signature as Source,
-      data as Source,
+      toBytes(data) as Source,
     )
   },
 }
