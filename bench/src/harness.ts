@@ -87,15 +87,18 @@ export function ratio(results: Measured[], numerator: string, denominator: strin
   )
 }
 
+/** One table row: the case, its time and rate, its ratio to the baseline, its spread. */
+export function row(r: Measured, vsBaseline: number): void {
+  console.log(
+    `| ${r.name} | ${r.nsPerOp.toFixed(0)} | ${Math.round(1e9 / r.nsPerOp).toLocaleString('en-US')} | ${vsBaseline.toFixed(3)}x | ±${(r.spread * 50).toFixed(1)}% |`,
+  )
+}
+
 export function table(title: string, results: Measured[], baseline: string): void {
   console.log(`\n${title}`)
   console.log(`| case | ns/op | ops/s | vs ${baseline} | spread |`)
   console.log('|---|---:|---:|---:|---:|')
-  for (const r of results) {
-    console.log(
-      `| ${r.name} | ${r.nsPerOp.toFixed(0)} | ${Math.round(1e9 / r.nsPerOp).toLocaleString('en-US')} | ${ratio(results, r.name, baseline).toFixed(3)}x | ±${(r.spread * 50).toFixed(1)}% |`,
-    )
-  }
+  for (const r of results) row(r, ratio(results, r.name, baseline))
 }
 
 export interface Target {

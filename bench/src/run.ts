@@ -1,14 +1,18 @@
 import { adapterBench } from './adapters.js'
 import { dedupeBench } from './dedupe.js'
+import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { storesBench } from './stores.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,tokens,dedupe,stores,adapters picks sections; all by default.
-const only = new Set((process.env.BENCH_ONLY ?? 'verify,tokens,dedupe,stores,adapters').split(','))
+// BENCH_ONLY=verify,handle,tokens,dedupe,stores,adapters picks sections; all by default.
+const only = new Set(
+  (process.env.BENCH_ONLY ?? 'verify,handle,tokens,dedupe,stores,adapters').split(','),
+)
 const all = [
   ...(only.has('verify') ? await verifyBench() : []),
+  ...(only.has('handle') ? await handleBench() : []),
   ...(only.has('tokens') ? await tokenBench() : []),
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('stores') ? await storesBench() : []),

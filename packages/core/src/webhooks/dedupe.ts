@@ -116,7 +116,7 @@ export class MemoryDedupeStore implements DedupeStore {
     const now = this.#now()
     const entry = this.#entries.get(key)
     if (entry !== undefined && entry.expiresAt > now) return entry.state
-    this.#put(key, 'in_progress', owner, now + this.#leaseMs, now)
+    this.#put(key, 'in_progress', owner, now + this.#leaseMs, now, entry)
     return 'claimed'
   }
 
@@ -124,7 +124,7 @@ export class MemoryDedupeStore implements DedupeStore {
     const now = this.#now()
     const entry = this.#entries.get(key)
     if (entry === undefined || entry.expiresAt <= now) {
-      this.#put(key, 'completed', owner, now + this.#ttlMs, now)
+      this.#put(key, 'completed', owner, now + this.#ttlMs, now, entry)
     } else if (entry.owner === owner) {
       // Completed in place: the key keeps its one queue slot, from its claim.
       entry.state = 'completed'
@@ -138,9 +138,16 @@ export class MemoryDedupeStore implements DedupeStore {
     if (entry?.owner === owner && entry.state === 'in_progress') this.#entries.delete(key)
   }
 
-  #put(key: string, state: Entry['state'], owner: string, expiresAt: number, now: number): void {
+  /** Writes `key` (whose current entry, looked up by the caller, is `entry`) at the queue's tail. */
+  #put(
+    key: string,
+    state: Entry['state'],
+    owner: string,
+    expiresAt: number,
+    now: number,
+    entry: Entry | undefined,
+  ): void {
     const seq = ++this.#seq
-    const entry = this.#entries.get(key)
     if (entry === undefined) this.#entries.set(key, { state, owner, expiresAt, seq })
     else {
       entry.state = state
