@@ -4,13 +4,22 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { WebhookRequest } from '@scheduling-kit/core'
 import { createWebhookHandler, type Logger, MemoryDedupeStore } from '@scheduling-kit/core'
-import { type Case, measure, ratio, type Target, table } from './harness.js'
+import {
+  answerParent,
+  type Case,
+  type Measured,
+  measure,
+  measureInChild,
+  ratio,
+  type Target,
+  table,
+} from './harness.js'
 import { eventBody } from './verify.js'
 
 const SECRET = 'whsec_bench_handle'
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
-export async function handleBench(): Promise<Target[]> {
+async function measureHandle(): Promise<Measured[]> {
   const store = new MemoryDedupeStore()
   // More distinct deliveries than the store keeps: an id comes round again only once evicted.
   const count = store.maxEntries + 10_000
@@ -66,14 +75,21 @@ export async function handleBench(): Promise<Target[]> {
       },
     },
   ]
-  const results = await measure(cases)
-  table('One 2 KiB delivery in process', results, cases[0]!.name)
+  return measure(cases)
+}
+
+export async function handleBench(): Promise<Target[]> {
+  // In its own process: its 80 000 bodies and full store stay out of the other sections' heap.
+  const results = await measureInChild(import.meta.url, ['handle'])
+  table('One 2 KiB delivery in process', results, results[0]!.name)
   return [
     {
       what: 'handle() with dedupe / floor + JSON.parse',
-      ratio: ratio(results, cases[1]!.name, cases[0]!.name),
+      ratio: ratio(results, results[1]!.name, results[0]!.name),
       limit: 1.2,
       kind: 'max',
     },
   ]
 }
+
+if (process.argv[2] === 'handle') answerParent(await measureHandle())

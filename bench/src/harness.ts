@@ -1,4 +1,6 @@
+import { fork } from 'node:child_process'
 import { hrtime } from 'node:process'
+import { fileURLToPath } from 'node:url'
 
 export interface Case {
   name: string
@@ -124,4 +126,27 @@ export function targets(list: Target[]): boolean {
     )
   }
   return ok
+}
+
+/**
+ * Runs `measureHere()` of a bench module in a process of its own (the module calls
+ * `answerParent` when started with `args`): V8 then optimizes for what that group alone sees,
+ * as in a server, and one group's garbage or big heap stays out of the others' rounds.
+ */
+export function measureInChild(moduleUrl: string, args: string[]): Promise<Measured[]> {
+  const child = fork(fileURLToPath(moduleUrl), args, {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+  })
+  return new Promise((resolve, reject) => {
+    child.once('message', (results) => resolve(results as Measured[]))
+    child.once('exit', (code) =>
+      reject(new Error(`bench child ${args.join(' ')} exited with ${code}`)),
+    )
+  })
+}
+
+/** In a child started by `measureInChild`: sends the results and exits. */
+export function answerParent(results: Measured[]): void {
+  process.send!(results, () => process.exit(0))
 }

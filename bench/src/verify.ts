@@ -1,15 +1,22 @@
 // Verifying a signed body, in process: scheduling-kit beside the floor (node:crypto by hand) and
 // the anchors (octokit, stripe, svix, standardwebhooks), each with its own signature scheme,
 // over the same bytes, at 2 KiB and 1 MiB; then a whole delivery through handle().
-import { fork } from 'node:child_process'
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { verify as octokitVerify } from '@octokit/webhooks-methods'
 import * as nodeEntry from '@scheduling-kit/core'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import Stripe from 'stripe'
 import { Webhook as SvixWebhook } from 'svix'
-import { type Case, type Measured, measure, ratio, row, type Target } from './harness.js'
+import {
+  answerParent,
+  type Case,
+  type Measured,
+  measure,
+  measureInChild,
+  ratio,
+  row,
+  type Target,
+} from './harness.js'
 
 const SECRET = 'whsec_bench_5b0f7c1e9a'
 
@@ -157,28 +164,18 @@ async function measureGroup(size: number, group: Group): Promise<Measured[]> {
   return measure(cases, size > 65536 ? { rounds: 15, batchMs: 40 } : {})
 }
 
-/**
- * Each group is timed in a process of its own: V8 then optimizes the code for the one kind of
- * body it sees, as in a server (an adapter always hands over bytes), and the anchors' garbage
- * (pure-JavaScript SHA-256) and Web Crypto's thread pool stay out of the targets' rounds.
- */
-function inChild(size: number, group: Group): Promise<Measured[]> {
-  const child = fork(fileURLToPath(import.meta.url), ['verify-group', String(size), group], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-  })
-  return new Promise((resolve, reject) => {
-    child.once('message', (results) => resolve(results as Measured[]))
-    child.once('exit', (code) => reject(new Error(`verify ${group} exited with ${code}`)))
-  })
-}
-
 export async function verifyBench(): Promise<Target[]> {
   const targets: Target[] = []
   for (const size of [2048, 1024 * 1024]) {
     const kib = `${size / 1024} KiB`
     const groups = new Map<Group, Measured[]>()
-    for (const group of GROUPS) groups.set(group, await inChild(size, group))
+    for (const group of GROUPS) {
+      // Each group in its own process: see measureInChild.
+      groups.set(
+        group,
+        await measureInChild(import.meta.url, ['verify-group', String(size), group]),
+      )
+    }
     console.log(`\nVerify a signed ${kib} webhook body (node:crypto unless named)`)
     console.log('| case | ns/op | ops/s | vs the floor of its rounds | spread |')
     console.log('|---|---:|---:|---:|---:|')
@@ -214,6 +211,5 @@ export async function verifyBench(): Promise<Target[]> {
 }
 
 if (process.argv[2] === 'verify-group') {
-  const results = await measureGroup(Number(process.argv[3]), process.argv[4] as Group)
-  process.send!(results, () => process.exit(0))
+  answerParent(await measureGroup(Number(process.argv[3]), process.argv[4] as Group))
 }
