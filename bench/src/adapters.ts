@@ -12,6 +12,7 @@ import autocannon from 'autocannon'
 import Stripe from 'stripe'
 import { LIMIT, PATH, SECRET, type Variant } from './adapters/servers.js'
 import { median, type Target } from './harness.js'
+import { eventBody } from './verify.js'
 
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS ?? 'express,koa,fastify,h3').split(',')
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -24,18 +25,6 @@ function freePort(): Promise<number> {
       s.close(() => resolve(port))
     })
   })
-}
-
-/** An `event.created` delivery of exactly `size` bytes. */
-function body(size: number): string {
-  const event = {
-    type: 'event.created',
-    id: 'payload_benchadapters',
-    version: '2020-11-18',
-    payload: { id: 'event_1', state: 'confirmed', description: '' },
-  }
-  event.payload.description = 'x'.repeat(size - JSON.stringify(event).length)
-  return JSON.stringify(event)
 }
 
 /** The headers each variant's sender sends: the service's, GitHub's or Stripe's. */
@@ -130,7 +119,7 @@ async function compare(
   variants: Variant[],
   connections: number,
 ): Promise<Map<Variant, Run[]>> {
-  const payload = body(size)
+  const payload = eventBody(size)
   const servers: Server[] = []
   try {
     for (const v of variants) servers.push(await start(framework, v, payload))

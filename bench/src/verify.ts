@@ -1,6 +1,6 @@
 // Verifying a signed body, in process: scheduling-kit beside the floor (node:crypto by hand) and
 // the anchors (octokit, stripe, svix, standardwebhooks), each with its own signature scheme,
-// over the same bytes, at 2 KiB and 1 MiB; then a whole delivery through handle().
+// over the same bytes, at 2 KiB and 1 MiB.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { verify as octokitVerify } from '@octokit/webhooks-methods'
 import * as nodeEntry from '@scheduling-kit/core'
