@@ -411,11 +411,16 @@ export function defineAttackCases(harness: AdapterHarness, ctx: SuiteContext): v
       })
       const { back } = await connect(app)
       expect(back.status).toBe(502)
+      // The refusal's text is read only on a callback of this browser's own sign-in.
+      const login = await request(`${app.base}/auth/scheduling/login`)
+      const state = new URL(login.headers.get('location')!).searchParams.get('state')!
       const refused = await request(
-        `${app.base}/auth/scheduling/callback?error=server_error&error_description=${encodeURIComponent(nasty)}`,
-        { headers: { accept: 'application/json' } },
+        `${app.base}/auth/scheduling/callback?error=server_error&error_description=${encodeURIComponent(nasty)}&state=${state}`,
+        { headers: { accept: 'application/json', cookie: cookieHeader(login.headers) } },
       )
       expect(refused.status).toBe(400)
+      expect(refused.json.error?.code).toBe('authorization_failed')
+      expect(refused.json.error?.message).toContain('It said: "AAAA')
       const messages = reported.flatMap((error) => [
         error.message,
         String((error.cause as Error | undefined)?.message ?? ''),

@@ -515,7 +515,7 @@ export function runConformance(harness: AdapterHarness): void {
       expect(await app.store.get('acct_1')).toBeUndefined()
     })
 
-    it('403 when the user declines on the consent page, as a page for browsers', async () => {
+    it("403 when the user declines on the consent page, as a page for browsers with the server's words", async () => {
       const app = await start()
       auth.setAuthorize('deny')
       try {
@@ -525,7 +525,8 @@ export function runConformance(harness: AdapterHarness): void {
         })
         expect(back.status).toBe(403)
         expect(back.headers.get('content-type')).toMatch(/text\/html/)
-        expect(back.text).toMatch(/declined/)
+        expect(back.text).toContain('access_denied')
+        expect(back.text).toContain('The account owner denied the request.')
         expect(app.connected).toEqual([])
       } finally {
         auth.setAuthorize('approve')

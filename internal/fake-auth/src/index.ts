@@ -287,7 +287,10 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     if (problem !== undefined) return refuse(res, problem)
     if (authorizeMode === 'consent') return consentPage(res, query)
     if (authorizeMode === 'deny')
-      return redirectBack(res, target, query.get('state'), { error: 'access_denied' })
+      return redirectBack(res, target, query.get('state'), {
+        error: 'access_denied',
+        error_description: 'The account owner denied the request.',
+      })
     approve(res, target, query.get('state'), nextAccount)
   }
 
@@ -298,7 +301,10 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     const problem = authorizeProblem(form, false)
     if (problem !== undefined) return refuse(res, problem)
     if (form.get('decision') !== 'allow')
-      return redirectBack(res, target, form.get('state'), { error: 'access_denied' })
+      return redirectBack(res, target, form.get('state'), {
+        error: 'access_denied',
+        error_description: 'The account owner denied the request.',
+      })
     approve(res, target, form.get('state'), form.get('account') || nextAccount)
   }
 

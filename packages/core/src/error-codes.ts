@@ -47,8 +47,11 @@ export const OAUTH_FLOW_ERROR_STATUS = {
   state_missing: 400,
   state_invalid: 400,
   state_mismatch: 400,
+  /** The authorization server (or the account owner on its consent page) refused: `error=access_denied`. */
   access_denied: 403,
   authorization_failed: 400,
+  /** The callback's `iss` names another authorization server than the one configured (RFC 9207). */
+  issuer_mismatch: 400,
   code_missing: 400,
   token_exchange_failed: 502,
   identify_failed: 502,

@@ -1,8 +1,10 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  ConfigError,
   InvalidResponseError,
   isTransientError,
   NetworkError,
@@ -10,6 +12,8 @@ import {
   TimeoutError,
 } from '../src/errors.js'
 import { createOAuthClient, type OAuthClientOptions } from '../src/oauth/client.js'
+import { createTokenManager } from '../src/tokens/manager.js'
+import { MemoryTokenStore } from '../src/tokens/store.js'
 
 let server: TokenServer
 beforeAll(async () => {
@@ -196,6 +200,91 @@ describe('createOAuthClient', () => {
   it('refuses a token response over 64 KiB without reading it all', async () => {
     const oauth = client({ fetch: async () => new Response('x'.repeat(200_000)) })
     expect(await failure(oauth.exchangeCode('c'))).toBeInstanceOf(InvalidResponseError)
+  })
+
+  it('sends the scope option, a string or a list, on the authorization request only', async () => {
+    const scoped = (scope: OAuthClientOptions['scope']) =>
+      new URL(client({ scope }).authorizeUrl({ state: 's' })).searchParams
+    expect(scoped('read  write').get('scope')).toBe('read write')
+    expect(scoped(['read', 'write', 'read']).get('scope')).toBe('read write')
+    expect(scoped('offline_access').get('scope')).toBe('offline_access')
+    expect(scoped(undefined).has('scope')).toBe(false)
+    await client({ scope: 'read write' }).exchangeCode(server.issueCode('acct_scope'))
+    expect(Object.keys(server.tokenRequests.at(-1)!.form).sort()).toEqual(
+      ['client_id', 'client_secret', 'code', 'grant_type', 'redirect_uri'].sort(),
+    )
+  })
+
+  it('refuses a scope that is not scope tokens, with the fix', () => {
+    for (const bad of ['', '   ', [], ['read write'], ['a"b'], ['back\\slash'], 'tab\there', [7]]) {
+      expect(() => client({ scope: bad as never }), JSON.stringify(bad)).toThrow(ConfigError)
+    }
+    expect(() => client({ scope: 'caf\u00e9' })).toThrow(/scope must be scope tokens/)
+    expect(() => client({ scope: '' })).toThrow(/leave the option out/)
+  })
+
+  it('property: whatever scope it accepts, the authorize URL holds it as RFC 6749 scope tokens and nothing else', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 40 }),
+          fc.stringMatching(/^[ -~\t\u00e9]{0,30}$/),
+          fc.array(fc.stringMatching(/^[ -~]{0,8}$/), { maxLength: 5 }),
+        ),
+        (scope) => {
+          let url: URL
+          try {
+            url = new URL(client({ scope }).authorizeUrl({ state: 's' }))
+          } catch (error) {
+            expect(error).toBeInstanceOf(ConfigError)
+            return
+          }
+          expect([...url.searchParams.keys()]).toEqual([
+            'response_type',
+            'client_id',
+            'redirect_uri',
+            'state',
+            'scope',
+          ])
+          const tokens = url.searchParams.get('scope')!.split(' ')
+          for (const token of tokens) expect(token).toMatch(/^[\x21\x23-\x5b\x5d-\x7e]+$/)
+          expect(new Set(tokens).size).toBe(tokens.length)
+          const asked = typeof scope === 'string' ? scope.split(' ') : scope
+          expect(tokens.every((token) => asked.includes(token))).toBe(true)
+        },
+      ),
+    )
+  })
+
+  it('keeps the granted scope in the tokens; a refresh answer without one keeps the stored scope', async () => {
+    const answers = [
+      {
+        access_token: 'at_1',
+        refresh_token: 'rt_1',
+        token_type: 'Bearer',
+        expires_in: 7200,
+        scope: 'read write',
+      },
+      { access_token: 'at_2', refresh_token: 'rt_2', token_type: 'bearer', expires_in: 7200 },
+    ]
+    const oauth = client({ fetch: async () => Response.json(answers.shift()) })
+    const first = await oauth.exchangeCode('code')
+    expect(first).toMatchObject({ scope: 'read write', tokenType: 'Bearer' })
+    const store = new MemoryTokenStore()
+    await store.set('k', { ...first, expiresAt: Date.now() - 1 })
+    const manager = createTokenManager({ oauth, store })
+    expect(await manager.getAccessToken('k')).toBe('at_2')
+    expect(await store.get('k')).toMatchObject({ accessToken: 'at_2', scope: 'read write' })
+    const unscoped = client({
+      fetch: async () =>
+        Response.json({
+          access_token: 'x',
+          refresh_token: 'y',
+          token_type: 'bearer',
+          expires_in: 1,
+        }),
+    })
+    expect('scope' in (await unscoped.refresh('r'))).toBe(false)
   })
 
   it('refuses options that cannot work', () => {

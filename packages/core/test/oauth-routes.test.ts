@@ -274,6 +274,129 @@ describe('each failure of the OAuth routes has its own code', () => {
     expect(await tokenStore.get('acct_1')).toBeUndefined()
   })
 
+  /** /login, then a callback of `query` (with this sign-in's state) from the browser that started it. */
+  async function callbackWith(
+    routes: OAuthRoutes<{ user: string }>,
+    query: (state: string) => string,
+    accept = 'application/json',
+  ) {
+    const login = await routes.handle(request('GET', '/login'))
+    const cookie = String(login!.headers['set-cookie']).split(';')[0]!
+    const state = new URL(String(login!.headers.location)).searchParams.get('state')!
+    return routes.handle(request('GET', `/callback?${query(state)}`, { cookie, accept }))
+  }
+
+  it('access_denied says what the server said, escaped and capped, and never that the user declined', async () => {
+    const routes = createOAuthRoutes(options())
+    const said = 'no scope was granted'
+    const json = await callbackWith(
+      routes,
+      (state) => `error=access_denied&error_description=${encodeURIComponent(said)}&state=${state}`,
+    )
+    expect([json!.status, code(json)]).toEqual([403, 'access_denied'])
+    const message = JSON.parse(json!.body).error.message as string
+    expect(message).toContain(`"${said}"`)
+    expect(message).not.toMatch(/declin/i)
+    const hostile = `<script>alert(1)</script>\r\n\u202e"${'x'.repeat(5000)}`
+    const page = await callbackWith(
+      routes,
+      (state) =>
+        `error=access_denied&error_description=${encodeURIComponent(hostile)}&state=${state}`,
+      'text/html',
+    )
+    expect(page!.status).toBe(403)
+    expect(page!.body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
+    expect(page!.body).not.toContain('<script>')
+    expect(page!.body).not.toMatch(/[\r\u202e]/)
+    expect(page!.body).not.toContain('x'.repeat(201))
+    const bare = await callbackWith(routes, (state) => `error=access_denied&state=${state}`)
+    expect(JSON.parse(bare!.body).error.message).not.toMatch(/said|declin/i)
+  })
+
+  it("a refusal on a callback that is not this browser's sign-in shows none of its text", async () => {
+    const routes = createOAuthRoutes(options())
+    const forged = await routes.handle(
+      request('GET', '/callback?error=access_denied&error_description=Call+support+at+555&state=x'),
+    )
+    expect([forged!.status, code(forged)]).toEqual([400, 'state_missing'])
+    expect(forged!.body).not.toContain('555')
+  })
+
+  it('RFC 9207: a callback whose iss is not the authorization server is refused, nothing stored', async () => {
+    const tokenStore = new MemoryTokenStore()
+    const reported: OAuthFlowError[] = []
+    const routes = createOAuthRoutes(
+      options({ tokenStore, onError: (error) => void reported.push(error) }),
+    )
+    const withIss = (iss: string) =>
+      callbackWith(
+        routes,
+        (state) =>
+          `code=${server.issueCode('acct_1', redirectUri)}&state=${state}&iss=${encodeURIComponent(iss)}`,
+      )
+    for (const evil of [
+      'https://evil.test',
+      `${server.url}/x`,
+      server.url.replace('127.0.0.1', 'localhost'),
+      '',
+    ]) {
+      const answer = await withIss(evil)
+      expect([answer!.status, code(answer)], evil).toEqual([400, 'issuer_mismatch'])
+    }
+    expect(await tokenStore.get('acct_1')).toBeUndefined()
+    expect(String(reported[0]?.cause)).toContain('https://evil.test')
+    // An error callback from the wrong server is refused for the same reason.
+    const error = await callbackWith(
+      routes,
+      (state) => `error=access_denied&state=${state}&iss=https%3A%2F%2Fevil.test`,
+    )
+    expect(code(error)).toBe('issuer_mismatch')
+    for (const good of [server.url, `${server.url}/`]) {
+      expect((await withIss(good))!.status, good).toBe(302)
+    }
+    // Without iss, as before.
+    expect((await signIn(routes))!.status).toBe(302)
+  })
+
+  it('the issuer option replaces authUrl as the iss a callback must carry', async () => {
+    const routes = createOAuthRoutes(options({ issuer: 'https://issuer.example.test' }))
+    const carrying = (iss: string) =>
+      callbackWith(
+        routes,
+        (state) =>
+          `code=${server.issueCode('acct_1', redirectUri)}&state=${state}&iss=${encodeURIComponent(iss)}`,
+      )
+    expect((await carrying('https://issuer.example.test'))!.status).toBe(302)
+    expect(code(await carrying(server.url))).toBe('issuer_mismatch')
+    expect(code(await carrying('https://issuer.example.test/'))).toBe('issuer_mismatch')
+    expect(() => createOAuthRoutes(options({ issuer: 'issuer.example.test' }))).toThrow(/issuer/)
+  })
+
+  it('the exchange failure names its OAuth error code, or the status when there is none', async () => {
+    const messageOf = async (routes: OAuthRoutes<{ user: string }>) => {
+      const answer = await signIn(routes)
+      expect(code(answer)).toBe('token_exchange_failed')
+      return JSON.parse(answer!.body).error.message as string
+    }
+    expect(await messageOf(createOAuthRoutes(options({ clientSecret: 'wrong' })))).toMatch(
+      /\(invalid_client\)\.$/,
+    )
+    const routes = createOAuthRoutes(options())
+    const login = await routes.handle(request('GET', '/login'))
+    const cookie = String(login!.headers['set-cookie']).split(';')[0]!
+    const state = new URL(String(login!.headers.location)).searchParams.get('state')!
+    const used = server.issueCode('acct_1', redirectUri)
+    await createOAuthRoutes(options()).oauth.exchangeCode(used)
+    const reused = await routes.handle(
+      request('GET', `/callback?code=${used}&state=${state}`, { cookie }),
+    )
+    expect(JSON.parse(reused!.body).error.message).toMatch(/\(invalid_grant\)\.$/)
+    const gateway = createOAuthRoutes(
+      options({ fetch: async () => new Response('<h1>Bad gateway</h1>', { status: 502 }) }),
+    )
+    expect(await messageOf(gateway)).toMatch(/\(HTTP 502, no OAuth error code\)\.$/)
+  })
+
   it('route_method_not_allowed, with Allow, for another method than the route’s', async () => {
     const routes = createOAuthRoutes(options())
     const answer = await routes.handle(request('HEAD', '/callback'))

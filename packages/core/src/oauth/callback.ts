@@ -1,24 +1,56 @@
-import { isSchedulingError, OAuthFlowError, serverText } from '../errors.js'
+import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import { connectionCookie } from './connection.js'
 import { redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
 import { checkState, claimState, clearStateCookie } from './state.js'
 
-/** The error the authorization server sent back to the callback, if any. */
+/**
+ * Text from the callback's query, which whoever crafted the link chose: only the characters
+ * RFC 6749 allows in `error` and `error_description` (printable ASCII but `"` and `\`), capped.
+ */
+function callbackText(text: string, max: number): string {
+  return serverText(text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, ' '), max)
+}
+
+/**
+ * The error the authorization server sent back to the callback, if any. `access_denied` means
+ * the account owner or the server refused (RFC 6749 section 4.1.2.1): the page says what the
+ * server said, never that the user declined.
+ */
 function serviceRefusal(url: URL): OAuthFlowError | undefined {
   const error = url.searchParams.get('error')
   if (error === null) return undefined
+  const raw = url.searchParams.get('error_description')
+  const description = raw === null ? '' : callbackText(raw, 200)
+  const said = description === '' ? '' : ` It said: "${description}".`
   if (error === 'access_denied') {
     return new OAuthFlowError(
       'access_denied',
-      'The connection was declined on the consent page. Nothing was stored.',
+      `The authorization server did not grant access (access_denied).${said} Nothing was stored.`,
     )
   }
-  const description = url.searchParams.get('error_description')
   return new OAuthFlowError(
     'authorization_failed',
-    `The service refused the authorization (${serverText(error, 64)}${description ? `: ${serverText(description)}` : ''}). Nothing was stored.`,
+    `The authorization server refused the authorization (${callbackText(error, 64) || 'no error code'}).${said} Nothing was stored.`,
+  )
+}
+
+/**
+ * RFC 9207: a callback that names its authorization server in `iss` must name the configured
+ * one, or the code may be another server's (a mix-up attack). Without `iss`, nothing to check.
+ */
+function checkIssuer(url: URL, issuers: readonly string[]): void {
+  const iss = url.searchParams.get('iss')
+  if (iss === null || issuers.includes(iss)) return
+  throw new OAuthFlowError(
+    'issuer_mismatch',
+    'The callback came from another authorization server than the one configured (its iss does not match). Nothing was stored.',
+    {
+      cause: new Error(
+        `iss was "${callbackText(iss, 200)}", expected ${issuers.map((one) => `"${one}"`).join(' or ')} (set the issuer option to the server's issuer identifier).`,
+      ),
+    },
   )
 }
 
@@ -50,6 +82,16 @@ async function keyFor<Req>(
   return key
 }
 
+/**
+ * Why the exchange failed, in a word a developer can look up: the OAuth error code
+ * (`invalid_client` is a setup fault, `invalid_grant` a used or expired code), else the status.
+ */
+function exchangeFault(cause: unknown): string {
+  if (cause instanceof OAuthError)
+    return ` (${cause.error ?? `HTTP ${cause.status}, no OAuth error code`})`
+  return isSchedulingError(cause) ? ` (${cause.code})` : ''
+}
+
 /** Exchanges the code and identifies the account the tokens belong to. */
 async function connect<Req>(
   code: string,
@@ -57,8 +99,7 @@ async function connect<Req>(
 ): Promise<{ tokens: TokenSet; account: AccountInfo }> {
   const tokens = await step(
     'token_exchange_failed',
-    (cause) =>
-      `The authorization code could not be exchanged for tokens${isSchedulingError(cause) ? ` (${(cause as { error?: string }).error ?? cause.code})` : ''}.`,
+    (cause) => `The authorization code could not be exchanged for tokens${exchangeFault(cause)}.`,
     () => settings.oauth.exchangeCode(code),
   )
   const account = await step(
@@ -70,7 +111,8 @@ async function connect<Req>(
 }
 
 /**
- * `GET /callback`: checks the state against this browser's sign-in and uses it up, exchanges
+ * `GET /callback`: checks the state against this browser's sign-in, then the `iss` when the
+ * server sent one, and uses the state up; exchanges
  * the code, identifies the account, stores the tokens, then redirects (same site only) with
  * the connection cookie.
  */
@@ -79,9 +121,12 @@ export async function callback<Req>(
   url: URL,
   settings: RouteSettings<Req>,
 ): Promise<OAuthResponse> {
+  // The state first: a refusal's text or a foreign iss is only read from a callback that
+  // belongs to this browser's sign-in, not from any link someone crafted.
+  const signIn = await checkState(request, url.searchParams.get('state'), settings.cookieSecret)
+  checkIssuer(url, settings.issuers)
   const refusal = serviceRefusal(url)
   if (refusal) throw refusal
-  const signIn = await checkState(request, url.searchParams.get('state'), settings.cookieSecret)
   const code = url.searchParams.get('code')
   if (code === null || code === '')
     throw new OAuthFlowError('code_missing', 'The callback has no authorization code.')

@@ -12,6 +12,13 @@ export interface OAuthClientOptions {
   authUrl: string
   /** A `fetch` to use instead of the global one. */
   fetch?: FetchLike
+  /**
+   * The scope to ask for: space-separated (`'read write'`) or a list (`['read', 'write']`).
+   * Sent as `scope` on the authorization request only; omitted, the request has no `scope`,
+   * as the service's own authorization server expects. A standard server may need one
+   * (RFC 6749 section 3.3): without it, it can answer `access_denied` however the user chose.
+   */
+  scope?: string | readonly string[]
   /** Time-out of one token request, in ms. Default 10 000. */
   timeoutMs?: number
   /** Clock for `expiresAt`, for tests. */
@@ -19,7 +26,7 @@ export interface OAuthClientOptions {
 }
 
 export interface OAuthClient {
-  /** `{authUrl}/oauth/authorize?response_type=code&client_id=…&redirect_uri=…&state=…` */
+  /** `{authUrl}/oauth/authorize?response_type=code&client_id=…&redirect_uri=…&state=…`, then `&scope=…` when a scope is set. */
   authorizeUrl(params: { state: string }): string
   /** Exchanges an authorization code for tokens (section 4). */
   exchangeCode(code: string): Promise<TokenSet>
@@ -28,6 +35,31 @@ export interface OAuthClient {
 }
 
 const MAX_TOKEN_RESPONSE = 64 * 1024
+
+/** RFC 6749 section 3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+
+/**
+ * The `scope` option as the request sends it: its tokens, each checked, once each, in order,
+ * joined by single spaces. `undefined` when no scope is set.
+ */
+export function scopeOf(scope: OAuthClientOptions['scope'], who: string): string | undefined {
+  if (scope === undefined) return undefined
+  const fix = `${who}: scope must be scope tokens (printable ASCII, no space, " or \\), as a space-separated string or a list, e.g. ['read', 'write'].`
+  let tokens: readonly unknown[]
+  if (typeof scope === 'string') tokens = scope.split(' ').filter((token) => token !== '')
+  else if (Array.isArray(scope)) tokens = scope
+  else throw new ConfigError(fix)
+  if (tokens.length === 0) {
+    throw new ConfigError(`${who}: scope is empty; leave the option out to send no scope.`)
+  }
+  for (const token of tokens) {
+    if (typeof token !== 'string' || !SCOPE_TOKEN.test(token)) {
+      throw new ConfigError(`${fix} Got ${JSON.stringify(String(token).slice(0, 40))}.`)
+    }
+  }
+  return [...new Set(tokens as string[])].join(' ')
+}
 
 function requireString(options: OAuthClientOptions, name: keyof OAuthClientOptions): string {
   const value = options[name]
@@ -67,6 +99,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const timeoutMs = options.timeoutMs ?? 10_000
   const now = options.now ?? Date.now
   const tokenUrl = `${authUrl}/oauth/token`
+  const scope = scopeOf(options.scope, 'createOAuthClient')
 
   async function tokenRequest(fields: Record<string, string>, what: string, previous?: string) {
     const answer = await send(
@@ -94,6 +127,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
       url.searchParams.set('client_id', clientId)
       url.searchParams.set('redirect_uri', redirectUri)
       url.searchParams.set('state', state)
+      if (scope !== undefined) url.searchParams.set('scope', scope)
       return url.toString()
     },
     exchangeCode(code) {

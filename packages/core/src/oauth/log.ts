@@ -8,6 +8,7 @@ import { describeError, emit, type Logger, Summarizer } from '../log.js'
  * them without a sign-in of its own, so each is told, at `error`, with its cause.
  */
 const EACH: ReadonlySet<OAuthFlowErrorCode> = new Set<OAuthFlowErrorCode>([
+  'issuer_mismatch',
   'token_exchange_failed',
   'identify_failed',
   'store_failed',

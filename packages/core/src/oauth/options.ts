@@ -16,6 +16,15 @@ export interface OAuthRoutesOptions<Req = unknown> {
   redirectUri: string
   /** The authorization server's address (no default). */
   authUrl: string
+  /**
+   * The authorization server's issuer identifier, compared with the `iss` a callback carries
+   * (RFC 9207, against mix-up attacks); a callback without `iss` is not checked. Default:
+   * `authUrl`, with or without a trailing `/`. Set it when the server's issuer differs (its
+   * metadata's `issuer`).
+   */
+  issuer?: string
+  /** The scope to ask for, space-separated or a list. Default: none is sent (see `createOAuthClient`). */
+  scope?: string | readonly string[]
   /** The API's address, for `GET /me` (with `/v1` when the service needs it). Default: `authUrl`. */
   apiUrl?: string
   /** Where the tokens go: your store. */
@@ -111,6 +120,8 @@ export interface RouteSettings<Req> {
   origins: ReadonlySet<string>
   successRedirect: string
   identify: (accessToken: string) => Promise<AccountInfo>
+  /** The `iss` values a callback may carry: the `issuer` option, or `authUrl` with and without `/`. */
+  issuers: readonly string[]
   /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
   logger: Logger | undefined
   showCauses: boolean
@@ -155,6 +166,20 @@ function originsOf(redirectUri: string, allowed: readonly string[] = []): Set<st
     origins.add(origin)
   }
   return origins
+}
+
+function issuersOf(options: OAuthRoutesOptions<never>): string[] {
+  const { issuer } = options
+  if (issuer !== undefined) {
+    if (typeof issuer !== 'string' || !URL.canParse(issuer)) {
+      throw new ConfigError(
+        'schedulingOAuth: issuer must be the authorization server\'s issuer identifier, an absolute URL such as "https://auth.example.com".',
+      )
+    }
+    return [issuer]
+  }
+  const base = options.authUrl.replace(/\/+$/, '')
+  return [base, `${base}/`]
 }
 
 function checkStores(store: TokenStore, states: DedupeStore): void {
@@ -204,6 +229,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
     origins,
     successRedirect: options.successRedirect ?? '/',
     identify,
+    issuers: issuersOf(options as OAuthRoutesOptions<never>),
     logger,
     showCauses: options.showCauses ?? developmentMode(),
   }

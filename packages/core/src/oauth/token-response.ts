@@ -45,11 +45,16 @@ export function readTokenResponse(
   }
   const refreshToken = str(object.refresh_token) ?? previousRefreshToken
   if (refreshToken === undefined) throw new InvalidResponseError(what, 'no refresh_token')
-  return {
+  const tokens: TokenSet = {
     accessToken,
     refreshToken,
     tokenType,
     expiresAt: receivedAt + expiresIn * 1000,
     obtainedAt: receivedAt,
   }
+  // RFC 6749 section 5.1: the granted scope, when the server says it. Left out otherwise, so a
+  // refresh answer without one keeps the scope the record already has.
+  const scope = str(object.scope)
+  if (scope !== undefined) tokens.scope = scope
+  return tokens
 }

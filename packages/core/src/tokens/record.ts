@@ -10,8 +10,17 @@ export interface TokenRecord {
   refreshToken: string
   /** When the access token expires, epoch milliseconds (computed at receipt from `expires_in`). */
   expiresAt: number
-  /** Token type from the server, `bearer`. */
+  /**
+   * The token type as the server wrote it (`bearer`, `Bearer`): only a token response whose
+   * type is `bearer` in any case (RFC 6749 section 5.1) is accepted.
+   */
   tokenType: string
+  /**
+   * The scope the server granted, space-separated, when its token response named one (RFC 6749
+   * section 5.1: it may leave it out when it granted what was asked). A refresh answer without
+   * a scope keeps this one.
+   */
+  scope?: string
   /** When the tokens were received, epoch milliseconds: their lifetime is `expiresAt - obtainedAt`. */
   obtainedAt?: number
   /** Set when the refresh token was refused: the user must connect again. */
@@ -30,5 +39,5 @@ export interface TokenRecord {
 /** The part of a record a token response gives. */
 export type TokenSet = Pick<
   TokenRecord,
-  'accessToken' | 'refreshToken' | 'expiresAt' | 'tokenType' | 'obtainedAt'
+  'accessToken' | 'refreshToken' | 'expiresAt' | 'tokenType' | 'obtainedAt' | 'scope'
 >
