@@ -79,6 +79,9 @@ function hintFor(
   if (error.code === 'state_missing') {
     return missingCookieHint(request.headers, settings.options.redirectUri)
   }
+  if (error.code === 'access_denied' && settings.options.scope === undefined) {
+    return 'If the account owner allowed access, the authorization server may require a scope (RFC 6749 section 3.3): set the scope option to what the application is registered for.'
+  }
   return explainCause(error)
 }
 
