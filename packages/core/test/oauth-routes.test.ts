@@ -358,6 +358,65 @@ describe('each failure of the OAuth routes has its own code', () => {
     expect((await signIn(routes))!.status).toBe(302)
   })
 
+  it('property: any iss but the issuer itself, or iss sent twice, is refused before the code is exchanged', async () => {
+    const routes = createOAuthRoutes(options())
+    const exchanges = server.tokenRequests.length
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 60 }),
+          fc.constantFrom(
+            server.url.toUpperCase(),
+            `${server.url}//`,
+            ` ${server.url}`,
+            `${server.url}%2F`,
+            server.url.replace('http:', 'https:'),
+            `${server.url}?x`,
+            `${server.url}#`,
+          ),
+          fc.constant([server.url, 'https://evil.test']),
+          fc.constant(['https://evil.test', server.url]),
+        ),
+        async (iss) => {
+          fc.pre(iss !== server.url && iss !== `${server.url}/`)
+          const query = (Array.isArray(iss) ? iss : [iss])
+            .map((one) => `&iss=${encodeURIComponent(one)}`)
+            .join('')
+          const answer = await callbackWith(routes, (state) => `code=c&state=${state}${query}`)
+          expect([answer!.status, code(answer)]).toEqual([400, 'issuer_mismatch'])
+        },
+      ),
+      { numRuns: 150 },
+    )
+    expect(server.tokenRequests.length).toBe(exchanges)
+  })
+
+  it('property: whatever error_description says, the answer holds it only as capped printable ASCII, escaped in the page', async () => {
+    const routes = createOAuthRoutes(options())
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 400 }),
+          fc.stringMatching(/^[<>&"'\\\r\n\u202e a-z]{0,300}$/),
+        ),
+        fc.constantFrom('access_denied', 'server_error'),
+        async (description, error) => {
+          const query = (state: string) =>
+            `error=${error}&error_description=${encodeURIComponent(description)}&state=${state}`
+          const json = await callbackWith(routes, query)
+          const message = JSON.parse(json!.body).error.message as string
+          const said = /It said: "(.*)"\. Nothing was stored\.$/.exec(message)?.[1] ?? ''
+          expect(said.length).toBeLessThanOrEqual(200)
+          expect(said).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e…]*$/)
+          const page = (await callbackWith(routes, query, 'text/html'))!.body
+          const shown = /<p>(.*?)<\/p>/.exec(page)![1]!
+          expect(shown).not.toMatch(/[<>"]/)
+        },
+      ),
+      { numRuns: 100 },
+    )
+  })
+
   it('the issuer option replaces authUrl as the iss a callback must carry', async () => {
     const routes = createOAuthRoutes(options({ issuer: 'https://issuer.example.test' }))
     const carrying = (iss: string) =>

@@ -41,8 +41,11 @@ function serviceRefusal(url: URL): OAuthFlowError | undefined {
  * one, or the code may be another server's (a mix-up attack). Without `iss`, nothing to check.
  */
 function checkIssuer(url: URL, issuers: readonly string[]): void {
-  const iss = url.searchParams.get('iss')
-  if (iss === null || issuers.includes(iss)) return
+  const all = url.searchParams.getAll('iss')
+  if (all.length === 0) return
+  // A parameter sent twice is refused (RFC 6749 section 3.1): which one counts is not ours to pick.
+  const iss = all.length === 1 ? all[0]! : all.join(', ')
+  if (all.length === 1 && issuers.includes(iss)) return
   throw new OAuthFlowError(
     'issuer_mismatch',
     'The callback came from another authorization server than the one configured (its iss does not match). Nothing was stored.',
