@@ -379,9 +379,8 @@ describe('each failure of the OAuth routes has its own code', () => {
         ),
         async (iss) => {
           fc.pre(iss !== server.url && iss !== `${server.url}/`)
-          const query = (Array.isArray(iss) ? iss : [iss])
-            .map((one) => `&iss=${encodeURIComponent(one)}`)
-            .join('')
+          const all: readonly string[] = Array.isArray(iss) ? iss : [iss as string]
+          const query = all.map((one) => `&iss=${encodeURIComponent(one)}`).join('')
           const answer = await callbackWith(routes, (state) => `code=c&state=${state}${query}`)
           expect([answer!.status, code(answer)]).toEqual([400, 'issuer_mismatch'])
         },
