@@ -6,6 +6,7 @@
 // Login and consent are its own development pages, filled in by a scripted browser.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { cookieHeader } from '@scheduling-kit/conformance'
 import {
   ApiError,
   createSchedulingClient,
@@ -195,10 +196,7 @@ interface Visit {
 async function signIn(app: App, decision: 'allow' | 'deny' = 'allow', account = 'acct_1') {
   const login = await fetch(`${appBase}${app.mount}/login`, { redirect: 'manual' })
   expect(login.status).toBe(302)
-  const appCookie = login.headers
-    .getSetCookie()
-    .map((cookie) => cookie.split(';')[0])
-    .join('; ')
+  const appCookie = cookieHeader(login.headers)
   const jar = new Jar()
   let url = new URL(login.headers.get('location')!)
   let form: URLSearchParams | undefined

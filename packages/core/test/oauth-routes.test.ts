@@ -172,12 +172,11 @@ describe('each failure of the OAuth routes has its own code', () => {
   })
 
   /** Runs a whole sign-in: /login, then /callback with a code the server issued. */
-  async function signIn(routes: OAuthRoutes<{ user: string }>) {
-    const login = await routes.handle(request('GET', '/login'))
-    const cookie = String(login!.headers['set-cookie']).split(';')[0]!
-    const state = new URL(String(login!.headers.location)).searchParams.get('state')!
-    const code = server.issueCode('acct_1', redirectUri)
-    return routes.handle(request('GET', `/callback?code=${code}&state=${state}`, { cookie }))
+  function signIn(routes: OAuthRoutes<{ user: string }>) {
+    return callbackWith(
+      routes,
+      (state) => `code=${server.issueCode('acct_1', redirectUri)}&state=${state}`,
+    )
   }
   const code = (answer: OAuthResponse | undefined) => JSON.parse(answer!.body).error?.code
 
@@ -440,14 +439,9 @@ describe('each failure of the OAuth routes has its own code', () => {
       /\(invalid_client\)\.$/,
     )
     const routes = createOAuthRoutes(options())
-    const login = await routes.handle(request('GET', '/login'))
-    const cookie = String(login!.headers['set-cookie']).split(';')[0]!
-    const state = new URL(String(login!.headers.location)).searchParams.get('state')!
     const used = server.issueCode('acct_1', redirectUri)
-    await createOAuthRoutes(options()).oauth.exchangeCode(used)
-    const reused = await routes.handle(
-      request('GET', `/callback?code=${used}&state=${state}`, { cookie }),
-    )
+    await routes.oauth.exchangeCode(used)
+    const reused = await callbackWith(routes, (state) => `code=${used}&state=${state}`)
     expect(JSON.parse(reused!.body).error.message).toMatch(/\(invalid_grant\)\.$/)
     const gateway = createOAuthRoutes(
       options({ fetch: async () => new Response('<h1>Bad gateway</h1>', { status: 502 }) }),

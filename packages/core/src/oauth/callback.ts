@@ -44,14 +44,13 @@ function checkIssuer(url: URL, issuers: readonly string[]): void {
   const all = url.searchParams.getAll('iss')
   if (all.length === 0) return
   // A parameter sent twice is refused (RFC 6749 section 3.1): which one counts is not ours to pick.
-  const iss = all.length === 1 ? all[0]! : all.join(', ')
-  if (all.length === 1 && issuers.includes(iss)) return
+  if (all.length === 1 && issuers.includes(all[0]!)) return
   throw new OAuthFlowError(
     'issuer_mismatch',
     'The callback came from another authorization server than the one configured (its iss does not match). Nothing was stored.',
     {
       cause: new Error(
-        `iss was "${callbackText(iss, 200)}", expected ${issuers.map((one) => `"${one}"`).join(' or ')} (set the issuer option to the server's issuer identifier).`,
+        `iss was "${callbackText(all.join(', '), 200)}", expected ${issuers.map((one) => `"${one}"`).join(' or ')} (set the issuer option to the server's issuer identifier).`,
       ),
     },
   )

@@ -43,7 +43,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
  * The `scope` option as the request sends it: its tokens, each checked, once each, in order,
  * joined by single spaces. `undefined` when no scope is set.
  */
-export function scopeOf(scope: OAuthClientOptions['scope'], who: string): string | undefined {
+function scopeOf(scope: OAuthClientOptions['scope'], who: string): string | undefined {
   if (scope === undefined) return undefined
   const fix = `${who}: scope must be scope tokens (printable ASCII, no space, " or \\), as a space-separated string or a list, e.g. ['read', 'write'].`
   let tokens: readonly unknown[]
