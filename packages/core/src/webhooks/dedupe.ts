@@ -24,16 +24,18 @@ export interface DedupeStore {
   release(key: string, owner: string): Promise<void> | void
 }
 
-const OWNER_PREFIX = (() => {
-  const bytes = new Uint8Array(8)
-  globalThis.crypto.getRandomValues(bytes)
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-})()
+// Drawn on the first claim, not at import: workerd refuses random values in a module's global
+// scope, and would refuse to load the whole module.
+let ownerPrefix: string | undefined
 let ownerCount = 0
 
 /** An owner unique to this call, across processes: a random prefix per process and a counter. */
 export function newClaimOwner(): string {
-  return `${OWNER_PREFIX}-${(++ownerCount).toString(36)}`
+  if (ownerPrefix === undefined) {
+    const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8))
+    ownerPrefix = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+  }
+  return `${ownerPrefix}-${(++ownerCount).toString(36)}`
 }
 
 /** Default of `maxEntries`: about 16 MB of heap at the 230 bytes an entry measured with payload-id keys. */

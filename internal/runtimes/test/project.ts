@@ -1,0 +1,89 @@
+// A project with the packed packages installed, as a user's project has them: `pnpm pack` of
+// @scheduling-kit/core and @scheduling-kit/h3, each tarball unpacked into node_modules the way
+// a package manager lays it out (neither has a dependency outside the two), and the frameworks
+// (h3, Hono) linked from this workspace at their locked versions. The fixtures are copied in,
+// so that the runtimes resolve every package from the project, as an app's code would.
+import { execFileSync } from 'node:child_process'
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+
+const here = new URL('..', import.meta.url).pathname
+const workspace = join(here, '..', '..')
+export const fixtures = join(here, 'fixtures')
+
+export interface Project {
+  dir: string
+  remove(): void
+}
+
+export function packedProject(): Project {
+  const dir = mkdtempSync(join(tmpdir(), 'scheduling-kit-runtimes-'))
+  const packs = join(dir, 'packs')
+  const modules = join(dir, 'node_modules')
+  mkdirSync(join(modules, '@scheduling-kit'), { recursive: true })
+  for (const name of ['core', 'h3']) {
+    const tarball = execFileSync('pnpm', ['pack', '--pack-destination', packs], {
+      cwd: join(workspace, 'packages', name),
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .at(-1)!
+    const target = join(modules, '@scheduling-kit', name)
+    mkdirSync(target)
+    execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'])
+  }
+  for (const name of ['h3', 'hono']) {
+    symlinkSync(realpathSync(join(here, 'node_modules', name)), join(modules, name), 'dir')
+  }
+  writeFileSync(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n')
+  for (const file of ['scenario.mjs', 'host.mjs', 'worker.mjs']) {
+    copyFileSync(join(fixtures, file), join(dir, file))
+  }
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** The bundled Worker: its path, the files of core in it, and what it imports from outside. */
+export interface WorkerBundle {
+  path: string
+  coreFiles: string[]
+  externalImports: string[]
+}
+
+/**
+ * Bundles the Worker as Wrangler does for workerd: esbuild with the `workerd`, `worker` and
+ * `browser` export conditions.
+ */
+export async function bundleWorker(project: Project): Promise<WorkerBundle> {
+  const path = join(project.dir, 'worker.bundle.mjs')
+  const { metafile } = await build({
+    absWorkingDir: project.dir,
+    entryPoints: ['worker.mjs'],
+    outfile: path,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['workerd', 'worker', 'browser'],
+    metafile: true,
+    logLevel: 'silent',
+  })
+  return {
+    path,
+    coreFiles: Object.keys(metafile.inputs).filter((input) =>
+      input.includes('node_modules/@scheduling-kit/core/'),
+    ),
+    externalImports: Object.values(metafile.outputs).flatMap((output) =>
+      output.imports.filter((i) => i.external).map((i) => i.path),
+    ),
+  }
+}

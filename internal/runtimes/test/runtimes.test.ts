@@ -1,0 +1,321 @@
+// The runtime matrix: the same scenario (fixtures/scenario.mjs) on Node 20, 22 and 24, Bun, Deno
+// and workerd, against @scheduling-kit/core and @scheduling-kit/h3 as `pnpm pack` ships them.
+// Every runtime is held to the same expectations, to the in-process run on this Node, and to the
+// crypto its export conditions select. A runtime whose binary is not installed fails its tests
+// saying so: nothing here is skipped.
+import { createHmac } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import * as core from '@scheduling-kit/core'
+import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
+import { type RuntimeBinary, runtimeBinaries } from '@scheduling-kit/runtime-binaries'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runScenario } from '../fixtures/scenario.mjs'
+import {
+  bundleWorker,
+  fixtures,
+  type Project,
+  packedProject,
+  type WorkerBundle,
+} from './project.js'
+import { runJson } from './run.js'
+
+type Observed = Awaited<ReturnType<typeof runScenario>>
+
+interface Crypto {
+  sign: number
+  verify: number
+  createHmac?: number
+}
+
+/** What a run printed: the host's (Node, Bun, Deno) or the Miniflare driver's (workerd). */
+interface RunResult {
+  runtime: { name: string; version?: string }
+  crypto: Crypto
+  scenario: Observed
+  /** Node, Bun, Deno: the files the runtime resolved for the packages. */
+  resolved?: { core: string; h3Adapter: string }
+  /** Node, Bun, Deno: one forged and one signed delivery through h3, then an app route. */
+  h3?: { forged: number; delivered: number; app: number; handled: string[] }
+  /** workerd: the same through Hono. */
+  hono?: { forged: number; delivered: number; handled: string[] }
+  /** workerd: every fetch the Worker made, as `outboundService` saw it. */
+  outbound?: string[]
+  /** workerd: the bundle esbuild made. */
+  bundle?: WorkerBundle
+}
+
+type Build = 'node' | 'web'
+interface Runtime {
+  id: 'node20' | 'node22' | 'node24' | 'bun' | 'deno' | 'workerd'
+  label: string
+  /** The build of core its export conditions select. */
+  build: Build
+}
+
+const MATRIX: Runtime[] = [
+  { id: 'node20', label: 'Node 20', build: 'node' },
+  { id: 'node22', label: 'Node 22', build: 'node' },
+  { id: 'node24', label: 'Node 24', build: 'node' },
+  // Bun matches the `node` condition: the node:crypto build, on Bun's own node:crypto.
+  { id: 'bun', label: 'Bun', build: 'node' },
+  // Deno and workerd have conditions of their own in core's exports: the Web Crypto build.
+  { id: 'deno', label: 'Deno', build: 'web' },
+  { id: 'workerd', label: 'workerd (Miniflare)', build: 'web' },
+]
+
+const SECRET = 'whsec_runtimes_0123456789'
+const COOKIE_SECRET = 'cookie-secret-runtimes-0123456789abcdef'
+const REDIRECT_URI = 'http://app.runtimes.test/auth/scheduling/callback'
+/** Where the Worker believes the authorization server is; `outboundService` routes it to loopback. */
+const WORKER_AUTH_URL = 'http://auth.runtimes.test'
+const BODY = JSON.stringify({ type: 'event.created', id: 'payload_sign', note: 'Café ☕' })
+const IDS = {
+  created: 'payload_created',
+  large: 'payload_large',
+  unknown: 'payload_unknown',
+  h3: 'payload_through_framework',
+}
+const CORE_DEFAULT_ENTRY = /(^|\/)node_modules\/@scheduling-kit\/core\/dist\/index\.js$/
+
+const require = createRequire(import.meta.url)
+const binaries = runtimeBinaries()
+const versionOf = (packageJson: string) =>
+  (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version
+const miniflareVersion = versionOf(require.resolve('miniflare/package.json'))
+const workerdVersion = versionOf(
+  createRequire(require.resolve('miniflare')).resolve('workerd/package.json'),
+)
+
+let project: Project
+let auth: TokenServer
+let reference: Observed
+
+function inputFor(id: string, authUrl: string) {
+  const account = `acct_${id}`
+  return {
+    secret: SECRET,
+    body: BODY,
+    clientId: auth.clientId,
+    clientSecret: auth.clientSecret,
+    cookieSecret: COOKIE_SECRET,
+    redirectUri: REDIRECT_URI,
+    authUrl,
+    account,
+    codes: {
+      client: auth.issueCode(account, REDIRECT_URI),
+      routes: auth.issueCode(account, REDIRECT_URI),
+    },
+    ids: IDS,
+  }
+}
+type Input = ReturnType<typeof inputFor>
+
+/** The binary to run, or a failure saying why the runtime is not there. */
+function binary(runtime: Runtime): string {
+  const id = runtime.id === 'workerd' ? 'node22' : runtime.id
+  const found: RuntimeBinary = binaries[id]
+  if (found.path !== undefined) return found.path
+  const why =
+    runtime.id === 'workerd'
+      ? `Miniflare ${miniflareVersion} needs Node 22 or later, and Node 22 is not installed: ${found.missing}`
+      : found.missing
+  throw new Error(`${runtime.label} is not installed on this machine: ${why}.`)
+}
+
+async function run(runtime: Runtime, input: Input): Promise<RunResult> {
+  const command = binary(runtime)
+  const cwd = project.dir
+  const json = JSON.stringify(input)
+  if (runtime.id === 'workerd') {
+    const bundle = await bundleWorker(project)
+    const { result } = await runJson<RunResult>(
+      command,
+      [join(fixtures, 'miniflare.mjs'), bundle.path, json, auth.url],
+      { cwd },
+    )
+    return { ...result, bundle }
+  }
+  if (runtime.id === 'deno') {
+    const args = ['run', '--no-lock', '--allow-read', '--allow-env', '--allow-net=127.0.0.1']
+    const env = { DENO_DIR: join(cwd, '.deno'), DENO_NO_UPDATE_CHECK: '1' }
+    return (await runJson<RunResult>(command, [...args, 'host.mjs', json], { cwd, env })).result
+  }
+  const args = runtime.id === 'bun' ? ['--no-install', 'host.mjs', json] : ['host.mjs', json]
+  return (await runJson<RunResult>(command, args, { cwd })).result
+}
+
+const summary: string[] = []
+
+beforeAll(async () => {
+  project = packedProject()
+  auth = await startTokenServer({ redirectUri: REDIRECT_URI })
+  reference = await runScenario(core, inputFor('reference', auth.url))
+}, 120_000)
+
+afterAll(async () => {
+  await auth?.close()
+  project?.remove()
+  console.log(`\nRuntime matrix (packed packages):\n${summary.join('\n')}`)
+})
+
+describe('the in-process reference (this Node, the workspace build)', () => {
+  it('signs like node:crypto, refuses every forgery, answers each case with its status', () => {
+    const hex = createHmac('sha256', SECRET).update(BODY).digest('hex')
+    expect(reference.signatures.header.toLowerCase()).toBe(`sha256=${hex}`)
+    expect(reference.signatures).toMatchObject({ lowerHex: true, upperHex: true, mixedHex: true })
+    expect(reference.signatures.otherSecret).toBe(false)
+    expect(Object.values(reference.signatures.forged)).toHaveLength(8)
+    expect(Object.values(reference.signatures.forged).every((ok) => ok === false)).toBe(true)
+    expect(reference.webhooks.answers).toEqual({
+      delivered: { status: 200 },
+      retried: { status: 200 },
+      forged: { status: 401, code: 'signature_invalid' },
+      unsigned: { status: 401, code: 'signature_missing' },
+      tooLarge: { status: 413, code: 'payload_too_large' },
+      tooLargeStreamed: { status: 413, code: 'payload_too_large' },
+      notJson: { status: 415, code: 'unsupported_media_type' },
+      unknownType: { status: 200 },
+      offPath: 404,
+    })
+    expect(reference.webhooks.handled).toEqual([IDS.created])
+    expect(reference.webhooks.reached).toEqual([
+      { type: 'event.created', id: IDS.created },
+      { type: 'calendar.synced', id: IDS.unknown },
+    ])
+    expect(reference.secretLogged).toBe(false)
+  })
+})
+
+for (const runtime of MATRIX) {
+  describe(runtime.label, () => {
+    let outcome: { input: Input; result: RunResult } | { error: unknown }
+    const result = (): { input: Input; result: RunResult } => {
+      if ('error' in outcome) throw outcome.error
+      return outcome
+    }
+
+    beforeAll(async () => {
+      const input = inputFor(runtime.id, runtime.id === 'workerd' ? WORKER_AUTH_URL : auth.url)
+      try {
+        outcome = { input, result: await run(runtime, input) }
+        const { runtime: seen, crypto } = outcome.result
+        const version = seen.version ?? `${workerdVersion} (Miniflare ${miniflareVersion})`
+        summary.push(
+          `  ${runtime.label.padEnd(20)} ${version.padEnd(32)} ${runtime.build} build, ` +
+            `subtle ${crypto.sign + crypto.verify}, createHmac ${crypto.createHmac ?? '-'}`,
+        )
+      } catch (error) {
+        outcome = { error }
+        summary.push(`  ${runtime.label.padEnd(20)} FAILED: ${String(error).split('\n')[0]}`)
+      }
+    }, 120_000)
+
+    it('is the version the matrix installs', () => {
+      const { result: ran } = result()
+      if (runtime.id === 'workerd') {
+        expect(ran.runtime).toEqual({ name: 'workerd' })
+        return
+      }
+      const id = runtime.id
+      expect(ran.runtime).toEqual({
+        name: id.startsWith('node') ? 'node' : id,
+        version: binaries[id].version,
+      })
+    })
+
+    it('signs, verifies either case of hex and refuses every forgery, as the reference does', () => {
+      const { result: ran } = result()
+      expect(ran.scenario.signatures).toEqual(reference.signatures)
+    })
+
+    it('answers the webhook cases as the reference: dedupe, 401, 413, 415, the catch-all', () => {
+      const { result: ran } = result()
+      expect(ran.scenario.webhooks).toEqual(reference.webhooks)
+      expect(ran.scenario.secretLogged).toBe(false)
+    })
+
+    it('builds the authorization URL and exchanges codes at the loopback token endpoint', () => {
+      const { input, result: ran } = result()
+      const { oauth } = ran.scenario
+      expect(oauth.authorize).toEqual({
+        endpoint: `${input.authUrl}/oauth/authorize`,
+        params: {
+          response_type: 'code',
+          client_id: auth.clientId,
+          redirect_uri: REDIRECT_URI,
+          state: 'state_runtimes',
+          scope: 'read write',
+        },
+      })
+      // The client's exchange: real tokens of this runtime's account, as the server issued them.
+      expect(auth.accountOf(`Bearer ${oauth.tokens.accessToken}`)).toBe(input.account)
+      expect(auth.isRefreshTokenValid(oauth.tokens.refreshToken)).toBe(true)
+      expect(oauth.tokens.expiresAt).toBe(7200 * 1000)
+      const forms = auth.tokenRequests.map((request) => request.form)
+      expect(forms).toContainEqual({
+        grant_type: 'authorization_code',
+        code: input.codes.client,
+        redirect_uri: REDIRECT_URI,
+        client_id: auth.clientId,
+        client_secret: auth.clientSecret,
+      })
+      // The routes: sign-in cookie, a forged state refused, then the callback stores the tokens.
+      expect(oauth.login.status).toBe(302)
+      expect(oauth.login.endpoint).toBe(`${input.authUrl}/oauth/authorize`)
+      expect(oauth.login.cookie).not.toBe('')
+      expect(oauth.forgedState).toBe(400)
+      expect(oauth.callback).toEqual({ status: 302, location: '/' })
+      expect(auth.accountOf(`Bearer ${oauth.stored?.accessToken}`)).toBe(input.account)
+      expect(forms.filter((form) => form.code === input.codes.routes)).toHaveLength(1)
+    })
+
+    if (runtime.build === 'node') {
+      it('uses the node:crypto build: index.node.js, createHmac, never Web Crypto', () => {
+        const { result: ran } = result()
+        expect(ran.resolved?.core).toMatch(
+          /\/node_modules\/@scheduling-kit\/core\/dist\/index\.node\.js$/,
+        )
+        expect(ran.crypto.createHmac).toBeGreaterThan(0)
+        expect(ran.crypto.sign + ran.crypto.verify).toBe(0)
+      })
+    } else {
+      it('uses the Web Crypto build: index.js, subtle.sign and subtle.verify, no node:crypto', () => {
+        const { result: ran } = result()
+        if (runtime.id === 'workerd') {
+          // The bundle holds the default entry (and its chunk), nothing of the node build, and
+          // imports nothing from outside: workerd without nodejs_compat has no node:crypto.
+          expect(ran.bundle?.coreFiles).toContainEqual(expect.stringMatching(CORE_DEFAULT_ENTRY))
+          expect(ran.bundle?.coreFiles.filter((file) => file.includes('.node.'))).toEqual([])
+          expect(ran.bundle?.externalImports).toEqual([])
+        } else {
+          expect(ran.resolved?.core).toMatch(CORE_DEFAULT_ENTRY)
+        }
+        expect(ran.crypto.sign).toBeGreaterThan(0)
+        expect(ran.crypto.verify).toBeGreaterThan(0)
+        expect(ran.crypto.createHmac ?? 0).toBe(0)
+      })
+    }
+
+    if (runtime.id === 'workerd') {
+      it('serves a webhook through Hono, and sends its fetches through outboundService', () => {
+        const { result: ran } = result()
+        expect(ran.hono).toEqual({ forged: 401, delivered: 200, handled: [IDS.h3] })
+        expect(ran.outbound).toEqual([
+          `POST ${WORKER_AUTH_URL}/oauth/token`,
+          `POST ${WORKER_AUTH_URL}/oauth/token`,
+          `GET ${WORKER_AUTH_URL}/me`,
+        ])
+      })
+    } else {
+      it('serves a webhook through h3 over loopback, with the app behind it', () => {
+        const { result: ran } = result()
+        expect(ran.resolved?.h3Adapter).toMatch(
+          /\/node_modules\/@scheduling-kit\/h3\/dist\/index\.js$/,
+        )
+        expect(ran.h3).toEqual({ forged: 401, delivered: 200, app: 200, handled: [IDS.h3] })
+      })
+    }
+  })
+}
