@@ -138,7 +138,8 @@ async function run(runtime: Runtime, input: Input): Promise<RunResult> {
     return { ...result, bundle }
   }
   if (runtime.id === 'deno') {
-    const args = ['run', '--no-lock', '--allow-read', '--allow-env', '--allow-net=127.0.0.1']
+    // No --allow-env: the packages must not need it (reading NODE_ENV would throw without it).
+    const args = ['run', '--no-lock', '--allow-read', '--allow-net=127.0.0.1']
     const env = { DENO_DIR: join(cwd, '.deno'), DENO_NO_UPDATE_CHECK: '1' }
     return (await runJson<RunResult>(command, [...args, 'host.mjs', json], { cwd, env })).result
   }

@@ -123,9 +123,17 @@ export class Summarizer {
   }
 }
 
-/** Whether pages may name causes: outside production (`NODE_ENV`), where a process exists. */
+/**
+ * Whether pages may name causes: where a process exists and its `NODE_ENV` is not
+ * `production`. Where there is none (workerd without nodejs_compat) or it cannot be read (Deno
+ * without `--allow-env` throws), it is taken as production.
+ */
 export function developmentMode(): boolean {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
-    ?.env
-  return env?.NODE_ENV !== 'production'
+  try {
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
+      ?.env
+    return env !== undefined && env.NODE_ENV !== 'production'
+  } catch {
+    return false
+  }
 }

@@ -308,6 +308,34 @@ describe('OAuth logging and causes', () => {
     }
   })
 
+  it('showCauses is off by default where the environment is missing or cannot be read', async () => {
+    // workerd without nodejs_compat has no process; Deno without --allow-env throws on reading
+    // process.env. Neither may turn a production Worker or server into development mode.
+    const env = Object.getOwnPropertyDescriptor(process, 'env')!
+    const processProperty = Object.getOwnPropertyDescriptor(globalThis, 'process')!
+    let refused: OAuthRoutes
+    let absent: OAuthRoutes
+    try {
+      Object.defineProperty(process, 'env', {
+        configurable: true,
+        get() {
+          throw new Error('NotCapable: Requires env access to "NODE_ENV"')
+        },
+      })
+      refused = createOAuthRoutes(options({ clientSecret: 'nope', logger: capture() }))
+    } finally {
+      Object.defineProperty(process, 'env', env)
+    }
+    try {
+      Object.defineProperty(globalThis, 'process', { configurable: true, value: undefined })
+      absent = createOAuthRoutes(options({ clientSecret: 'nope', logger: capture() }))
+    } finally {
+      Object.defineProperty(globalThis, 'process', processProperty)
+    }
+    expect((await signIn(refused))?.body).not.toContain('id="cause"')
+    expect((await signIn(absent))?.body).not.toContain('id="cause"')
+  })
+
   it('a failing GET /me is logged with its status and address', async () => {
     const logger = capture()
     const routes = createOAuthRoutes(options({ apiUrl: `${server.url}/nowhere`, logger }))
