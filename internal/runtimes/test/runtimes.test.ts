@@ -38,8 +38,13 @@ interface RunResult {
   resolved?: { core: string; h3Adapter: string }
   /** Node, Bun, Deno: one forged and one signed delivery through h3, then an app route. */
   h3?: { forged: number; delivered: number; app: number; handled: string[] }
-  /** workerd: the same through Hono. */
-  hono?: { forged: number; delivered: number; handled: string[] }
+  /** workerd: the same through Hono, and a sign-in through the OAuth routes under Hono. */
+  hono?: {
+    forged: number
+    delivered: number
+    handled: string[]
+    login: { status: number; location?: string }
+  }
   /** workerd: every fetch the Worker made, as `outboundService` saw it. */
   outbound?: string[]
   /** workerd: the bundle esbuild made. */
@@ -176,6 +181,7 @@ describe('the in-process reference (this Node, the workspace build)', () => {
       unsigned: { status: 401, code: 'signature_missing' },
       tooLarge: { status: 413, code: 'payload_too_large' },
       tooLargeStreamed: { status: 413, code: 'payload_too_large' },
+      stalled: { status: 408, code: 'body_timeout' },
       notJson: { status: 415, code: 'unsupported_media_type' },
       unknownType: { status: 200 },
       offPath: 404,
@@ -231,13 +237,13 @@ for (const runtime of MATRIX) {
       expect(ran.scenario.signatures).toEqual(reference.signatures)
     })
 
-    it('answers the webhook cases as the reference: dedupe, 401, 413, 415, the catch-all', () => {
+    it('answers the webhook cases as the reference: dedupe, 401, 413, 408, 415, the catch-all', () => {
       const { result: ran } = result()
       expect(ran.scenario.webhooks).toEqual(reference.webhooks)
       expect(ran.scenario.secretLogged).toBe(false)
     })
 
-    it('builds the authorization URL and exchanges codes at the loopback token endpoint', () => {
+    it('builds the authorization URL, exchanges codes and refreshes once at the loopback token endpoint', () => {
       const { input, result: ran } = result()
       const { oauth } = ran.scenario
       expect(oauth.authorize).toEqual({
@@ -252,7 +258,6 @@ for (const runtime of MATRIX) {
       })
       // The client's exchange: real tokens of this runtime's account, as the server issued them.
       expect(auth.accountOf(`Bearer ${oauth.tokens.accessToken}`)).toBe(input.account)
-      expect(auth.isRefreshTokenValid(oauth.tokens.refreshToken)).toBe(true)
       expect(oauth.tokens.expiresAt).toBe(7200 * 1000)
       const forms = auth.tokenRequests.map((request) => request.form)
       expect(forms).toContainEqual({
@@ -270,6 +275,19 @@ for (const runtime of MATRIX) {
       expect(oauth.callback).toEqual({ status: 302, location: '/' })
       expect(auth.accountOf(`Bearer ${oauth.stored?.accessToken}`)).toBe(input.account)
       expect(forms.filter((form) => form.code === input.codes.routes)).toHaveLength(1)
+      // The token manager: three callers, one refresh, one new token for all of them.
+      const refreshes = forms.filter((form) => form.refresh_token === oauth.tokens.refreshToken)
+      expect(refreshes).toEqual([
+        {
+          grant_type: 'refresh_token',
+          refresh_token: oauth.tokens.refreshToken,
+          client_id: auth.clientId,
+          client_secret: auth.clientSecret,
+        },
+      ])
+      expect(new Set(oauth.refreshed).size).toBe(1)
+      expect(oauth.refreshed[0]).not.toBe(oauth.tokens.accessToken)
+      expect(auth.accountOf(`Bearer ${oauth.refreshed[0]}`)).toBe(input.account)
     })
 
     if (runtime.build === 'node') {
@@ -300,13 +318,19 @@ for (const runtime of MATRIX) {
     }
 
     if (runtime.id === 'workerd') {
-      it('serves a webhook through Hono, and sends its fetches through outboundService', () => {
+      it('serves a webhook and a sign-in through Hono, and sends its fetches through outboundService', () => {
         const { result: ran } = result()
-        expect(ran.hono).toEqual({ forged: 401, delivered: 200, handled: [IDS.h3] })
+        expect(ran.hono).toEqual({
+          forged: 401,
+          delivered: 200,
+          handled: [IDS.h3],
+          login: { status: 302, location: `${WORKER_AUTH_URL}/oauth/authorize` },
+        })
         expect(ran.outbound).toEqual([
           `POST ${WORKER_AUTH_URL}/oauth/token`,
           `POST ${WORKER_AUTH_URL}/oauth/token`,
           `GET ${WORKER_AUTH_URL}/me`,
+          `POST ${WORKER_AUTH_URL}/oauth/token`,
         ])
       })
     } else {
