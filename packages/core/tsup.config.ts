@@ -6,7 +6,8 @@ const shared: Options = { ...library, platform: 'neutral', external: ['node:cryp
 const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts' }
 
 export default defineConfig([
-  // Default build: Web Crypto, for browsers, edge runtimes, Deno, Bun.
+  // Default build: Web Crypto, for Deno and workerd (their export conditions), browsers and
+  // other edge runtimes. Bun matches `node` and gets the node build.
   { ...shared, entry },
   // `node` export condition: the same code with node:crypto swapped in at bundle time.
   {

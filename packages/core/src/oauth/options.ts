@@ -82,7 +82,9 @@ export interface OAuthRoutesOptions<Req = unknown> {
   logger?: Logger
   /**
    * Whether error pages name the cause (the OAuth error, the `/me` status, a host mismatch).
-   * Default: outside production (`NODE_ENV` is not `production`). The log always does.
+   * Default: outside production (`NODE_ENV` is not `production`; where `process.env` is
+   * missing or cannot be read, as on workerd or Deno without `--allow-env`, it is production).
+   * The log always does.
    */
   showCauses?: boolean
 }
