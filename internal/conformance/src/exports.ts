@@ -28,6 +28,12 @@ export function exportedNamesOf(dtsFiles: readonly string[]): string[][] {
   })
 }
 
+/**
+ * The time-out of a test that reads declarations with the type checker: a second or two alone,
+ * but 15 s were seen beside every other suite on a 2-core CI machine.
+ */
+export const TYPE_CHECK_TIMEOUT_MS = 60_000
+
 /** The names one built declaration file exports (see `exportedNamesOf`). */
 export function exportedNames(dtsFile: string): string[] {
   return exportedNamesOf([dtsFile])[0]!

@@ -4,6 +4,7 @@ export {
   expectAdapterExports,
   expectExports,
   exportedNames,
+  TYPE_CHECK_TIMEOUT_MS,
 } from './exports.js'
 export {
   type AdapterHarness,

@@ -1,5 +1,5 @@
 // The exact public surface of @scheduling-kit/bullmq, read from the built declarations.
-import { expectExports } from '@scheduling-kit/conformance'
+import { expectExports, TYPE_CHECK_TIMEOUT_MS } from '@scheduling-kit/conformance'
 import { it } from 'vitest'
 
 const NAMES = [
@@ -14,10 +14,14 @@ const NAMES = [
   'WebhookWorkerOptions',
 ]
 
-it('@scheduling-kit/bullmq exports exactly its names', async () => {
-  await expectExports(new URL('../dist/', import.meta.url), NAMES, [
-    'createBullMQQueue',
-    'createWebhookWorker',
-    'jobIdFor',
-  ])
-})
+it(
+  '@scheduling-kit/bullmq exports exactly its names',
+  async () => {
+    await expectExports(new URL('../dist/', import.meta.url), NAMES, [
+      'createBullMQQueue',
+      'createWebhookWorker',
+      'jobIdFor',
+    ])
+  },
+  TYPE_CHECK_TIMEOUT_MS,
+)

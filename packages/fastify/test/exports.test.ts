@@ -1,6 +1,6 @@
 // The exact public surface of @scheduling-kit/fastify, read from the built declarations: its own
 // names and the app-facing names of core every adapter re-exports. Change the list deliberately.
-import { expectAdapterExports } from '@scheduling-kit/conformance'
+import { expectAdapterExports, TYPE_CHECK_TIMEOUT_MS } from '@scheduling-kit/conformance'
 import { it } from 'vitest'
 
 const OWN = [
@@ -10,6 +10,10 @@ const OWN = [
   'SchedulingWebhooksOptions',
 ]
 
-it('@scheduling-kit/fastify exports exactly its own names and the shared re-exports', async () => {
-  await expectAdapterExports(new URL('../dist/', import.meta.url), OWN)
-})
+it(
+  '@scheduling-kit/fastify exports exactly its own names and the shared re-exports',
+  async () => {
+    await expectAdapterExports(new URL('../dist/', import.meta.url), OWN)
+  },
+  TYPE_CHECK_TIMEOUT_MS,
+)

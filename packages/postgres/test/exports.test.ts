@@ -1,5 +1,5 @@
 // The exact public surface of @scheduling-kit/postgres, read from the built declarations.
-import { expectExports } from '@scheduling-kit/conformance'
+import { expectExports, TYPE_CHECK_TIMEOUT_MS } from '@scheduling-kit/conformance'
 import { it } from 'vitest'
 
 const NAMES = [
@@ -14,10 +14,14 @@ const NAMES = [
   'PostgresTokenStoreOptions',
 ]
 
-it('@scheduling-kit/postgres exports exactly its names', async () => {
-  await expectExports(new URL('../dist/', import.meta.url), NAMES, [
-    'migrate',
-    'PostgresDedupeStore',
-    'PostgresTokenStore',
-  ])
-})
+it(
+  '@scheduling-kit/postgres exports exactly its names',
+  async () => {
+    await expectExports(new URL('../dist/', import.meta.url), NAMES, [
+      'migrate',
+      'PostgresDedupeStore',
+      'PostgresTokenStore',
+    ])
+  },
+  TYPE_CHECK_TIMEOUT_MS,
+)

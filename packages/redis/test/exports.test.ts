@@ -1,5 +1,5 @@
 // The exact public surface of @scheduling-kit/redis, read from the built declarations.
-import { expectExports } from '@scheduling-kit/conformance'
+import { expectExports, TYPE_CHECK_TIMEOUT_MS } from '@scheduling-kit/conformance'
 import { it } from 'vitest'
 
 const NAMES = [
@@ -13,10 +13,14 @@ const NAMES = [
   'RedisTokenStoreOptions',
 ]
 
-it('@scheduling-kit/redis exports exactly its names', async () => {
-  await expectExports(new URL('../dist/', import.meta.url), NAMES, [
-    'checkEvictionPolicy',
-    'RedisDedupeStore',
-    'RedisTokenStore',
-  ])
-})
+it(
+  '@scheduling-kit/redis exports exactly its names',
+  async () => {
+    await expectExports(new URL('../dist/', import.meta.url), NAMES, [
+      'checkEvictionPolicy',
+      'RedisDedupeStore',
+      'RedisTokenStore',
+    ])
+  },
+  TYPE_CHECK_TIMEOUT_MS,
+)
