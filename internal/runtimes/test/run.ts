@@ -7,8 +7,9 @@ export interface Run<T> {
 }
 
 /**
- * Runs a command to its end (or `timeoutMs`, then kills it) and parses the last line of its
- * output as JSON. Anything else (a crash, no JSON, a time-out) throws with the output in it.
+ * Runs a command to its end (or `timeoutMs`, then kills it and whatever it started: Miniflare's
+ * workerd, say) and parses the last line of its output as JSON. Anything else (a crash, no
+ * JSON, a time-out) throws with the output in it.
  */
 export function runJson<T>(
   command: string,
@@ -20,13 +21,20 @@ export function runJson<T>(
       cwd: options.cwd,
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // a process group of its own, to kill as one
     })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
     const timeoutMs = options.timeoutMs ?? 60_000
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        child.kill('SIGKILL')
+      }
+    }, timeoutMs)
     child.on('error', (error) => {
       clearTimeout(timer)
       reject(error)
