@@ -36,8 +36,14 @@ interface RunResult {
   scenario: Observed
   /** Node, Bun, Deno: the files the runtime resolved for the packages. */
   resolved?: { core: string; h3Adapter: string }
-  /** Node, Bun, Deno: one forged and one signed delivery through h3, then an app route. */
-  h3?: { forged: number; delivered: number; app: number; handled: string[] }
+  /** Node, Bun, Deno: a forged delivery through h3, a signed one and its retry, an app route. */
+  h3?: {
+    forged: number
+    delivered: number
+    retried: number
+    app: { status: number; text: string }
+    handled: string[]
+  }
   /** workerd: the same through Hono, and a sign-in through the OAuth routes under Hono. */
   hono?: {
     forged: number
@@ -334,12 +340,18 @@ for (const runtime of MATRIX) {
         ])
       })
     } else {
-      it('serves a webhook through h3 over loopback, with the app behind it', () => {
+      it('serves a webhook and its retry through h3 over loopback, with the app behind it', () => {
         const { result: ran } = result()
         expect(ran.resolved?.h3Adapter).toMatch(
           /\/node_modules\/@scheduling-kit\/h3\/dist\/index\.js$/,
         )
-        expect(ran.h3).toEqual({ forged: 401, delivered: 200, app: 200, handled: [IDS.h3] })
+        expect(ran.h3).toEqual({
+          forged: 401,
+          delivered: 200,
+          retried: 200,
+          app: { status: 200, text: 'the app behind the middleware' },
+          handled: [IDS.h3],
+        })
       })
     }
   })
