@@ -197,6 +197,8 @@ describe('the in-process reference (this Node, the workspace build)', () => {
       { type: 'event.created', id: IDS.created },
       { type: 'calendar.synced', id: IDS.unknown },
     ])
+    // Refusals are logged (so the search below reads real lines), none with a secret in it.
+    expect(reference.logLines).toBeGreaterThan(0)
     expect(reference.secretLogged).toBe(false)
   })
 })
@@ -246,6 +248,7 @@ for (const runtime of MATRIX) {
     it('answers the webhook cases as the reference: dedupe, 401, 413, 408, 415, the catch-all', () => {
       const { result: ran } = result()
       expect(ran.scenario.webhooks).toEqual(reference.webhooks)
+      expect(ran.scenario.logLines).toBe(reference.logLines)
       expect(ran.scenario.secretLogged).toBe(false)
     })
 
