@@ -273,9 +273,9 @@ export function defineAttackCases(harness: AdapterHarness, ctx: SuiteContext): v
     it(
       'property: every returnTo /disconnect accepts stays on the same origin',
       async () => {
-        const app = await start()
-        const { back } = await connect(app)
-        const connection = cookieHeader(back.headers)
+        // A key of its own: a disconnect ends the cookie, and this sends one request per run.
+        const app = await start({ oauth: { disconnectKey: () => 'acct_returnto' } })
+        const connection = ''
         const path = escapingPath()
         await fc.assert(
           fc.asyncProperty(path, async (returnTo) => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -20,6 +20,11 @@ export interface AuthServiceOptions {
    * Default true. Either way a spent refresh token is refused with `invalid_grant`.
    */
   reuseRevokesFamily?: boolean
+  /**
+   * PKCE (RFC 7636): every authorization request must carry an S256 `code_challenge`, and its
+   * code is exchanged only with the matching `code_verifier`. Default true.
+   */
+  requirePkce?: boolean
 }
 
 export type AuthorizeMode = 'consent' | 'approve' | 'deny'
@@ -36,6 +41,8 @@ export interface AuthCounters {
   reuse: number
   revoked: number
   me: number
+  /** Code exchanges refused for a missing or wrong PKCE verifier. */
+  pkceRefused: number
 }
 
 /** A token endpoint answer (section 2.3 of the spec). */
@@ -57,8 +64,12 @@ export interface AuthService {
   accountOf(authorization: string | undefined): string | undefined
   /** Answers the service's OAuth and `/me` paths; `false` for any other. */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>
-  /** A code, as if the user approved on the consent page. */
-  issueCode(account?: string, forRedirect?: string): string
+  /**
+   * A code, as if the user approved on the consent page. With `codeChallenge` (S256), its
+   * exchange needs the matching verifier; without, the exchange checks none (a test's stand-in
+   * for a sign-in whose verifier it does not know).
+   */
+  issueCode(account?: string, forRedirect?: string, codeChallenge?: string): string
   /** Tokens for an account, as if a code had been exchanged. */
   grant(account?: string): TokenResponseBody
   /** Accepts one more redirect URI at the consent page and the token endpoint. */
@@ -150,7 +161,11 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
   const clientId = options.clientId ?? 'client-123'
   const clientSecret = options.clientSecret ?? 'client-secret-xyz'
   const redirectUris = new Set(options.redirectUris ?? ['http://127.0.0.1:9/callback'])
-  const codes = new Map<string, { account: string; redirectUri: string; used: boolean }>()
+  const codes = new Map<
+    string,
+    { account: string; redirectUri: string; used: boolean; challenge: string | undefined }
+  >()
+  const requirePkce = options.requirePkce !== false
   const refreshTokens = new Map<string, { family: Family; used: boolean }>()
   const accessTokens = new Map<string, { family: Family; expiresAt: number }>()
   const personalTokens = new Map<string, string>()
@@ -163,6 +178,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     reuse: 0,
     revoked: 0,
     me: 0,
+    pkceRefused: 0,
   }
   const tokenRequests: TokenRequest[] = []
   const failures: Failure[] = []
@@ -207,9 +223,11 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     res.writeHead(302, { location: back.toString(), 'cache-control': 'no-store' }).end()
   }
 
-  function approve(res: ServerResponse, target: string, state: string | null, account: string) {
+  function approve(res: ServerResponse, target: string, query: URLSearchParams, account: string) {
     const code = token('code')
-    codes.set(code, { account, redirectUri: target, used: false })
+    const challenge = query.get('code_challenge') ?? undefined
+    const state = query.get('state')
+    codes.set(code, { account, redirectUri: target, used: false, challenge })
     redirectBack(res, target, state, { code })
   }
 
@@ -227,7 +245,14 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
   }
 
   function consentPage(res: ServerResponse, query: URLSearchParams) {
-    const hidden = ['client_id', 'redirect_uri', 'state', 'response_type']
+    const hidden = [
+      'client_id',
+      'redirect_uri',
+      'state',
+      'response_type',
+      'code_challenge',
+      'code_challenge_method',
+    ]
       .map((k) => `<input type="hidden" name="${k}" value="${esc(query.get(k) ?? '')}">`)
       .join('')
     const target = new URL(query.get('redirect_uri') ?? '')
@@ -264,6 +289,15 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     if (checkResponseType && query.get('response_type') !== 'code') {
       return `response_type must be "code", got "${query.get('response_type') ?? ''}".`
     }
+    const challenge = query.get('code_challenge')
+    if (challenge !== null || requirePkce) {
+      if (challenge === null || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
+        return 'PKCE is required: the request needs a code_challenge, the base64url SHA-256 of a code verifier (RFC 7636).'
+      }
+      if (query.get('code_challenge_method') !== 'S256') {
+        return `code_challenge_method must be "S256", got "${query.get('code_challenge_method') ?? ''}".`
+      }
+    }
     return undefined
   }
 
@@ -291,7 +325,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
         error: 'access_denied',
         error_description: 'The account owner denied the request.',
       })
-    approve(res, target, query.get('state'), nextAccount)
+    approve(res, target, query, nextAccount)
   }
 
   /** `POST /oauth/authorize`: the consent page's answer. */
@@ -305,7 +339,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
         error: 'access_denied',
         error_description: 'The account owner denied the request.',
       })
-    approve(res, target, form.get('state'), form.get('account') || nextAccount)
+    approve(res, target, form, form.get('account') || nextAccount)
   }
 
   async function tokenEndpoint(req: IncomingMessage, res: ServerResponse) {
@@ -334,6 +368,23 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
       if (!code || code.used || code.redirectUri !== form.redirect_uri) {
         if (code) code.used = true
         return json(res, 400, { error: 'invalid_grant', error_description: 'bad code' })
+      }
+      if (code.challenge !== undefined) {
+        const verifier = form.code_verifier
+        const proof =
+          verifier === undefined
+            ? undefined
+            : createHash('sha256').update(verifier).digest('base64url')
+        if (proof !== code.challenge) {
+          // A failed proof spends the code: it may have leaked.
+          code.used = true
+          counters.pkceRefused++
+          return json(res, 400, {
+            error: 'invalid_grant',
+            error_description:
+              verifier === undefined ? 'code_verifier required' : 'code_verifier does not match',
+          })
+        }
       }
       code.used = true
       const { _refresh, ...body } = issue(newFamily(code.account))
@@ -411,9 +462,13 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
       return true
     },
     /** A code, as if the user approved on the consent page. */
-    issueCode(account = 'acct_1', forRedirect = [...redirectUris][0]!): string {
+    issueCode(
+      account = 'acct_1',
+      forRedirect = [...redirectUris][0]!,
+      codeChallenge?: string,
+    ): string {
       const code = token('code')
-      codes.set(code, { account, redirectUri: forRedirect, used: false })
+      codes.set(code, { account, redirectUri: forRedirect, used: false, challenge: codeChallenge })
       return code
     },
     /** Tokens for an account, as if a code had been exchanged. */

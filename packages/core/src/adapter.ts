@@ -2,8 +2,9 @@
 // An adapter gets the raw body and headers from its framework, calls core, and writes core's
 // answer back. Every name here is pinned by test/exports.test.ts.
 
+export { serverText } from './errors.js'
 export { getHeader } from './headers.js'
-export { consoleLogger } from './log.js'
+export { consoleLogger, Summarizer } from './log.js'
 export {
   type BodySource,
   type FrameworkName,

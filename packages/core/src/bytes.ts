@@ -71,7 +71,11 @@ export function toBase64Url(value: Uint8Array | string): string {
   const bytes = toBytes(value)
   let binary = ''
   for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!)
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+  const base64 = btoa(binary)
+  // At most two `=` of padding, at the end.
+  let end = base64.length
+  while (end > 0 && base64.charCodeAt(end - 1) === 0x3d) end--
+  return base64.slice(0, end).replace(/\+/g, '-').replace(/\//g, '_')
 }
 
 /** Decodes base64url (padding optional); `undefined` when it is not base64url. */
@@ -90,4 +94,10 @@ export function fromBase64Url(text: string): Uint8Array | undefined {
 /** Cryptographically random bytes, base64url-encoded. */
 export function randomToken(bytes = 32): string {
   return toBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(bytes)))
+}
+
+/** The base64url SHA-256 of a string's UTF-8: a PKCE `code_challenge` (RFC 7636, S256). */
+export async function sha256Base64Url(text: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(text))
+  return toBase64Url(new Uint8Array(digest))
 }

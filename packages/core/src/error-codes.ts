@@ -19,6 +19,8 @@ export const WEBHOOK_ERROR_STATUS = {
   body_parsed: 500,
   handler_failed: 500,
   queue_rejected: 503,
+  /** Bodies still arriving hold `maxPendingBytes` already: answered without reading this one. */
+  server_busy: 503,
   /**
    * Not an answer: told to `onError` (at most once a minute) when the in-memory dedupe store
    * had to forget a payload id before its time; the delivery itself was answered normally.
@@ -79,8 +81,12 @@ export const OAUTH_FLOW_ERROR_STATUS = {
 
 export type OAuthFlowErrorCode = keyof typeof OAUTH_FLOW_ERROR_STATUS
 
+/** Codes of errors a store raises itself. */
+export type StoreErrorCode = 'store_full'
+
 export type SchedulingErrorCode =
   | WebhookErrorCode
   | ConfigErrorCode
   | ClientErrorCode
   | OAuthFlowErrorCode
+  | StoreErrorCode

@@ -78,19 +78,30 @@ export function isOAuthFlowError(
 }
 
 /**
- * Text a server sent, made safe to put in a message that reaches logs: control characters
- * (line breaks, escape sequences, bidirectional overrides) become spaces, runs of white space
- * one space, and it is cut to `max` characters.
+ * What never reaches a log line, a message or a page from text someone else chose: control
+ * characters (C0, DEL, C1: line breaks, ESC and CSI, NEL), format characters (bidirectional
+ * overrides and isolates, zero-width characters, the byte-order mark, tag characters, soft
+ * hyphens), line and paragraph separators, and lone surrogates.
+ */
+const UNSAFE_TEXT = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu
+
+/**
+ * The one cleaning of text a sender or a server chose (a header, a query parameter, an id, an
+ * error description), applied before it reaches any log line, message or page: characters in
+ * `UNSAFE_TEXT` become spaces, runs of white space one space, and it is cut to `max`
+ * characters. Linear in `max`, whatever the input's length: only its first `4 * max`
+ * characters are read.
  */
 export function serverText(text: string, max = 200): string {
   const clean = text
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, ' ')
+    .slice(0, max * 4)
+    .replace(UNSAFE_TEXT, ' ')
     .replace(/\s+/g, ' ')
     .trim()
   if (clean.length <= max) return clean
   // Never cut a surrogate pair in half.
-  const end = /[\ud800-\udbff]/.test(clean[max - 2] ?? '') ? max - 2 : max - 1
+  const code = clean.charCodeAt(max - 2)
+  const end = code >= 0xd800 && code <= 0xdbff ? max - 2 : max - 1
   return `${clean.slice(0, end)}…`
 }
 
@@ -234,6 +245,21 @@ export class StaleWriteError extends SchedulingError<'stale_write'> {
       { status: 409 },
     )
     this.key = key
+  }
+}
+
+/**
+ * An in-memory store told not to forget entries before their time (`whenFull: 'refuse'`) is
+ * full of unexpired ones: the write is refused rather than forgetting a key that must be kept
+ * (a used sign-in state, say).
+ */
+export class StoreFullError extends SchedulingError<'store_full'> {
+  constructor(what: string, maxEntries: number) {
+    super(
+      'store_full',
+      `${what} holds ${maxEntries} unexpired entries, its limit (maxEntries): this one was refused rather than forgetting one before its time. Raise maxEntries, or use a shared store (Redis, PostgreSQL).`,
+      { status: 503 },
+    )
   }
 }
 

@@ -124,15 +124,17 @@ export class Summarizer {
 }
 
 /**
- * Whether pages may name causes: where a process exists and its `NODE_ENV` is not
- * `production`. Where there is none (workerd without nodejs_compat) or it cannot be read (Deno
- * without `--allow-env` throws), it is taken as production.
+ * Whether pages may name causes: only where a process exists and its `NODE_ENV` says
+ * `development` or `test`. Unset or any other value is production, and so is a runtime where
+ * there is no process (workerd without nodejs_compat) or it cannot be read (Deno without
+ * `--allow-env` throws): a cause can name internal addresses, and only a developer should see it.
  */
 export function developmentMode(): boolean {
   try {
     const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
       ?.env
-    return env !== undefined && env.NODE_ENV !== 'production'
+    const mode = env?.NODE_ENV
+    return mode === 'development' || mode === 'test'
   } catch {
     return false
   }

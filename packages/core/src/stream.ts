@@ -28,6 +28,8 @@ export async function readStream(
   stream: ReadableStream<Uint8Array>,
   limit: number,
   deadline?: StreamDeadline,
+  /** Told of each chunk before it is kept; throwing cancels the stream and rejects with it. */
+  onChunk?: (bytes: number) => void,
 ): Promise<Uint8Array | undefined> {
   const reader = stream.getReader()
   const end = deadline === undefined ? 0 : performance.now() + deadline.ms
@@ -43,6 +45,7 @@ export async function readStream(
         reader.cancel().catch(() => {})
         return undefined
       }
+      onChunk?.(value.length)
       chunks.push(value)
     }
   } catch (error) {

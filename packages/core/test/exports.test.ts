@@ -124,6 +124,8 @@ const ADAPTER = [
   'getHeader',
   'payloadTooLargeError',
   'readBody',
+  'serverText',
+  'Summarizer',
   'WebhookMethods',
 ]
 

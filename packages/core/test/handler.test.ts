@@ -190,7 +190,7 @@ describe('createWebhookHandler over HTTP', () => {
     expect(handled).toHaveBeenCalledOnce()
   })
 
-  it('queue mode: the queue gets the dedupe key, with the webhook id only when secrets are looked up by it', async () => {
+  it('queue mode: the queue gets the dedupe key, under the identity of the secret that verified it (never the webhook id header) when secrets are looked up', async () => {
     const keys: string[] = []
     const queue = {
       enqueue: async (_e: unknown, _c: unknown, d: { key: string }) => void keys.push(d.key),
@@ -201,7 +201,11 @@ describe('createWebhookHandler over HTTP', () => {
     const id = JSON.parse(body).id as string
     await deliver(fixed.url, body, { webhookId: 'wh_1' })
     await deliver(lookup.url, body, { webhookId: 'wh_1' })
-    expect(keys).toEqual([id, `wh_1:${id}`])
+    await deliver(lookup.url, body, { webhookId: 'WH_1 ' })
+    expect(keys[0]).toBe(id)
+    expect(keys[1]).toMatch(new RegExp(`^[0-9a-f]{32}:${id}$`))
+    expect(keys[2]).toBe(keys[1])
+    expect(keys[1]).not.toContain('wh_1')
   })
 
   it('503 when the queue rejects, and the retry is accepted once it recovers', async () => {

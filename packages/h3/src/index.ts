@@ -123,6 +123,18 @@ export function schedulingWebhooks(
 }
 
 /**
+ * The mount path, as sent, of a request whose full path is `full` and whose path inside the
+ * sub-app is `inner`: the segments of `full` before as many as `inner` has. Counted in segments,
+ * not characters, since one of them may be percent-encoded (`%6Cogin`) and the other not.
+ */
+function mountPathOf(full: string, inner: string): string {
+  const depth = inner.split('/').length - 1
+  let end = full.length
+  for (let i = 0; i < depth && end > 0; i++) end = full.lastIndexOf('/', end - 1)
+  return end <= 0 ? '' : full.slice(0, end)
+}
+
+/**
  * `app.mount('/auth/scheduling', schedulingOAuth(options))`: a sub-app with `GET /login`,
  * `GET /callback` and `POST /disconnect`.
  *
@@ -145,7 +157,7 @@ export function schedulingOAuth(options: OAuthRoutesOptions<H3Event>): Schedulin
       method: event.req.method,
       path: event.url.pathname + event.url.search,
       headers: event.req.headers,
-      mountPath: full.slice(0, full.length - event.url.pathname.length),
+      mountPath: mountPathOf(full, event.url.pathname),
       raw: event,
     })
     return answer ? send(event, answer) : next()

@@ -13,6 +13,8 @@ import {
   attachWebhookMethods,
   type BodySource,
   consoleLogger,
+  Summarizer,
+  serverText,
   type WebhookMethods,
 } from '@scheduling-kit/core/adapter'
 import type { Context, Middleware } from 'koa'
@@ -81,6 +83,46 @@ function bodyOf(ctx: Context): BodySource | object {
 }
 
 const appLoggers = new WeakMap<Context['app'], Logger>()
+/** Marks the errors this adapter hands to the app's `error` event itself. */
+const OWN_ERROR = Symbol('scheduling-kit')
+const watchedApps = new WeakSet<Context['app']>()
+
+/**
+ * A body parser mounted before the middleware refuses a malformed webhook body itself, and
+ * Koa's default `error` listener prints each refusal's stack: a sender could flood the log.
+ * When that default is the app's only listener, refusals (4xx) on the webhook path are
+ * summarised like the middleware's own (the first in full, then a count once a minute); every
+ * other error still reaches Koa's listener. From the first request the middleware sees.
+ */
+function summariseParserRefusals(app: Context['app'], path: string): void {
+  if (watchedApps.has(app)) return
+  watchedApps.add(app)
+  const listeners = app.listeners('error')
+  if (listeners.length !== 1 || listeners[0] !== app.onerror) return
+  const summaries = new Summarizer()
+  app.removeListener('error', app.onerror)
+  app.on('error', (error: { status?: unknown; message?: unknown }, ctx?: Context) => {
+    const status = error?.status
+    const refused =
+      typeof status === 'number' &&
+      status >= 400 &&
+      status < 500 &&
+      // The path as mounted (koa-mount strips its prefix only inside).
+      (ctx?.path === path || ctx?.path.endsWith(path) === true)
+    if (!refused || (error as Record<symbol, unknown>)[OWN_ERROR])
+      return app.onerror(error as Error)
+    summaries.note(
+      consoleLogger,
+      'warn',
+      `parser-${status}`,
+      `scheduling-kit: a body parser mounted before schedulingWebhooks() answered ${status} on ${path} ` +
+        `(${serverText(String(error.message), 200)}). Mount schedulingWebhooks() before the body parser.\n` +
+        `(Further ${status} answers of the parser on ${path} are counted and reported once a minute.)`,
+      (count) =>
+        `scheduling-kit: ${count} more request(s) on ${path} answered ${status} by a body parser in the last minute.`,
+    )
+  })
+}
 
 /**
  * Koa's way to report errors: errors go to the app's `error` event (Koa prints their stack
@@ -93,9 +135,13 @@ function koaLogger(ctx: Context): Logger {
     logger = {
       ...consoleLogger,
       error(message) {
-        const error = new Error(message.split('\n', 1)[0]) as Error & { status: number }
+        const error = new Error(message.split('\n', 1)[0]) as Error & {
+          status: number
+          [OWN_ERROR]: true
+        }
         error.stack = message
         error.status = 500
+        error[OWN_ERROR] = true
         app.emit('error', error)
       },
     }
@@ -126,6 +172,7 @@ export function schedulingWebhooks(
 ): SchedulingWebhooksMiddleware {
   const handler = createWebhookHandler(secretOrOptions, options)
   const middleware = (async (ctx, next) => {
+    summariseParserRefusals(ctx.app, handler.path)
     const answer = await handler.handle({
       method: ctx.method,
       path: ctx.url,

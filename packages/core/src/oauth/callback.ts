@@ -1,6 +1,6 @@
 import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
-import { connectionCookie } from './connection.js'
+import { connectionCookie, newConnectionNonce } from './connection.js'
 import { redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
 import { checkState, claimState, clearStateCookie } from './state.js'
@@ -97,12 +97,13 @@ function exchangeFault(cause: unknown): string {
 /** Exchanges the code and identifies the account the tokens belong to. */
 async function connect<Req>(
   code: string,
+  codeVerifier: string | undefined,
   settings: RouteSettings<Req>,
 ): Promise<{ tokens: TokenSet; account: AccountInfo }> {
   const tokens = await step(
     'token_exchange_failed',
     (cause) => `The authorization code could not be exchanged for tokens${exchangeFault(cause)}.`,
-    () => settings.oauth.exchangeCode(code),
+    () => settings.oauth.exchangeCode(code, { codeVerifier }),
   )
   const account = await step(
     'identify_failed',
@@ -114,9 +115,9 @@ async function connect<Req>(
 
 /**
  * `GET /callback`: checks the state against this browser's sign-in, then the `iss` when the
- * server sent one, and uses the state up; exchanges
- * the code, identifies the account, stores the tokens, then redirects (same site only) with
- * the connection cookie.
+ * server sent one, and uses the state up; exchanges the code (with the sign-in's PKCE
+ * verifier), identifies the account, stores the tokens with a new connection nonce, then
+ * redirects (same site only) with the connection cookie naming that nonce.
  */
 export async function callback<Req>(
   request: OAuthRequest<Req>,
@@ -125,7 +126,11 @@ export async function callback<Req>(
 ): Promise<OAuthResponse> {
   // The state first: a refusal's text or a foreign iss is only read from a callback that
   // belongs to this browser's sign-in, not from any link someone crafted.
-  const signIn = await checkState(request, url.searchParams.get('state'), settings.cookieSecret)
+  const signIn = await checkState(
+    request,
+    url.searchParams.get('state'),
+    settings as RouteSettings<unknown>,
+  )
   checkIssuer(url, settings.issuers)
   const refusal = serviceRefusal(url)
   if (refusal) throw refusal
@@ -133,9 +138,13 @@ export async function callback<Req>(
   if (code === null || code === '')
     throw new OAuthFlowError('code_missing', 'The callback has no authorization code.')
   await claimState(signIn, settings as RouteSettings<unknown>)
-  const { tokens, account } = await connect(code, settings)
+  // PKCE: the code is exchanged with the verifier this browser's sign-in holds, so a code
+  // leaked from another sign-in (injected into this one) is refused by the server.
+  const { tokens, account } = await connect(code, signIn.v, settings)
   const key = await keyFor(request, account, settings)
-  const record: TokenRecord = { ...tokens, account }
+  // This connection's nonce: its cookie counts only while the record is this connection.
+  const connection = newConnectionNonce()
+  const record: TokenRecord = { ...tokens, account, connection }
   await step(
     'store_failed',
     () => 'The tokens could not be saved in the token store.',
@@ -149,6 +158,6 @@ export async function callback<Req>(
   )
   return redirect(signIn.r ?? settings.successRedirect, [
     clearStateCookie(request, settings.secure),
-    await connectionCookie(key, settings.cookieSecret, settings.secure),
+    await connectionCookie(key, connection, settings.cookieSecret, settings.secure),
   ])
 }

@@ -26,15 +26,25 @@ export interface OAuthClientOptions {
 }
 
 export interface OAuthClient {
-  /** `{authUrl}/oauth/authorize?response_type=code&client_id=…&redirect_uri=…&state=…`, then `&scope=…` when a scope is set. */
-  authorizeUrl(params: { state: string }): string
-  /** Exchanges an authorization code for tokens (section 4). */
-  exchangeCode(code: string): Promise<TokenSet>
+  /**
+   * `{authUrl}/oauth/authorize?response_type=code&client_id=…&redirect_uri=…&state=…`, then
+   * `&scope=…` when a scope is set, and `&code_challenge=…&code_challenge_method=S256` when a
+   * PKCE challenge is given (RFC 7636).
+   */
+  authorizeUrl(params: { state: string; codeChallenge?: string }): string
+  /**
+   * Exchanges an authorization code for tokens (section 4), with the PKCE `code_verifier` of
+   * the sign-in that asked for it when it sent a challenge.
+   */
+  exchangeCode(code: string, options?: { codeVerifier?: string }): Promise<TokenSet>
   /** Gets new tokens with a refresh token; keeps it when the answer has no new one. */
   refresh(refreshToken: string): Promise<TokenSet>
 }
 
 const MAX_TOKEN_RESPONSE = 64 * 1024
+
+/** RFC 7636 section 4.1: a code verifier (and an S256 challenge, 43 of them) is 43 to 128 of these. */
+const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/
 
 /** RFC 6749 section 3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
@@ -118,9 +128,14 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   }
 
   return {
-    authorizeUrl({ state }) {
+    authorizeUrl({ state, codeChallenge }) {
       if (typeof state !== 'string' || state === '') {
         throw new ConfigError('authorizeUrl: a non-empty state is required (CSRF protection).')
+      }
+      if (codeChallenge !== undefined && !PKCE_VALUE.test(codeChallenge)) {
+        throw new ConfigError(
+          'authorizeUrl: codeChallenge must be the base64url SHA-256 of the code verifier (43 characters, RFC 7636 S256).',
+        )
       }
       const url = new URL(`${authUrl}/oauth/authorize`)
       url.searchParams.set('response_type', 'code')
@@ -128,19 +143,30 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
       url.searchParams.set('redirect_uri', redirectUri)
       url.searchParams.set('state', state)
       if (scope !== undefined) url.searchParams.set('scope', scope)
+      if (codeChallenge !== undefined) {
+        url.searchParams.set('code_challenge', codeChallenge)
+        url.searchParams.set('code_challenge_method', 'S256')
+      }
       return url.toString()
     },
-    exchangeCode(code) {
-      return tokenRequest(
-        {
-          code,
-          client_id: clientId,
-          client_secret: clientSecret,
-          grant_type: 'authorization_code',
-          redirect_uri: redirectUri,
-        },
-        'Authorization code exchange',
-      )
+    async exchangeCode(code, exchange) {
+      const fields: Record<string, string> = {
+        code,
+        client_id: clientId,
+        client_secret: clientSecret,
+        grant_type: 'authorization_code',
+        redirect_uri: redirectUri,
+      }
+      const verifier = exchange?.codeVerifier
+      if (verifier !== undefined) {
+        if (!PKCE_VALUE.test(verifier)) {
+          throw new ConfigError(
+            'exchangeCode: codeVerifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" or "~" (RFC 7636).',
+          )
+        }
+        fields.code_verifier = verifier
+      }
+      return tokenRequest(fields, 'Authorization code exchange')
     },
     refresh(refreshToken) {
       return tokenRequest(

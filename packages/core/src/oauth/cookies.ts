@@ -2,16 +2,54 @@ import { fromBase64Url, toBase64Url, toBytes, toHexUpper } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 
-/** Cookie values by name, from a `Cookie` header. */
-export function parseCookies(headers: HeadersInput): Map<string, string> {
-  const cookies = new Map<string, string>()
-  for (const part of (getHeader(headers, 'cookie') ?? '').split(';')) {
+/**
+ * The longest `Cookie` header read: far above what browsers send (about 4 KiB a cookie), and a
+ * bound on the work a forged one costs. A longer header is read as no cookies at all.
+ */
+export const MAX_COOKIE_HEADER = 64 * 1024
+
+/**
+ * The cookies of a `Cookie` header, each name with every value it was sent with (in order). A
+ * name sent twice is how a cookie planted from a sibling host (`Domain=` the parent, a more
+ * specific `Path`) shows itself: see `singleCookie`. One pass, no regular expression.
+ */
+export function parseCookies(headers: HeadersInput): Map<string, string[]> {
+  const cookies = new Map<string, string[]>()
+  const header = getHeader(headers, 'cookie')
+  if (header === undefined || header.length > MAX_COOKIE_HEADER) return cookies
+  for (const part of header.split(';')) {
     const eq = part.indexOf('=')
     if (eq <= 0) continue
     const name = part.slice(0, eq).trim()
-    if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim())
+    const value = part.slice(eq + 1).trim()
+    const seen = cookies.get(name)
+    if (seen === undefined) cookies.set(name, [value])
+    else seen.push(value)
   }
   return cookies
+}
+
+/**
+ * The value of a cookie sent exactly once; `undefined` when it is absent, and `null` when it
+ * was sent more than once: which one the browser put first says nothing about which one this
+ * app set, so neither is trusted.
+ */
+export function singleCookie(
+  cookies: Map<string, string[]>,
+  name: string,
+): string | undefined | null {
+  const values = cookies.get(name)
+  if (values === undefined) return undefined
+  return values.length === 1 ? values[0]! : null
+}
+
+/**
+ * A cookie's name on the wire: over HTTPS with the `__Host-` prefix, which browsers accept only
+ * from this very host (Secure, `Path=/`, no `Domain`), so a sibling subdomain cannot plant or
+ * shadow it.
+ */
+export function cookieName(name: string, secure: boolean): string {
+  return secure ? `__Host-${name}` : name
 }
 
 export interface CookieOptions {
@@ -41,10 +79,10 @@ export async function signCookie(name: string, value: unknown, secret: string): 
 /** The JSON a signed cookie holds, or `undefined` when it is malformed or its signature is wrong. */
 export async function readSignedCookie(
   name: string,
-  cookie: string | undefined,
+  cookie: string | undefined | null,
   secret: string,
 ): Promise<unknown> {
-  if (cookie === undefined) return undefined
+  if (cookie === undefined || cookie === null) return undefined
   const dot = cookie.lastIndexOf('.')
   if (dot <= 0) return undefined
   const payload = cookie.slice(0, dot)

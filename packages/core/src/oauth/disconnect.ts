@@ -1,7 +1,7 @@
 import { OAuthFlowError } from '../errors.js'
 import { getHeader } from '../headers.js'
-import { clearConnectionCookie, readConnectedKey } from './connection.js'
-import { redirect, step } from './flow.js'
+import { clearConnectionCookie, readConnection } from './connection.js'
+import { privateHeaders, redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
 import { wantsJson } from './page.js'
 import { safeReturnTo } from './redirect.js'
@@ -37,7 +37,19 @@ export async function disconnect<Req>(
         () => 'The disconnectKey option failed.',
         () => disconnectKey(request.raw),
       )
-    : await readConnectedKey(request.headers, settings.cookieSecret)
+    : // The cookie must name the stored connection: an older cookie (from before a disconnect
+      // and reconnection) must not disconnect the later connection.
+      await step(
+        'store_failed',
+        () => 'The connection could not be checked against the token store.',
+        async () =>
+          (
+            await readConnection(request.headers, settings.cookieSecret, {
+              secure: settings.secure,
+              tokenStore: settings.store,
+            })
+          )?.k,
+      )
   if (key === undefined || key === '') {
     throw new OAuthFlowError(
       'nothing_to_disconnect',
@@ -58,7 +70,11 @@ export async function disconnect<Req>(
   if (wantsJson(request.headers)) {
     return {
       status: 200,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'set-cookie': [clear] },
+      headers: {
+        ...privateHeaders(),
+        'content-type': 'application/json; charset=utf-8',
+        'set-cookie': [clear],
+      },
       body: JSON.stringify({ disconnected: true }),
     }
   }

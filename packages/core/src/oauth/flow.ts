@@ -15,11 +15,15 @@ export async function step<T>(
   }
 }
 
-/** A redirect that no cache keeps, setting `cookies`. */
+/**
+ * Headers of every answer of the routes: no cache keeps it, and no page it leads to learns its
+ * address (a callback's address holds the code and the state) from `Referer`.
+ */
+export function privateHeaders(): Record<string, string | string[]> {
+  return { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }
+}
+
+/** A redirect that no cache keeps and no Referer reveals, setting `cookies`. */
 export function redirect(location: string, cookies: string[] = [], status = 302): OAuthResponse {
-  return {
-    status,
-    headers: { location, 'cache-control': 'no-store', 'set-cookie': cookies },
-    body: '',
-  }
+  return { status, headers: { ...privateHeaders(), location, 'set-cookie': cookies }, body: '' }
 }

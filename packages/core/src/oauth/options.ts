@@ -53,10 +53,18 @@ export interface OAuthRoutesOptions<Req = unknown> {
   /** How long a sign-in may take, in ms. Default 10 minutes. */
   stateTtlMs?: number
   /**
+   * PKCE (RFC 7636, S256) on every sign-in: the verifier stays in this browser's signed sign-in
+   * cookie and goes with the code exchange, so a leaked code cannot be redeemed through
+   * another browser's sign-in (RFC 9700 section 2.1.1). Default `true`; set `false` only for
+   * an authorization server that refuses the `code_challenge` parameters.
+   */
+  pkce?: boolean
+  /**
    * Makes each sign-in's state single-use: its nonce is claimed once, on the first callback
-   * that presents it. Default: in this process's memory. Give a shared store (the same
-   * `DedupeStore` as webhook dedupe, over Redis or PostgreSQL) when callbacks can reach
-   * several instances.
+   * that presents it. Default: in this process's memory, holding up to 70 000 states for
+   * `stateTtlMs`; it never forgets a used state before then, and refuses callbacks
+   * (`state_store_failed`) while full instead. Give a shared store (the same `DedupeStore` as
+   * webhook dedupe, over Redis or PostgreSQL) when callbacks can reach several instances.
    */
   stateStore?: DedupeStore
   /**
@@ -81,10 +89,11 @@ export interface OAuthRoutesOptions<Req = unknown> {
    */
   logger?: Logger
   /**
-   * Whether error pages name the cause (the OAuth error, the `/me` status, a host mismatch).
-   * Default: outside production (`NODE_ENV` is not `production`; where `process.env` is
-   * missing or cannot be read, as on workerd or Deno without `--allow-env`, it is production).
-   * The log always does.
+   * Whether error pages name the cause (the OAuth error, the `/me` status and address, a host
+   * mismatch) to whoever completes a sign-in. Default: only when `NODE_ENV` is `development`
+   * or `test`; unset, or any other value, counts as production, as does a runtime where
+   * `process.env` is missing or cannot be read (workerd, Deno without `--allow-env`). The log
+   * always names the cause.
    */
   showCauses?: boolean
 }
@@ -117,6 +126,8 @@ export interface RouteSettings<Req> {
   cookieSecret: string
   stateTtl: number
   states: DedupeStore
+  /** PKCE on every sign-in (option `pkce`). */
+  pkce: boolean
   secure: boolean
   /** Origins allowed to disconnect: the redirect URI's, and `allowedOrigins`. */
   origins: ReadonlySet<string>
@@ -207,7 +218,12 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
   const logger = checkLogger(options.logger, 'schedulingOAuth')
   const oauth = createOAuthClient(options)
   const stateTtl = options.stateTtlMs ?? 10 * 60 * 1000
-  const states = options.stateStore ?? new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl })
+  const states =
+    options.stateStore ??
+    new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl, whenFull: 'refuse' })
+  if (options.pkce !== undefined && typeof options.pkce !== 'boolean') {
+    throw new ConfigError('schedulingOAuth: pkce must be true or false.')
+  }
   checkStores(options.tokenStore, states)
   const cookieSecret = cookieSecretOf(options as OAuthRoutesOptions<never>, logger)
   const origins = originsOf(options.redirectUri, options.allowedOrigins)
@@ -227,6 +243,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
     cookieSecret,
     stateTtl,
     states,
+    pkce: options.pkce ?? true,
     secure: options.secureCookies ?? new URL(options.redirectUri).protocol === 'https:',
     origins,
     successRedirect: options.successRedirect ?? '/',

@@ -26,7 +26,7 @@ export function errorPage(
   cause?: string,
 ): string {
   return (
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta name="viewport" content="width=device-width">' +
     `<title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">` +
     `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>` +
     (cause

@@ -5,7 +5,7 @@ import { callback } from './callback.js'
 import type { OAuthClient } from './client.js'
 import { readConnectedKey } from './connection.js'
 import { disconnect } from './disconnect.js'
-import { redirect } from './flow.js'
+import { privateHeaders, redirect } from './flow.js'
 import { explainCause, missingCookieHint, OAuthLog } from './log.js'
 import {
   type OAuthRequest,
@@ -34,6 +34,22 @@ export interface OAuthRoutes<Req = unknown> {
   readonly oauth: OAuthClient
 }
 
+/** A path without the slashes it ends with (a loop: no regular expression to backtrack). */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--
+  return path.slice(0, end)
+}
+
+/**
+ * Where the routes are mounted, from the redirect URI's path: without its last segment
+ * (`/auth/scheduling` for `/auth/scheduling/callback`, and for `/auth/scheduling/callback/`).
+ */
+export function mountOf(redirectPath: string): string {
+  const path = withoutTrailingSlashes(redirectPath)
+  return path.slice(0, path.lastIndexOf('/'))
+}
+
 /** The settings, with the routes' log (its summaries are per set of routes). */
 type Routed<Req> = RouteSettings<Req> & { log: OAuthLog }
 
@@ -59,8 +75,12 @@ async function login<Req>(
     settings.options.redirectUri,
   )
   const returnTo = safeReturnTo(url.searchParams.get('returnTo'))
-  const { state, cookie } = await startSignIn(request, returnTo, settings as RouteSettings<unknown>)
-  return redirect(settings.oauth.authorizeUrl({ state }), [cookie])
+  const { state, codeChallenge, cookie } = await startSignIn(
+    request,
+    returnTo,
+    settings as RouteSettings<unknown>,
+  )
+  return redirect(settings.oauth.authorizeUrl({ state, codeChallenge }), [cookie])
 }
 
 /** Each path, the one method it answers (HEAD is not GET here: the callback has effects) and its route. */
@@ -95,7 +115,7 @@ function failure(
 ): OAuthResponse {
   // Outside production the page (or JSON) names the cause; in production only the log does.
   const shown = settings.showCauses ? hint : undefined
-  const headers: Record<string, string | string[]> = { 'cache-control': 'no-store' }
+  const headers = privateHeaders()
   // A failed callback uses up the sign-in: its state cookie goes.
   if (path === '/callback') headers['set-cookie'] = [clearStateCookie(request, settings.secure)]
   if (error.code === 'route_method_not_allowed') headers.allow = ROUTES[path]![0]
@@ -122,7 +142,7 @@ async function answer<Req>(
   settings: Routed<Req>,
 ): Promise<OAuthResponse | undefined> {
   const url = new URL(request.path, 'http://routes.invalid')
-  const path = url.pathname.length > 1 ? url.pathname.replace(/\/$/, '') : url.pathname
+  const path = url.pathname.length > 1 ? withoutTrailingSlashes(url.pathname) : url.pathname
   const found = ROUTES[path]
   if (found === undefined) return undefined
   const [method, route] = found
@@ -170,15 +190,19 @@ export function createOAuthRoutes<Req = unknown>(
   options: OAuthRoutesOptions<Req>,
 ): OAuthRoutes<Req> {
   const settings: Routed<Req> = { ...resolveRouteSettings(options), log: new OAuthLog() }
-  const defaultMount = new URL(options.redirectUri).pathname.replace(/\/[^/]*$/, '')
+  const defaultMount = mountOf(new URL(options.redirectUri).pathname)
   const handle = (request: OAuthRequest<Req>) => answer(request, settings)
   return {
     oauth: settings.oauth,
-    connectedKey: (headers) => readConnectedKey(headers, settings.cookieSecret),
+    connectedKey: (headers) =>
+      readConnectedKey(headers, settings.cookieSecret, {
+        secure: settings.secure,
+        tokenStore: settings.store,
+      }),
     handle,
     fetch: async (request, fetchOptions) => {
       const url = new URL(request.url)
-      const mountPath = (fetchOptions?.mountPath ?? defaultMount).replace(/\/+$/, '')
+      const mountPath = withoutTrailingSlashes(fetchOptions?.mountPath ?? defaultMount)
       const inside = url.pathname === mountPath || url.pathname.startsWith(`${mountPath}/`)
       const answered = inside
         ? await handle({

@@ -1,70 +1,112 @@
-import { randomToken, timingSafeEqual, toBytes } from '../bytes.js'
+import { randomToken, sha256Base64Url, timingSafeEqual, toBytes } from '../bytes.js'
 import { OAuthFlowError } from '../errors.js'
 import { newClaimOwner } from '../webhooks/dedupe.js'
-import { parseCookies, readSignedCookie, serializeCookie, signCookie } from './cookies.js'
+import {
+  cookieName,
+  parseCookies,
+  readSignedCookie,
+  serializeCookie,
+  signCookie,
+  singleCookie,
+} from './cookies.js'
 import type { OAuthRequest, RouteSettings } from './options.js'
 
-/** The signed, short-lived cookie that ties a callback to the sign-in this browser started. */
+/**
+ * The signed, short-lived cookie that ties a callback to the sign-in this browser started
+ * (`__Host-scheduling_oauth_state` over HTTPS).
+ */
 export const STATE_COOKIE = 'scheduling_oauth_state'
 
-/** What the state cookie holds: the state, the safe `returnTo`, the expiry. */
+/** What the state cookie holds: the state, the safe `returnTo`, the expiry, the PKCE verifier. */
 export interface SignInState {
   s: string
   r?: string
   e: number
+  /** The PKCE code verifier (RFC 7636), unless PKCE is turned off. */
+  v?: string
 }
 
 function isSignInState(value: unknown): value is SignInState {
   const v = value as SignInState
-  return typeof v === 'object' && v !== null && typeof v.s === 'string' && typeof v.e === 'number'
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.s === 'string' &&
+    typeof v.e === 'number' &&
+    (v.v === undefined || typeof v.v === 'string')
+  )
 }
 
 function sameString(a: string, b: string): boolean {
   return timingSafeEqual(toBytes(a), toBytes(b))
 }
 
-/** A new sign-in: its random state, and the cookie that remembers it (and `returnTo`). */
+/**
+ * Where the state cookie lives: under the routes' mount path over plain HTTP, and at `/` over
+ * HTTPS, as the `__Host-` prefix requires.
+ */
+function statePath(request: OAuthRequest<unknown>, secure: boolean): string {
+  return secure ? '/' : request.mountPath || '/'
+}
+
+/** A new sign-in: its random state, its PKCE challenge, and the cookie that remembers them. */
 export async function startSignIn(
   request: OAuthRequest<unknown>,
   returnTo: string | undefined,
   settings: RouteSettings<unknown>,
-): Promise<{ state: string; cookie: string }> {
+): Promise<{ state: string; codeChallenge: string | undefined; cookie: string }> {
   const state = randomToken(32)
   const value: SignInState = { s: state, e: Date.now() + settings.stateTtl }
   if (returnTo !== undefined) value.r = returnTo
-  const signed = await signCookie(STATE_COOKIE, value, settings.cookieSecret)
-  const cookie = serializeCookie(STATE_COOKIE, signed, {
-    path: request.mountPath || '/',
+  let codeChallenge: string | undefined
+  if (settings.pkce) {
+    // RFC 7636: 32 random bytes give a 43-character verifier; the challenge is its SHA-256.
+    value.v = randomToken(32)
+    codeChallenge = await sha256Base64Url(value.v)
+  }
+  const name = cookieName(STATE_COOKIE, settings.secure)
+  const signed = await signCookie(name, value, settings.cookieSecret)
+  const cookie = serializeCookie(name, signed, {
+    path: statePath(request, settings.secure),
     maxAgeSeconds: Math.ceil(settings.stateTtl / 1000),
     secure: settings.secure,
   })
-  return { state, cookie }
+  return { state, codeChallenge, cookie }
 }
 
 /** The cookie that ends the sign-in, whatever its outcome. */
 export function clearStateCookie(request: OAuthRequest<unknown>, secure: boolean): string {
-  return serializeCookie(STATE_COOKIE, '', {
-    path: request.mountPath || '/',
+  return serializeCookie(cookieName(STATE_COOKIE, secure), '', {
+    path: statePath(request, secure),
     maxAgeSeconds: 0,
     secure,
   })
 }
 
 /**
- * The sign-in this callback belongs to: the state cookie is signed by this app, unexpired,
- * and holds the callback's `state` (compared in constant time). Throws `state_missing`,
- * `state_invalid` or `state_mismatch`.
+ * The sign-in this callback belongs to: the state cookie is signed by this app, sent once,
+ * unexpired, and holds the callback's `state` (compared in constant time). Over HTTPS only the
+ * `__Host-` cookie counts, which no sibling host can plant. Throws `state_missing`,
+ * `state_invalid` (a second cookie of the name included) or `state_mismatch`.
  */
 export async function checkState(
   request: OAuthRequest<unknown>,
   state: string | null,
-  cookieSecret: string,
+  settings: RouteSettings<unknown>,
 ): Promise<SignInState> {
+  const name = cookieName(STATE_COOKIE, settings.secure)
   const cookies = parseCookies(request.headers)
-  const value = await readSignedCookie(STATE_COOKIE, cookies.get(STATE_COOKIE), cookieSecret)
+  const sent = singleCookie(cookies, name)
+  if (sent === null) {
+    throw new OAuthFlowError(
+      'state_invalid',
+      'The sign-in cookie was sent more than once (another site on this domain may have set one): start again from the login link.',
+    )
+  }
+  const value = await readSignedCookie(name, sent, settings.cookieSecret)
   if (!isSignInState(value)) {
     throw new OAuthFlowError(
-      cookies.has(STATE_COOKIE) ? 'state_invalid' : 'state_missing',
+      sent === undefined ? 'state_missing' : 'state_invalid',
       'The sign-in cookie is missing, expired or was not set by this app: start again from the login link.',
     )
   }
@@ -78,6 +120,12 @@ export async function checkState(
     throw new OAuthFlowError(
       'state_mismatch',
       'The state of this callback does not match the sign-in this browser started: nothing was stored.',
+    )
+  }
+  if (settings.pkce && value.v === undefined) {
+    throw new OAuthFlowError(
+      'state_invalid',
+      'The sign-in cookie holds no PKCE verifier (it was made with PKCE off): start again from the login link.',
     )
   }
   return value

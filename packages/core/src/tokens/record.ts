@@ -27,6 +27,12 @@ export interface TokenRecord {
   reauthorizationRequired?: boolean
   /** The connected account, as the app chose to keep it. */
   account?: AccountInfo
+  /**
+   * The nonce of the browser connection that stored these tokens (set by the OAuth routes'
+   * callback). The connection cookie names it: a cookie from before a disconnect or a later
+   * reconnection no longer counts. Kept as it is by refreshes.
+   */
+  connection?: string
   /** Anything else the app keeps with the tokens. */
   data?: Record<string, unknown>
   /**

@@ -41,7 +41,11 @@ export const duplicate = (): WebhookResponse => ({
 export function errorAnswer(error: WebhookError): WebhookResponse {
   const extra: Record<string, string> = {}
   if (error.code === 'method_not_allowed') extra.allow = 'POST'
-  if (error.code === 'payload_too_large' || error.code === 'body_timeout')
+  if (
+    error.code === 'payload_too_large' ||
+    error.code === 'body_timeout' ||
+    error.code === 'server_busy'
+  )
     extra.connection = 'close'
   return json(error.status, error.toJSON(), extra)
 }

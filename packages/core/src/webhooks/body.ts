@@ -72,6 +72,59 @@ export function bodyChanged(
   )
 }
 
+/**
+ * Whether text a body parser handed over can be the bytes received: a decoder turns bytes that
+ * are not UTF-8 into U+FFFD (one for a byte, or for several), so text holding one, or a lone
+ * surrogate, no longer says which bytes arrived, whatever its length. One pass, no copy.
+ */
+export function isFaithfulText(text: string): boolean {
+  return text.indexOf('\ufffd') < 0 && (text as string & { isWellFormed(): boolean }).isWellFormed()
+}
+
+/** Text a parser decoded from bytes that were not UTF-8: no longer the bytes received. */
+export function textNotFaithful(framework: FrameworkName | undefined): WebhookError {
+  return new WebhookError(
+    'body_parsed',
+    'The body handed to the webhook handler is text holding U+FFFD replacement characters or ' +
+      'unpaired surrogates: a body parser decoded it before verification, so the bytes the ' +
+      `signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+  )
+}
+
+/**
+ * The bytes held at once by bodies still arriving, across the requests of one handler: a
+ * request that would take it past its limit is answered 503 `server_busy`, and the service
+ * delivers it again later. Bounds the memory that many slow or stalled senders can hold.
+ */
+export class BodyBudget {
+  #held = 0
+  constructor(readonly max: number) {}
+
+  /** Bytes held now. */
+  get held(): number {
+    return this.#held
+  }
+
+  /** Takes `bytes` from the budget; `false` (and nothing taken) when they do not fit. */
+  take(bytes: number): boolean {
+    if (this.#held + bytes > this.max) return false
+    this.#held += bytes
+    return true
+  }
+
+  give(bytes: number): void {
+    this.#held -= bytes
+  }
+}
+
+export function serverBusy(max: number): WebhookError {
+  return new WebhookError(
+    'server_busy',
+    `Webhook bodies still arriving already hold ${max} bytes (option maxPendingBytes): ` +
+      'answered 503 without reading this one, so the service delivers it again later.',
+  )
+}
+
 export function tooLarge(limit: number): WebhookError {
   return new WebhookError(
     'payload_too_large',
@@ -107,6 +160,7 @@ function readEvents(
   stream: EventReadable,
   limit: number,
   timeoutMs: number,
+  take: TakeBytes | undefined,
 ): Promise<Uint8Array | undefined> {
   if (stream.readableEnded) return Promise.resolve(new Uint8Array(0))
   return new Promise((resolve, reject) => {
@@ -131,7 +185,17 @@ function readEvents(
         done()
         stream.pause()
         resolve(undefined)
-      } else chunks.push(bytes)
+      } else {
+        try {
+          take?.(bytes.length)
+        } catch (busy) {
+          done()
+          stream.pause()
+          reject(busy)
+          return
+        }
+        chunks.push(bytes)
+      }
     }
     const onEnd = () => {
       done()
@@ -171,6 +235,7 @@ export async function readBody(
   limit: number,
   framework?: FrameworkName,
   timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+  budget?: BodyBudget,
 ): Promise<Uint8Array> {
   if (source === null || source === undefined) return new Uint8Array(0)
   if (typeof source === 'string' || source instanceof Uint8Array) {
@@ -179,19 +244,43 @@ export async function readBody(
     return bytes
   }
   if (typeof source !== 'object') throw parsedBodyError(framework)
-  const chunks: Uint8Array[] = []
-  let total = 0
+  if (budget === undefined) return readSource(source, limit, framework, timeoutMs, undefined)
+  // Each chunk is taken from the budget as it arrives; all of them are given back at the end.
+  let taken = 0
+  const take = (bytes: number) => {
+    if (!budget.take(bytes)) throw serverBusy(budget.max)
+    taken += bytes
+  }
+  try {
+    return await readSource(source, limit, framework, timeoutMs, take)
+  } finally {
+    budget.give(taken)
+  }
+}
+
+/** Takes a chunk's bytes from a budget; throws `server_busy` when they do not fit. */
+type TakeBytes = (bytes: number) => void
+
+async function readSource(
+  source: object,
+  limit: number,
+  framework: FrameworkName | undefined,
+  timeoutMs: number,
+  take: TakeBytes | undefined,
+): Promise<Uint8Array> {
   if (isReadableStream(source)) {
     if (source.locked) throw bodyAlreadyRead(framework)
-    const bytes = await readStream(source, limit, {
-      ms: timeoutMs,
-      error: () => bodyTimeout(timeoutMs),
-    })
+    const bytes = await readStream(
+      source,
+      limit,
+      { ms: timeoutMs, error: () => bodyTimeout(timeoutMs) },
+      take,
+    )
     if (bytes === undefined) throw tooLarge(limit)
     return bytes
   }
   if (isEventReadable(source)) {
-    const bytes = await readEvents(source, limit, timeoutMs)
+    const bytes = await readEvents(source, limit, timeoutMs, take)
     if (bytes === undefined) throw tooLarge(limit)
     return bytes
   }
@@ -200,6 +289,8 @@ export async function readBody(
     // 413 answer could not be written on its socket.
     const iterator = source[Symbol.asyncIterator]()
     const deadline = performance.now() + timeoutMs
+    const chunks: Uint8Array[] = []
+    let total = 0
     for (;;) {
       const { done, value } = await beforeDeadline(iterator.next(), deadline, () =>
         bodyTimeout(timeoutMs),
@@ -208,6 +299,7 @@ export async function readBody(
       const chunk = toBytes(value)
       total += chunk.length
       if (total > limit) throw tooLarge(limit)
+      take?.(chunk.length)
       chunks.push(chunk)
     }
     return concat(chunks, total)

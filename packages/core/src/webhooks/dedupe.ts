@@ -1,3 +1,5 @@
+import { StoreFullError } from '../errors.js'
+
 /** What a claim on a delivery finds. */
 export type ClaimResult = 'claimed' | 'in_progress' | 'completed'
 
@@ -48,6 +50,13 @@ export interface MemoryDedupeStoreOptions {
   ttlMs?: number
   /** How long a claim lasts if its holder never completes nor releases it. Default 5 minutes. */
   leaseMs?: number
+  /**
+   * What a claim of a new key does when the store holds `maxEntries` unexpired keys:
+   * `'forget-oldest'` (the default) drops the oldest, and tells `onEarlyEviction`;
+   * `'refuse'` drops nothing and throws `StoreFullError` (`store_full`), for keys that must
+   * never be forgotten within their lifetime, such as used sign-in states.
+   */
+  whenFull?: 'forget-oldest' | 'refuse'
   /** Clock, for tests. */
   now?: () => number
 }
@@ -90,6 +99,7 @@ export class MemoryDedupeStore implements DedupeStore {
   readonly #ttlMs: number
   readonly #leaseMs: number
   readonly #now: () => number
+  readonly #refuseWhenFull: boolean
   readonly #listeners: Array<(eviction: EarlyEviction) => void> = []
 
   constructor(options: MemoryDedupeStoreOptions = {}) {
@@ -97,6 +107,7 @@ export class MemoryDedupeStore implements DedupeStore {
     this.#ttlMs = options.ttlMs ?? 24 * 60 * 60 * 1000
     this.#leaseMs = options.leaseMs ?? 5 * 60 * 1000
     this.#now = options.now ?? Date.now
+    this.#refuseWhenFull = options.whenFull === 'refuse'
   }
 
   /** Most keys kept (option `maxEntries`). */
@@ -118,6 +129,13 @@ export class MemoryDedupeStore implements DedupeStore {
     const now = this.#now()
     const entry = this.#entries.get(key)
     if (entry !== undefined && entry.expiresAt > now) return entry.state
+    if (this.#refuseWhenFull && entry === undefined && this.#entries.size >= this.#maxEntries) {
+      // Only expired keys may go: if none did, the claim is refused, nothing forgotten.
+      this.#evict(now, true)
+      if (this.#entries.size >= this.#maxEntries) {
+        throw new StoreFullError('The in-memory dedupe store', this.#maxEntries)
+      }
+    }
     this.#put(key, 'in_progress', owner, now + this.#leaseMs, now, entry)
     return 'claimed'
   }
@@ -162,8 +180,11 @@ export class MemoryDedupeStore implements DedupeStore {
     this.#evict(now)
   }
 
-  /** Pops the head while it is stale, expired, or the store holds more than `maxEntries`. */
-  #evict(now: number): void {
+  /**
+   * Pops the head while it is stale, expired, or (unless `expiredOnly`, or the store refuses
+   * when full) the store holds more than `maxEntries`.
+   */
+  #evict(now: number, expiredOnly = this.#refuseWhenFull): void {
     let early = 0
     const keys = this.#queueKeys
     const seqs = this.#queueSeqs
@@ -172,7 +193,7 @@ export class MemoryDedupeStore implements DedupeStore {
       const entry = this.#entries.get(key)
       if (entry !== undefined && entry.seq === seqs[this.#head]) {
         const expired = entry.expiresAt <= now
-        if (!expired && this.#entries.size <= this.#maxEntries) break
+        if (!expired && (expiredOnly || this.#entries.size <= this.#maxEntries)) break
         this.#entries.delete(key)
         if (!expired) early++
       }

@@ -8,3 +8,5 @@ export const DEFAULT_BODY_TIMEOUT_MS = 30_000
 export const DEFAULT_SIGNATURE_HEADER = 'x-service-signature'
 /** The header carrying the webhook id `wh_<id>`. */
 export const DEFAULT_WEBHOOK_ID_HEADER = 'x-service-webhook-id'
+/** Most bytes held at once by webhook bodies still arriving, across requests: 64 MiB. */
+export const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024

@@ -1,16 +1,16 @@
-import { WebhookError } from '../errors.js'
+import { serverText, WebhookError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, received, type WebhookResponse } from './answer.js'
 import { newClaimOwner } from './dedupe.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookQueue } from './options.js'
 import type { Received } from './receive.js'
-import type { HandlerRegistry, WebhookContext } from './registry.js'
+import type { HandlerRegistry } from './registry.js'
 
 function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
   return new WebhookError(
     'queue_rejected',
-    `The queue did not accept ${event.type} (${event.id}); answered 503 so the service delivers it again.`,
+    `The queue did not accept ${serverText(event.type, 100)} (${event.id}); answered 503 so the service delivers it again.`,
     { cause },
   )
 }
@@ -39,11 +39,6 @@ function deliver(
   }
 }
 
-/** The dedupe key of a delivery: the signed payload id, under the webhook id when that is signed too. */
-function dedupeKey(event: AnyWebhookEvent, context: WebhookContext, settings: Settings): string {
-  return settings.keyedByWebhookId ? `${context.webhookId ?? ''}:${event.id}` : event.id
-}
-
 /**
  * Delivers a verified event once: claims its payload id in the dedupe store, runs the handlers
  * (or enqueues), then marks it completed, or releases it for the retry when they failed. A
@@ -57,7 +52,7 @@ export async function deliverOnce(
 ): Promise<WebhookResponse> {
   const { dedupe, queue } = settings
   const { event } = delivery
-  const key = dedupeKey(event, delivery.context, settings)
+  const { key } = delivery
   if (dedupe === undefined) {
     const delivered = deliver(delivery, key, queue, registry)
     if (delivered) await delivered

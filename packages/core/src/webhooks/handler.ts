@@ -1,4 +1,4 @@
-import { isWebhookError, WebhookError } from '../errors.js'
+import { isWebhookError, serverText, WebhookError } from '../errors.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { MemoryDedupeStore } from './dedupe.js'
@@ -191,7 +191,13 @@ class Endpoint implements WebhookHandler {
         bodyUsed: request.bodyUsed,
         framework: 'fetch',
       })) ??
-      json(404, new WebhookError('not_found', `Nothing is served at ${url.pathname}.`).toJSON())
+      json(
+        404,
+        new WebhookError(
+          'not_found',
+          `Nothing is served at ${serverText(url.pathname, 200)}.`,
+        ).toJSON(),
+      )
     return new Response(answer.body, { status: answer.status, headers: answer.headers })
   }
 

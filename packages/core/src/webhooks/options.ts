@@ -1,23 +1,31 @@
 import { ConfigError, type WebhookError } from '../errors.js'
 import { checkLogger, type Logger } from '../log.js'
+import { BodyBudget } from './body.js'
 import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_PENDING_BYTES,
   DEFAULT_SIGNATURE_HEADER,
   DEFAULT_WEBHOOK_ID_HEADER,
   DEFAULT_WEBHOOK_PATH,
 } from './defaults.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { HandlerMap, WebhookContext, WebhookHandlerFn } from './registry.js'
-import { assertSecretSource, type SecretSource, staticSecrets } from './secrets.js'
+import {
+  assertSecretSource,
+  SecretIdentities,
+  type SecretSource,
+  staticSecrets,
+} from './secrets.js'
 import type { HeaderNames } from './verify.js'
 
 /** What a queue learns of a delivery besides its event. */
 export interface QueueDelivery {
   /**
    * The delivery's dedupe key: what its signature vouches for (the payload id, under the
-   * webhook id when secrets are looked up by it). The same for every retry of one delivery:
+   * identity of the secret that verified it when secrets are looked up per request; never the
+   * unsigned webhook id header). The same for every retry of one delivery, in every process:
    * a queue can make it its job id.
    */
   key: string
@@ -67,6 +75,13 @@ export interface WebhookHandlerOptions extends HeaderNames {
   /** How long a body may take to arrive, in ms: past it, 408 and the connection is closed. Default 30 000. */
   bodyTimeoutMs?: number
   /**
+   * Most bytes held at once by bodies still arriving, across all requests to this handler. A
+   * request whose declared length does not fit is answered 503 `server_busy` without reading
+   * it (one without a length, as soon as a chunk does not fit): the service delivers it again
+   * later. Bounds what many slow or stalled senders can hold. Default 64 MiB; at least `bodyLimit`.
+   */
+  maxPendingBytes?: number
+  /**
    * Where failures are told: a handler's exception with its stack, a parsed body or a secret
    * with white space (once), refused requests (summarised once a minute). Default: the
    * framework's logger where it has one (Fastify's `request.log`, Koa's `error` event for
@@ -86,12 +101,16 @@ export interface Settings {
   path: string
   limit: number
   bodyTimeoutMs: number
+  /** The bytes held by bodies still arriving (option `maxPendingBytes`), shared by all requests. */
+  budget: BodyBudget
   dedupe: DedupeStore | undefined
   /**
-   * Only a lookup by webhook id ties the id header to the signature: with a fixed secret the
-   * header is not covered by anything, so the dedupe key is the signed payload id alone.
+   * With a secret lookup, the identities of the secrets that verified deliveries: dedupe keys
+   * are the payload id under that identity (two webhooks may send one payload id), never under
+   * the webhook id header, which nothing signs. `undefined` with fixed secrets: the signed
+   * payload id alone is the key.
    */
-  keyedByWebhookId: boolean
+  identities: SecretIdentities | undefined
   signatureHeader: string
   webhookIdHeader: string
   queue: WebhookQueue | undefined
@@ -170,6 +189,14 @@ export function resolveSettings(
   }
   positiveInteger(options.bodyLimit, 'bodyLimit', 'bytes')
   positiveInteger(options.bodyTimeoutMs, 'bodyTimeoutMs', 'milliseconds')
+  positiveInteger(options.maxPendingBytes, 'maxPendingBytes', 'bytes')
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+  const maxPending = options.maxPendingBytes ?? Math.max(DEFAULT_MAX_PENDING_BYTES, limit)
+  if (maxPending < limit) {
+    throw new ConfigError(
+      `createWebhookHandler: maxPendingBytes (${maxPending}) must be at least bodyLimit (${limit}), or no body of the largest size could ever be read.`,
+    )
+  }
   if (options.queue !== undefined && typeof options.queue?.enqueue !== 'function') {
     throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
   }
@@ -177,10 +204,11 @@ export function resolveSettings(
     secret: options.secret,
     fixedSecrets: staticSecrets(options.secret),
     path: normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH),
-    limit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    limit,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    budget: new BodyBudget(maxPending),
     dedupe: options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore()),
-    keyedByWebhookId: typeof options.secret === 'function',
+    identities: typeof options.secret === 'function' ? new SecretIdentities() : undefined,
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
     queue: options.queue,

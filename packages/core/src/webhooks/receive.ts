@@ -8,7 +8,10 @@ import {
   bodyAlreadyRead,
   bodyChanged,
   type FrameworkName,
+  isFaithfulText,
   readBody,
+  serverBusy,
+  textNotFaithful,
   tooLarge,
 } from './body.js'
 import { parseEnvelope } from './envelope.js'
@@ -44,10 +47,18 @@ export interface WebhookRequest {
 export interface Received {
   event: AnyWebhookEvent
   context: WebhookContext
+  /**
+   * The dedupe key: what the signature proved, never text the sender chose. The payload id,
+   * under the identity of the secret that verified it when secrets are looked up per request.
+   */
+  key: string
 }
 
+/** The longest `Content-Type` read; a longer one is not the service's and is refused unread. */
+const MAX_CONTENT_TYPE = 256
+
 function isJsonContentType(value: string | undefined): boolean {
-  if (value === undefined) return false
+  if (value === undefined || value.length > MAX_CONTENT_TYPE) return false
   if (value === 'application/json') return true
   const type = value.split(';', 1)[0]!.trim().toLowerCase()
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
@@ -65,7 +76,10 @@ function checkRequestLine(request: WebhookRequest, settings: Settings): void {
     )
   }
   const encoding = getHeader(request.headers, 'content-encoding')
-  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+  if (
+    encoding !== undefined &&
+    (encoding.length > MAX_CONTENT_TYPE || encoding.trim().toLowerCase() !== 'identity')
+  ) {
     // The signature covers the bytes sent; a decoded body is not them.
     throw new WebhookError(
       'unsupported_media_type',
@@ -82,6 +96,8 @@ function bytesOf(
 ): Uint8Array | Promise<Uint8Array> {
   const raw = request.body
   if (request.bodyUsed === true) throw bodyAlreadyRead(request.framework)
+  // Text a parser decoded must be a faithful copy of the bytes, whatever its length.
+  if (typeof raw === 'string' && !isFaithfulText(raw)) throw textNotFaithful(request.framework)
   if (
     raw instanceof Uint8Array &&
     raw.length <= settings.limit &&
@@ -89,7 +105,7 @@ function bytesOf(
   ) {
     return raw
   }
-  return readBody(raw, settings.limit, request.framework, settings.bodyTimeoutMs).then((body) => {
+  const check = (body: Uint8Array) => {
     // Text or bytes a parser kept must be the bytes received: the same length at least.
     if (
       (typeof raw === 'string' || raw instanceof Uint8Array) &&
@@ -99,7 +115,31 @@ function bytesOf(
       throw bodyChanged(declared, body.length, request.framework)
     }
     return body
-  })
+  }
+  const { budget } = settings
+  if (typeof raw === 'string' || raw instanceof Uint8Array || !(declared >= 0)) {
+    // Bytes at hand are held already; a stream of unknown length takes its chunks as they come.
+    const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
+    return readBody(
+      raw,
+      settings.limit,
+      request.framework,
+      settings.bodyTimeoutMs,
+      inMemory ? undefined : budget,
+    ).then(check)
+  }
+  // A declared length is taken whole before the first byte is read, and given back at the end.
+  if (!budget.take(declared)) throw serverBusy(budget.max)
+  return readBody(raw, settings.limit, request.framework, settings.bodyTimeoutMs).then(
+    (body) => {
+      budget.give(declared)
+      return body
+    },
+    (error: unknown) => {
+      budget.give(declared)
+      throw error
+    },
+  )
 }
 
 /**
@@ -130,5 +170,12 @@ export async function receive(
   if (secretIndex < 0) await rejectSignature(body, signature, secrets, settings.signatureHeader)
   const event = parseEnvelope(body)
   state.event = event
-  return { event, context: { webhookId, secretIndex, headers: request.headers } }
+  const context = { webhookId, secretIndex, headers: request.headers }
+  if (settings.identities === undefined) return { event, context, key: event.id }
+  const identity = settings.identities.of(secrets[secretIndex]!)
+  return {
+    event,
+    context,
+    key: `${typeof identity === 'string' ? identity : await identity}:${event.id}`,
+  }
 }

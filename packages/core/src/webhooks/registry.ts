@@ -1,4 +1,4 @@
-import { ConfigError, WebhookError } from '../errors.js'
+import { ConfigError, serverText, WebhookError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
 import { isThenable } from '../thenable.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
@@ -108,7 +108,7 @@ export class HandlerRegistry {
       if (errors.length === 0) return
       throw new WebhookError(
         'handler_failed',
-        `${errors.length} of ${fns.length} handlers for ${event.type} (${event.id}) failed; ` +
+        `${errors.length} of ${fns.length} handlers for ${serverText(event.type, 100)} (${event.id}) failed; ` +
           'answered 500 so the service delivers it again.',
         { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'handlers failed') },
       )

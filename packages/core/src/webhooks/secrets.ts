@@ -1,4 +1,6 @@
-import { ConfigError, WebhookError } from '../errors.js'
+import { toHexUpper } from '../bytes.js'
+import { defaultProvider } from '../crypto/default.js'
+import { ConfigError, serverText, WebhookError } from '../errors.js'
 import type { Secrets } from './signature.js'
 
 /**
@@ -43,12 +45,24 @@ export function staticSecrets(source: SecretSource): readonly string[] | undefin
   return (typeof source === 'string' ? [source] : source).filter(isUsableSecret)
 }
 
+/**
+ * The longest webhook id handed to a secret lookup. The service's ids are `wh_` and a few dozen
+ * characters; a longer header is no id of its, and is refused before the lookup runs.
+ */
+export const MAX_WEBHOOK_ID = 256
+
 /** Resolves the secrets for one request; throws `secret_unknown` when there are none. */
 export async function resolveSecrets(
   source: SecretSource,
   webhookId: string | undefined,
   webhookIdHeader: string,
 ): Promise<readonly string[]> {
+  if (webhookId !== undefined && webhookId.length > MAX_WEBHOOK_ID) {
+    throw new WebhookError(
+      'secret_unknown',
+      `The ${webhookIdHeader} header is ${webhookId.length} characters long, which is no webhook id (at most ${MAX_WEBHOOK_ID}); no secret was looked up.`,
+    )
+  }
   const found = typeof source === 'function' ? await source(webhookId) : source
   const list = typeof found === 'string' ? [found] : (found ?? [])
   // A lookup may answer anything: an empty or all-white-space secret is no secret at all.
@@ -58,8 +72,34 @@ export async function resolveSecrets(
       'secret_unknown',
       webhookId === undefined
         ? `No signing secret is known for this request, and it has no ${webhookIdHeader} header to look one up by.`
-        : `No signing secret is known for webhook id "${webhookId.slice(0, 64)}". Add it to your secret lookup.`,
+        : `No signing secret is known for webhook id "${serverText(webhookId, 64)}". Add it to your secret lookup.`,
     )
   }
   return usable
+}
+
+const IDENTITY_INPUT = 'scheduling-kit:dedupe-identity'
+const IDENTITY_CACHE_ENTRIES = 1024
+
+/**
+ * Names the secrets that verified deliveries, for dedupe keys: a secret's identity is the first
+ * 16 bytes of its HMAC over a fixed text, in hex. It is what a signature proves (whoever signed
+ * held that secret), unlike the webhook id header, which nothing signs: two deliveries of one
+ * payload under one secret share a key in every process, however a lookup treated the id. The
+ * identity reveals nothing of the secret. Remembered for the last secrets seen, so a lookup's
+ * deliveries pay for one HMAC per secret, not per delivery.
+ */
+export class SecretIdentities {
+  readonly #known = new Map<string, string>()
+
+  of(secret: string): string | Promise<string> {
+    const known = this.#known.get(secret)
+    if (known !== undefined) return known
+    return defaultProvider.sign(secret, IDENTITY_INPUT).then((mac) => {
+      const identity = toHexUpper(mac.subarray(0, 16)).toLowerCase()
+      if (this.#known.size >= IDENTITY_CACHE_ENTRIES) this.#known.clear()
+      this.#known.set(secret, identity)
+      return identity
+    })
+  }
 }

@@ -31,27 +31,47 @@ export async function signWith(
   return PREFIX + toHexUpper(await provider.sign(secret, body))
 }
 
-/** HTTP's optional white space around a field value: spaces and tabs only (RFC 9110, 5.6.3). */
-const OWS = /^[ \t]+|[ \t]+$/g
+/**
+ * The longest signature header read at all: `sha256=` and 64 hex digits, with room for HTTP's
+ * optional white space around them. Anything longer is refused before it is parsed, so the work
+ * a forged header costs is bounded whatever its length.
+ */
+export const MAX_SIGNATURE_HEADER = 256
+
+/** HTTP's optional white space (RFC 9110, 5.6.3): a space or a horizontal tab. */
+function isOws(code: number): boolean {
+  return code === 0x20 || code === 0x09
+}
 
 /**
  * The digest part of a signature header as sent: `sha256=` is optional (in any case), and
  * surrounding spaces and tabs are ignored (other white space, such as a no-break space, is not
  * HTTP's and refuses the header). `undefined` unless 64 characters are left; whether they are
  * ASCII hex digits (either case) is checked by the provider in the same pass as the comparison
- * (full-width or other look-alike digits are refused in every build).
+ * (full-width or other look-alike digits are refused in every build). One pass over at most
+ * `MAX_SIGNATURE_HEADER` characters: no regular expression, nothing that can backtrack.
  */
 function signatureHex(header: string): string | undefined {
   // Fast path: the exact form the service sends.
   if (header.length === PREFIX.length + DIGEST_BYTES * 2 && header.startsWith(PREFIX)) {
     return header.slice(PREFIX.length)
   }
-  let hex = header.replace(OWS, '')
-  if (hex.length !== DIGEST_BYTES * 2) {
-    if (hex.slice(0, PREFIX.length).toLowerCase() !== PREFIX) return undefined
-    hex = hex.slice(PREFIX.length)
+  if (header.length > MAX_SIGNATURE_HEADER) return undefined
+  let start = 0
+  let end = header.length
+  while (start < end && isOws(header.charCodeAt(start))) start++
+  while (end > start && isOws(header.charCodeAt(end - 1))) end--
+  if (end - start === DIGEST_BYTES * 2 + PREFIX.length) {
+    if (header.slice(start, start + PREFIX.length).toLowerCase() !== PREFIX) return undefined
+    start += PREFIX.length
   }
-  return hex.length === DIGEST_BYTES * 2 ? hex : undefined
+  return end - start === DIGEST_BYTES * 2 ? header.slice(start, end) : undefined
+}
+
+/** Whether a header value is empty or only HTTP's optional white space (read in one pass). */
+export function isBlankHeader(value: string): boolean {
+  for (let i = 0; i < value.length; i++) if (!isOws(value.charCodeAt(i))) return false
+  return true
 }
 
 /** Parses a signature header into the 32 digest bytes; `undefined` when it is not a SHA-256 digest. */

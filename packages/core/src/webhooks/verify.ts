@@ -3,7 +3,7 @@ import { WebhookError } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 import { DEFAULT_SIGNATURE_HEADER, DEFAULT_WEBHOOK_ID_HEADER } from './defaults.js'
 import { resolveSecrets, type SecretSource } from './secrets.js'
-import { match } from './signature.js'
+import { isBlankHeader, MAX_SIGNATURE_HEADER, match } from './signature.js'
 
 export interface HeaderNames {
   /** Header carrying `sha256=<hex>`. Default `x-service-signature`. */
@@ -22,7 +22,8 @@ export interface Verified {
 /** Reads the signature header or throws `signature_missing`. */
 export function requireSignature(headers: HeadersInput, name: string): string {
   const header = getHeader(headers, name)
-  if (header === undefined || /^[ \t]*$/.test(header)) {
+  // A header longer than any signature is not blank: it is refused, unread, as no signature.
+  if (header === undefined || (header.length <= MAX_SIGNATURE_HEADER && isBlankHeader(header))) {
     throw new WebhookError(
       'signature_missing',
       `The request has no ${name} header. The service signs every webhook: is this request ` +
