@@ -3,6 +3,7 @@ import { type SchedulingError, signPayload } from '@scheduling-kit/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { escapingPath } from './escape.js'
+import { connect } from './flow.js'
 import type { AdapterHarness } from './harness.js'
 import { cookieHeader, deliver, envelope, request, stalledRequest } from './http.js'
 import { SECRET, type Started, type SuiteContext } from './suite.js'
@@ -227,18 +228,6 @@ export function defineAttackCases(harness: AdapterHarness, ctx: SuiteContext): v
   })
 
   describe(`${harness.name}: OAuth attacks`, () => {
-    async function connect(
-      app: Started,
-      query = '',
-    ): Promise<{ back: Awaited<ReturnType<typeof request>>; cookie: string; callback: URL }> {
-      const login = await request(`${app.base}/auth/scheduling/login${query}`)
-      const cookie = cookieHeader(login.headers)
-      const consent = await request(login.headers.get('location')!)
-      const callback = new URL(consent.headers.get('location')!)
-      const back = await request(callback.toString(), { headers: { cookie } })
-      return { back, cookie, callback }
-    }
-
     const attacks = [
       '/.//evil.test',
       '/./\\evil.test',

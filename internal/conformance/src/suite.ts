@@ -8,6 +8,7 @@ import {
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { defineAttackCases } from './attacks.js'
+import { defineHardeningCases } from './hardening.js'
 import type { AdapterHarness, AppSetup, ParserPlacement } from './harness.js'
 import { FAIL_WRITE_HEADER } from './harness.js'
 import { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
@@ -608,4 +609,5 @@ export function runConformance(harness: AdapterHarness): void {
   })
 
   defineAttackCases(harness, { start, auth: () => auth, defaultParser })
+  defineHardeningCases(harness, { start, auth: () => auth, defaultParser })
 }

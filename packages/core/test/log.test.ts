@@ -294,15 +294,25 @@ describe('OAuth logging and causes', () => {
     expect(logger.at('error')).toHaveLength(2)
   })
 
-  it('showCauses follows NODE_ENV by default', async () => {
+  it('showCauses follows NODE_ENV by default: only development and test show causes; unset is production', async () => {
     const before = process.env.NODE_ENV
     try {
-      process.env.NODE_ENV = 'production'
-      const prod = createOAuthRoutes(options({ clientSecret: 'nope', logger: capture() }))
-      expect((await signIn(prod))?.body).not.toContain('id="cause"')
-      process.env.NODE_ENV = 'development'
-      const dev = createOAuthRoutes(options({ clientSecret: 'nope', logger: capture() }))
-      expect((await signIn(dev))?.body).toContain('id="cause"')
+      for (const [mode, shown] of [
+        ['production', false],
+        [undefined, false],
+        ['', false],
+        ['staging', false],
+        ['development', true],
+        ['test', true],
+      ] as const) {
+        if (mode === undefined) delete process.env.NODE_ENV
+        else process.env.NODE_ENV = mode
+        const routes = createOAuthRoutes(options({ clientSecret: 'nope', logger: capture() }))
+        const body = (await signIn(routes))?.body ?? ''
+        expect(body.includes('id="cause"'), String(mode)).toBe(shown)
+        // The internal address the cause would name never reaches a production page.
+        if (!shown) expect(body, String(mode)).not.toContain('127.0.0.1')
+      }
     } finally {
       process.env.NODE_ENV = before
     }

@@ -6,7 +6,7 @@ import { deliver, envelope } from '@scheduling-kit/conformance'
 import { H3, type H3Event } from 'h3'
 import { toNodeHandler } from 'h3/node'
 import { afterEach, expect, it, vi } from 'vitest'
-import { schedulingWebhooks } from '../src/index.js'
+import { MemoryTokenStore, schedulingOAuth, schedulingWebhooks } from '../src/index.js'
 
 let server: Server | undefined
 afterEach(async () => {
@@ -87,4 +87,26 @@ it('a raw body a Node middleware kept on the request is verified, and a changed 
   const refused = await deliver(url, envelope(), { secret: 'h3-secret' })
   expect(refused.status).toBe(401)
   expect(refused.json.error?.code).toBe('signature_invalid')
+})
+
+it('a percent-encoded route segment (/%6Cogin) gets the sign-in cookie under the mount path, not a cut of the encoded path', async () => {
+  const app = new H3()
+  app.mount(
+    '/auth/scheduling',
+    schedulingOAuth({
+      clientId: 'client-123',
+      clientSecret: 'client-secret-xyz',
+      authUrl: 'http://auth.test',
+      redirectUri: 'http://127.0.0.1:9/auth/scheduling/callback',
+      tokenStore: new MemoryTokenStore(),
+      cookieSecret: 'c'.repeat(32),
+    }),
+  )
+  const base = (await serve(app)).replace('/webhooks/scheduling', '')
+  for (const path of ['/auth/scheduling/%6Cogin', '/auth/scheduling/login']) {
+    const res = await fetch(`${base}${path}`, { redirect: 'manual' })
+    expect(res.status, path).toBe(302)
+    const cookie = res.headers.getSetCookie()[0]!
+    expect(cookie, path).toMatch(/; Path=\/auth\/scheduling;/)
+  }
 })

@@ -2,6 +2,7 @@
 // reported through the app's `error` event.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { bodyParser } from '@koa/bodyparser'
 import { Router } from '@koa/router'
 import {
   cookieHeader,
@@ -145,5 +146,45 @@ describe('errors through the app’s error event', () => {
     await deliver(`${base}/webhooks/scheduling`, envelope(), { secret: SECRET })
     expect(reported).toEqual([])
     expect(lines.join('\n')).toContain('DB is down')
+  })
+})
+
+describe('a body parser mounted before the middleware', () => {
+  it('its refusals on the webhook path are summarised (one line, no stacks), other errors still reach Koa', async () => {
+    const printed: string[] = []
+    for (const level of ['error', 'warn', 'info'] as const) {
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+        printed.push(args.map(String).join(' '))
+      })
+    }
+    const app = new Koa()
+    app.use(bodyParser())
+    app.use(schedulingWebhooks(SECRET))
+    app.use(async (ctx) => {
+      if (ctx.path === '/boom') throw new Error('app route failed')
+      ctx.body = 'ok'
+    })
+    const server = createServer(app.callback())
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      expect((await fetch(`${base}/`)).status).toBe(200)
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`${base}/webhooks/scheduling`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: `not json ${i}`,
+        })
+        expect(res.status).toBe(400)
+      }
+      const summary = printed.filter((line) => line.includes('a body parser mounted before'))
+      expect(summary).toHaveLength(1)
+      expect(printed.filter((line) => line.includes('SyntaxError'))).toEqual([])
+      expect((await fetch(`${base}/boom`)).status).toBe(500)
+      expect(printed.some((line) => line.includes('app route failed'))).toBe(true)
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   })
 })

@@ -140,6 +140,15 @@ export interface RouteSettings<Req> {
   showCauses: boolean
 }
 
+/**
+ * The state store when none is given: in this process's memory, each used state kept for the
+ * sign-in's whole lifetime. Full of unexpired states, it refuses new ones (the callback answers
+ * `state_store_failed`) rather than forgetting a used one, which would make it usable again.
+ */
+export function defaultStateStore(stateTtl: number): MemoryDedupeStore {
+  return new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl, whenFull: 'refuse' })
+}
+
 let warnedAboutSecret = false
 
 function cookieSecretOf(options: OAuthRoutesOptions<never>, logger: Logger | undefined): string {
@@ -218,9 +227,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
   const logger = checkLogger(options.logger, 'schedulingOAuth')
   const oauth = createOAuthClient(options)
   const stateTtl = options.stateTtlMs ?? 10 * 60 * 1000
-  const states =
-    options.stateStore ??
-    new MemoryDedupeStore({ ttlMs: stateTtl, leaseMs: stateTtl, whenFull: 'refuse' })
+  const states = options.stateStore ?? defaultStateStore(stateTtl)
   if (options.pkce !== undefined && typeof options.pkce !== 'boolean') {
     throw new ConfigError('schedulingOAuth: pkce must be true or false.')
   }
