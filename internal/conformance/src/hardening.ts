@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { connect } from './flow.js'
 import type { AdapterHarness } from './harness.js'
 import { cookieHeader, deliver, envelope, rawExchange, request, stalledRequest } from './http.js'
-import { SECRET, type Started, type SuiteContext } from './suite.js'
+import { SECRET, type SuiteContext } from './suite.js'
 
 const MiB = 1024 * 1024
 

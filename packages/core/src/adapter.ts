@@ -5,6 +5,7 @@
 export { serverText } from './errors.js'
 export { getHeader } from './headers.js'
 export { consoleLogger, Summarizer } from './log.js'
+export { withoutTrailingSlashes } from './paths.js'
 export {
   type BodySource,
   type FrameworkName,

@@ -127,6 +127,7 @@ const ADAPTER = [
   'serverText',
   'Summarizer',
   'WebhookMethods',
+  'withoutTrailingSlashes',
 ]
 
 describe('public surface', () => {

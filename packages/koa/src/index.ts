@@ -16,6 +16,7 @@ import {
   Summarizer,
   serverText,
   type WebhookMethods,
+  withoutTrailingSlashes,
 } from '@scheduling-kit/core/adapter'
 import type { Context, Middleware } from 'koa'
 
@@ -201,7 +202,7 @@ export function schedulingWebhooks(
  */
 export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAuthMiddleware {
   const routes = createOAuthRoutes<Context>(options)
-  const prefix = (options.prefix ?? '/auth/scheduling').replace(/\/+$/, '')
+  const prefix = withoutTrailingSlashes(options.prefix ?? '/auth/scheduling')
   const middleware = (async (ctx, next) => {
     const inside = ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)
     const answer = inside

@@ -1,5 +1,6 @@
 import { ApiError, ConfigError } from '../errors.js'
 import { type FetchLike, parseJson, send } from '../http.js'
+import { withoutTrailingSlashes } from '../paths.js'
 import type { TokenManager } from '../tokens/manager.js'
 
 /** The user `GET /me` returns. The service has not published its fields. */
@@ -62,7 +63,7 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       'createSchedulingClient: an OAuth token is { manager, key } with a token manager.',
     )
   }
-  const base = options.baseUrl.replace(/\/+$/, '')
+  const base = withoutTrailingSlashes(options.baseUrl)
   const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const timeoutMs = options.timeoutMs ?? 30_000
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js'
 import { type FetchLike, send } from '../http.js'
+import { withoutTrailingSlashes } from '../paths.js'
 import type { TokenSet } from '../tokens/record.js'
 import { readTokenResponse } from './token-response.js'
 
@@ -97,7 +98,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const clientId = requireString(options, 'clientId')
   const clientSecret = requireString(options, 'clientSecret')
   const redirectUri = requireString(options, 'redirectUri')
-  const authUrl = requireString(options, 'authUrl').replace(/\/+$/, '')
+  const authUrl = withoutTrailingSlashes(requireString(options, 'authUrl'))
   for (const [name, value] of [
     ['authUrl', authUrl],
     ['redirectUri', redirectUri],

@@ -4,6 +4,7 @@ import { ConfigError, type OAuthFlowError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
 import type { FetchLike } from '../http.js'
 import { checkLogger, consoleLogger, developmentMode, type Logger } from '../log.js'
+import { withoutTrailingSlashes } from '../paths.js'
 import type { AccountInfo, TokenRecord } from '../tokens/record.js'
 import type { TokenStore } from '../tokens/store.js'
 import { type DedupeStore, MemoryDedupeStore } from '../webhooks/dedupe.js'
@@ -200,7 +201,7 @@ function issuersOf(options: OAuthRoutesOptions<never>): string[] {
     }
     return [issuer]
   }
-  const base = options.authUrl.replace(/\/+$/, '')
+  const base = withoutTrailingSlashes(options.authUrl)
   return [base, `${base}/`]
 }
 

@@ -1,6 +1,7 @@
 import { OAuthFlowError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
 import { consoleLogger, type Logger } from '../log.js'
+import { withoutTrailingSlashes } from '../paths.js'
 import { callback } from './callback.js'
 import type { OAuthClient } from './client.js'
 import { readConnectedKey } from './connection.js'
@@ -32,13 +33,6 @@ export interface OAuthRoutes<Req = unknown> {
   connectedKey(headers: HeadersInput): Promise<string | undefined>
   /** The OAuth client the routes use. */
   readonly oauth: OAuthClient
-}
-
-/** A path without the slashes it ends with (a loop: no regular expression to backtrack). */
-function withoutTrailingSlashes(path: string): string {
-  let end = path.length
-  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--
-  return path.slice(0, end)
 }
 
 /**
