@@ -76,10 +76,7 @@ describe('the example app and the fake service in a real browser', () => {
       ;(window as unknown as { mark: number }).mark = 42
     })
     await dashboard.selectOption(`${webhookRow()} select`, 'event.rescheduled')
-    await Promise.all([
-      dashboard.waitForURL(`${stack.service.url}/`),
-      dashboard.click(`${webhookRow()} .send`),
-    ])
+    await Promise.all([dashboard.waitForEvent('load'), dashboard.click(`${webhookRow()} .send`)])
     expect(await dashboard.textContent('#notice')).toMatch(/Sent event\.rescheduled .* 200/)
     const row = app.locator('#events tr', { hasText: 'event.rescheduled' })
     await row.waitFor()
@@ -91,10 +88,7 @@ describe('the example app and the fake service in a real browser', () => {
     // A delivery the app fails: the dashboard shows the 500, the retry due, then the 200.
     stack.faults.failNextDeliveries = 1
     await dashboard.selectOption(`${webhookRow()} select`, 'event.canceled')
-    await Promise.all([
-      dashboard.waitForURL(`${stack.service.url}/`),
-      dashboard.click(`${webhookRow()} .send`),
-    ])
+    await Promise.all([dashboard.waitForEvent('load'), dashboard.click(`${webhookRow()} .send`)])
     const failed = dashboard.locator('#deliveries tr.delivery', { hasText: 'event.canceled' })
     expect(await failed.first().locator('.status').textContent()).toBe('500')
     expect(await failed.first().textContent()).toMatch(/retry at/)
@@ -108,10 +102,7 @@ describe('the example app and the fake service in a real browser', () => {
     // Expire the access token: the app's next API call refreshes it, once.
     const account = `#accounts tr[data-account="acct_browser"]`
     expect(await dashboard.textContent(`${account} .live`)).toBe('1')
-    await Promise.all([
-      dashboard.waitForURL(`${stack.service.url}/`),
-      dashboard.click(`${account} .expire`),
-    ])
+    await Promise.all([dashboard.waitForEvent('load'), dashboard.click(`${account} .expire`)])
     expect(await dashboard.textContent(`${account} .live`)).toBe('0')
     const refreshes = stack.service.auth.counters.refresh
     const me = await app.evaluate(async () => (await fetch('/api/me')).status)
@@ -121,10 +112,7 @@ describe('the example app and the fake service in a real browser', () => {
     expect(await dashboard.textContent(`${account} .live`)).toBe('1')
 
     // Revoke the grant: the app can no longer call the API for this account.
-    await Promise.all([
-      dashboard.waitForURL(`${stack.service.url}/`),
-      dashboard.click(`${account} .revoke`),
-    ])
+    await Promise.all([dashboard.waitForEvent('load'), dashboard.click(`${account} .revoke`)])
     expect(await dashboard.textContent(`${account} .grants`)).toBe('0 active, 1 revoked')
     expect(await app.evaluate(async () => (await fetch('/api/me')).status)).not.toBe(200)
 

@@ -77,6 +77,15 @@ function accountRows(state: DashboardState): string {
     .join('')
 }
 
+/**
+ * The buttons send JSON (the control API takes no form bodies, so another site's page cannot
+ * post to it), then reload the page, which shows the notice the answer left.
+ */
+const SCRIPT =
+  "document.addEventListener('submit',async(e)=>{const f=e.target;e.preventDefault();" +
+  'await fetch(f.action,{method:"POST",headers:{"content-type":"application/json"},' +
+  'body:JSON.stringify(Object.fromEntries(new FormData(f)))}).catch(()=>{});location.replace("/")})'
+
 /** The fake service's dashboard: webhooks, deliveries with their retries, connected accounts. */
 export function dashboardPage(state: DashboardState): string {
   return (
@@ -88,6 +97,6 @@ export function dashboardPage(state: DashboardState): string {
     '<h2>Connected accounts</h2><table id="accounts"><tr><th>account</th><th>grants</th><th>live access tokens</th><th></th></tr>' +
     `${accountRows(state)}</table>` +
     '<h2>Deliveries</h2><table id="deliveries"><tr><th>at</th><th>webhook</th><th>type</th><th>payload</th><th>attempt</th><th>answer</th><th>next</th></tr>' +
-    `${deliveryRows(state)}</table></body></html>`
+    `${deliveryRows(state)}</table><script>${SCRIPT}</script></body></html>`
   )
 }

@@ -107,17 +107,60 @@ function json(res: ServerResponse, status: number, body: unknown) {
     .end(JSON.stringify(body))
 }
 
+/** A control request refused before it is read: its status and what to do. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * Reads a control request's JSON body. Only `application/json` is taken: a page on another
+ * site can post a form (urlencoded, multipart, text/plain) here without asking, but not JSON.
+ */
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new Refused(415, 'The control API takes JSON only (content-type: application/json).')
+  }
   let text = ''
   for await (const chunk of req) {
     text += chunk
-    if (text.length > 256 * 1024) throw new Error('body too large')
+    if (text.length > 256 * 1024) throw new Refused(413, 'body too large')
   }
   if (text === '') return {}
-  const type = req.headers['content-type'] ?? ''
-  if (type.startsWith('application/x-www-form-urlencoded'))
-    return Object.fromEntries(new URLSearchParams(text))
-  return JSON.parse(text) as Record<string, unknown>
+  const value = JSON.parse(text) as unknown
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Refused(400, 'The body must be a JSON object.')
+  return value as Record<string, unknown>
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
+
+/** Whether a listening address is this machine's loopback only. */
+function isLoopback(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+}
+
+/**
+ * Whether a `Host` header names this service: its own host, `localhost`, or an IP address, on
+ * its port. A name that merely resolves here (DNS rebinding: a site's own name pointed at
+ * 127.0.0.1) is refused, so another site's page cannot read or drive the service.
+ */
+function isOwnHost(header: string | undefined, listenHost: string, port: number): boolean {
+  if (header === undefined || !URL.canParse(`http://${header}`)) return false
+  const url = new URL(`http://${header}`)
+  if (url.port !== String(port) || url.username !== '' || url.pathname !== '/') return false
+  const name = url.hostname
+  return (
+    name === listenHost ||
+    name === 'localhost' ||
+    /^\d{1,3}(\.\d{1,3}){3}$/.test(name) ||
+    (name.startsWith('[') && name.endsWith(']'))
+  )
 }
 
 /**
@@ -221,6 +264,12 @@ export async function startFakeSchedulingService(
   }): Webhook {
     if (typeof input?.url !== 'string' || !URL.canParse(input.url))
       throw new Error('registerWebhook: url must be an absolute URL')
+    const protocol = new URL(input.url).protocol
+    if (protocol !== 'http:' && protocol !== 'https:')
+      throw new Error('registerWebhook: url must be an http: or https: URL')
+    // A webhook is never replaced: its URL and secret stay what they were when it was made.
+    if (input.id !== undefined && webhooks.has(input.id))
+      throw new Refused(409, `registerWebhook: a webhook ${input.id} exists already`)
     const webhook: Webhook = {
       id: input.id ?? id('wh'),
       url: input.url,
@@ -246,14 +295,37 @@ export async function startFakeSchedulingService(
 
   let notice: string | undefined
 
-  /** After a dashboard button (a form with `redirect`): back to the dashboard with a notice. */
+  /** The answer; after a dashboard button (`redirect` set), the notice its next load shows. */
   function done(res: ServerResponse, form: boolean, status: number, body: unknown, said: string) {
-    if (!form) return json(res, status, body)
-    notice = said
-    res.writeHead(303, { location: '/' }).end()
+    if (form) notice = said
+    return json(res, status, body)
+  }
+
+  /**
+   * The control API and the dashboard answer only requests that are this machine's own: a
+   * `Host` that names the service (not a rebound DNS name), no `Origin` but the service's, and
+   * no cross-site fetch metadata.
+   */
+  function checkOwnRequest(req: IncomingMessage): void {
+    const host = req.headers.host
+    if (!isOwnHost(host, listenHost, port)) {
+      throw new Refused(
+        403,
+        `The fake service answers its control API only at its own address (http://${listenHost}:${port}), not at the Host this request named.`,
+      )
+    }
+    const origin = req.headers.origin
+    if (origin !== undefined && origin !== `http://${host}`) {
+      throw new Refused(403, 'The control API is not for other sites: this request came from one.')
+    }
+    const site = req.headers['sec-fetch-site']
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+      throw new Refused(403, 'The control API is not for other sites: this request came from one.')
+    }
   }
 
   async function control(req: IncomingMessage, res: ServerResponse, path: string) {
+    checkOwnRequest(req)
     const body = req.method === 'POST' ? await readJson(req) : {}
     const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined)
     const form = str('redirect') !== undefined
@@ -338,18 +410,31 @@ export async function startFakeSchedulingService(
       const path = (req.url ?? '/').split('?')[0]!
       if (path === '/_control' || path.startsWith('/_control/'))
         return await control(req, res, path)
-      if (req.method === 'GET' && path === '/') return dashboard(res)
+      if (req.method === 'GET' && path === '/') {
+        checkOwnRequest(req)
+        return dashboard(res)
+      }
       json(res, 404, { error: 'not_found' })
     } catch (error) {
-      json(res, 400, { error: error instanceof Error ? error.message : 'bad request' })
+      const status = error instanceof Refused ? error.status : 400
+      json(res, status, { error: error instanceof Error ? error.message : 'bad request' })
     }
   })
+  const listenHost = options.host ?? '127.0.0.1'
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve)
+    server.listen(options.port ?? 0, listenHost, resolve)
   })
   const { port } = server.address() as AddressInfo
-  const url = `http://${options.host ?? '127.0.0.1'}:${port}`
+  const url = `http://${listenHost}:${port}`
+  if (!isLoopback(listenHost)) {
+    console.warn(
+      `\n  WARNING: the fake scheduling service listens on ${listenHost}, beyond this machine's loopback.\n` +
+        '  Anyone who reaches it can register webhooks, send signed events and read its\n' +
+        '  deliveries, and use it to probe addresses from this machine. It has no access\n' +
+        '  control: listen on 127.0.0.1 unless you need more, and only on a network you trust.\n',
+    )
+  }
 
   return {
     url,

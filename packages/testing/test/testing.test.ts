@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process'
-import { createServer, type Server } from 'node:http'
+import { createHash, randomBytes } from 'node:crypto'
+import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import {
@@ -128,7 +129,13 @@ describe('startFakeSchedulingService', () => {
       redirectUri,
       authUrl: s.authUrl,
     })
-    const page = await fetch(oauth.authorizeUrl({ state: 'st4te' }))
+    // PKCE, which the service requires: a verifier, and its S256 challenge.
+    const verifier = randomBytes(32).toString('base64url')
+    const codeChallenge = createHash('sha256').update(verifier).digest('base64url')
+    const bare = await fetch(oauth.authorizeUrl({ state: 'st4te' }))
+    expect(bare.status).toBe(400)
+    expect(await bare.text()).toContain('PKCE is required')
+    const page = await fetch(oauth.authorizeUrl({ state: 'st4te', codeChallenge }))
     const html = await page.text()
     expect(html).toContain('id="allow"')
     expect(html).toContain('value="st4te"')
@@ -140,13 +147,38 @@ describe('startFakeSchedulingService', () => {
         client_id: s.clientId,
         redirect_uri: redirectUri,
         state: 'st4te',
+        code_challenge: codeChallenge,
+        code_challenge_method: 'S256',
         decision: 'allow',
         account: 'acct_ada',
       }),
     })
     const back = new URL(decision.headers.get('location')!)
     expect(back.searchParams.get('state')).toBe('st4te')
-    const tokens = await oauth.exchangeCode(back.searchParams.get('code')!)
+    const code = back.searchParams.get('code')!
+    // Without the verifier, or with another, the code is refused (and spent).
+    await expect(oauth.exchangeCode(code)).rejects.toMatchObject({ error: 'invalid_grant' })
+    const again = new URL(
+      (
+        await fetch(`${s.url}/oauth/authorize`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            client_id: s.clientId,
+            redirect_uri: redirectUri,
+            state: 'st4te',
+            code_challenge: codeChallenge,
+            code_challenge_method: 'S256',
+            decision: 'allow',
+            account: 'acct_ada',
+          }),
+        })
+      ).headers.get('location')!,
+    )
+    const tokens = await oauth.exchangeCode(again.searchParams.get('code')!, {
+      codeVerifier: verifier,
+    })
     expect(tokens.expiresAt - tokens.obtainedAt!).toBe(7_200_000)
     const me = await createSchedulingClient({ baseUrl: s.apiUrl, token: tokens.accessToken }).me()
     expect(me).toMatchObject({ id: 'acct_ada' })
@@ -158,6 +190,8 @@ describe('startFakeSchedulingService', () => {
         client_id: s.clientId,
         redirect_uri: redirectUri,
         state: 'x',
+        code_challenge: codeChallenge,
+        code_challenge_method: 'S256',
         decision: 'deny',
       }),
     })
@@ -244,6 +278,131 @@ describe('startFakeSchedulingService', () => {
       1,
     )
     expect(await (await fetch(s.url)).text()).toContain('class="send">Send</button>')
+  })
+})
+
+/** A request with the `Host` header given (fetch sets its own): the status. */
+function withHost(url: string, host: string, path: string, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${url}${path}`,
+      {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { host, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+describe("the fake service is this machine's own", () => {
+  /** A control request as a browser on another site, or a rebound DNS name, would send it. */
+  const control = (s: { url: string }, path: string, init: RequestInit = {}) =>
+    fetch(`${s.url}/_control/${path}`, { method: 'POST', ...init })
+
+  it('refuses form bodies, other origins, cross-site fetches and a Host that is not its own', async () => {
+    const s = await service()
+    const r = await receiver('real-secret')
+    const hook = s.registerWebhook({ url: r.url, secret: 'real-secret' })
+    const json = { 'content-type': 'application/json' }
+    const attempts: Array<[string, RequestInit, number]> = [
+      // A cross-site form post: urlencoded, multipart, text/plain.
+      [
+        'urlencoded',
+        {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'type=event.created',
+        },
+        415,
+      ],
+      [
+        'multipart',
+        {
+          body: (() => {
+            const f = new FormData()
+            f.set('type', 'event.created')
+            return f
+          })(),
+        },
+        415,
+      ],
+      [
+        'text/plain',
+        { headers: { 'content-type': 'text/plain' }, body: '{"type":"event.created"}' },
+        415,
+      ],
+      [
+        'another origin',
+        { headers: { ...json, origin: 'https://evil.test' }, body: '{"type":"event.created"}' },
+        403,
+      ],
+      [
+        'cross-site',
+        { headers: { ...json, 'sec-fetch-site': 'cross-site' }, body: '{"type":"event.created"}' },
+        403,
+      ],
+    ]
+    for (const [what, init, status] of attempts) {
+      expect((await control(s, 'trigger', init)).status, what).toBe(status)
+    }
+    // A page on a name that resolves here (DNS rebinding), or on another port.
+    const port = new URL(s.url).port
+    for (const host of [`evil.test:${port}`, '127.0.0.1:1', `127.0.0.1.nip.test:${port}`]) {
+      const trigger = await withHost(s.url, host, '/_control/trigger', '{"type":"event.created"}')
+      expect(trigger, host).toBe(403)
+      expect(await withHost(s.url, host, '/'), host).toBe(403)
+    }
+    expect(r.events).toEqual([])
+    expect(s.deliveries()).toEqual([])
+    expect(hook.id).toMatch(/^wh_/)
+    // Its own requests still work: JSON, from its own origin, as the dashboard's buttons send.
+    const own = await control(s, 'trigger', {
+      headers: { ...json, origin: s.url, 'sec-fetch-site': 'same-origin' },
+      body: JSON.stringify({ type: 'event.created' }),
+    })
+    expect(own.status).toBe(200)
+    expect(r.events).toHaveLength(1)
+  })
+
+  it('never replaces a webhook by id: its URL and secret stay', async () => {
+    const s = await service()
+    const r = await receiver('kept')
+    const hook = s.registerWebhook({ url: r.url, secret: 'kept' })
+    const replaced = await control(s, 'webhooks', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: hook.id, url: 'http://127.0.0.1:9/steal', secret: 'mine' }),
+    })
+    expect(replaced.status).toBe(409)
+    expect(() => s.registerWebhook({ id: hook.id, url: 'http://127.0.0.1:9/x' })).toThrow(/exists/)
+    await s.trigger('event.created')
+    expect(r.events).toHaveLength(1)
+    const bad = await control(s, 'webhooks', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'file:///etc/passwd' }),
+    })
+    expect(bad.status).toBe(400)
+  })
+
+  it('warns loudly when it listens beyond loopback', async () => {
+    const warned: string[] = []
+    const original = console.warn
+    console.warn = (...args: unknown[]) => void warned.push(args.join(' '))
+    try {
+      const loop = await service()
+      expect(warned).toEqual([])
+      const wide = await service({ host: '0.0.0.0' })
+      expect(warned.join('\n')).toMatch(
+        /WARNING: the fake scheduling service listens on 0\.0\.0\.0/,
+      )
+      expect(loop.url).not.toBe(wide.url)
+    } finally {
+      console.warn = original
+    }
   })
 })
 
