@@ -2,7 +2,8 @@
 // oidc-provider 8, a certified OAuth 2.0 server, set up as the scheduling service's
 // authorization server: authorize at /oauth/authorize, token at /oauth/token,
 // client_secret_post, 7200 s access tokens, a refresh token with every grant (as the service
-// gives), rotated on every use, no PKCE. Its default policy otherwise: no grant without a scope.
+// gives), rotated on every use, PKCE (S256) required on every authorization request. Its
+// default policy otherwise: no grant without a scope.
 // Login and consent are its own development pages, filled in by a scripted browser.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -68,7 +69,7 @@ beforeAll(async () => {
     ],
     routes: { authorization: '/oauth/authorize', token: '/oauth/token' },
     scopes: SCOPE,
-    pkce: { required: () => false },
+    pkce: { methods: ['S256'], required: () => true },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: {
@@ -364,8 +365,33 @@ describe('the OAuth routes against oidc-provider 8', () => {
     expect(back.json.error.cause).toMatch(/already used or has expired/)
     expect(grantErrors).toEqual(['invalid_grant'])
     expect(await app.tokenStore.get('acct_1')).toBeUndefined()
-    // The server revoked what the code had given (RFC 6749 section 4.1.2).
-    await expect(meWith(first.record.accessToken)).rejects.toBeInstanceOf(ApiError)
+    // The new sign-in's PKCE verifier is not the code's: the server refuses the exchange on that
+    // proof, before it would treat it as the code's reuse, so the first grant stands.
+    expect((await meWith(first.record.accessToken)).id).toBe('acct_1')
+  })
+
+  it("PKCE: the server gets an S256 challenge; a victim's leaked code in the attacker's own sign-in is refused, nothing stored", async () => {
+    const app = startApp()
+    // The victim's sign-in: the server sends the code back, and it leaks before it is used.
+    const victim = await signIn(app, 'allow', 'acct_victim')
+    const code = victim.callback!.searchParams.get('code')!
+    // The attacker's own sign-in (its browser, its state and verifier), with the victim's code.
+    const attacker = await signIn(app, 'allow', 'acct_attacker')
+    const injected = new URL(attacker.callback!)
+    injected.searchParams.set('code', code)
+    const back = await arrive(attacker, injected)
+    expect(back.status).toBe(502)
+    expect(back.json.error.code).toBe('token_exchange_failed')
+    expect(back.json.error.message).toContain('(invalid_grant)')
+    expect(grantErrors).toEqual(['invalid_grant'])
+    expect(await app.tokenStore.get('acct_victim')).toBeUndefined()
+    expect(await app.tokenStore.get('acct_attacker')).toBeUndefined()
+    // The server requires PKCE: with it turned off, no sign-in gets a code.
+    const off = startApp({ pkce: false })
+    const refused = await signIn(off)
+    const error = refused.callback?.searchParams.get('error') ?? refused.stoppedAt?.text ?? ''
+    expect(error).toMatch(/invalid_request|code_challenge/)
+    expect(refused.callback?.searchParams.has('code') ?? false).toBe(false)
   })
 
   it("denied consent: 403 access_denied with the server's words, never claiming more", async () => {
