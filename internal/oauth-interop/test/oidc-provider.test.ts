@@ -9,7 +9,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { cookieHeader } from '@scheduling-kit/conformance'
 import {
-  ApiError,
   createSchedulingClient,
   createTokenManager,
   type Logger,
