@@ -84,18 +84,21 @@ async function load(
   payload: string,
   seconds: number,
   connections: number,
+  { headers = server.headers, refused = false } = {},
 ): Promise<Run> {
   server.child.send('mark')
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}${PATH}`,
     method: 'POST',
-    headers: server.headers,
+    headers,
     body: payload,
     connections,
     duration: seconds,
   })
-  if (result.non2xx > 0 || result.errors > 0 || result.requests.total === 0)
-    throw new Error(`${server.variant}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  // Every answer must be the expected kind: 2xx, or (`refused`) 401 for each forged request.
+  const wrong = refused ? result.requests.total - result['4xx'] : result.non2xx
+  if (wrong > 0 || result.errors > 0 || result.requests.total === 0)
+    throw new Error(`${server.variant}: ${wrong} unexpected answers, ${result.errors} errors`)
   const cpu = await new Promise<number>((resolve) => {
     server.child.once('message', (m: { cpuMicros: number }) => resolve(m.cpuMicros))
     server.child.send('cpu')
@@ -198,6 +201,65 @@ export async function adapterBench(): Promise<Target[]> {
             kind: 'max',
           })
         }
+      }
+    }
+  }
+  return targets
+}
+
+/**
+ * A signature header of the shape whose white-space trim, written as a regular expression,
+ * backtracked quadratically: `sha256=`, a run of spaces, one more character. As long as Node's
+ * default 16 KiB request head allows.
+ */
+const HOSTILE_SIGNATURE = `sha256=${' '.repeat(15_000)}x`
+
+/**
+ * Server CPU per forged request carrying the hostile signature header, against CPU per valid
+ * 2 KiB delivery, through each adapter: what an attacker with no secret can make the server
+ * spend, relative to real work. Target: at most 1.5x.
+ */
+export async function hostileHeaderBench(): Promise<Target[]> {
+  const targets: Target[] = []
+  const payload = eventBody(2048)
+  console.log(
+    `\nForged request with a ${HOSTILE_SIGNATURE.length}-character signature header of spaces, against a valid 2 KiB delivery, server CPU per request (autocannon, 32 connections, ${ROUNDS} rounds of ${DURATION} s). The hand-written route refuses the header by its prefix: its ratio is what Node's HTTP parser alone spends on the longer head.`,
+  )
+  console.log('| framework | route | valid CPU/request | hostile CPU/request | hostile / valid |')
+  console.log('|---|---|---:|---:|---:|')
+  for (const framework of FRAMEWORKS) {
+    for (const variant of ['baseline', 'ours'] as const) {
+      const server = await start(framework, variant, payload)
+      try {
+        const hostile = { ...server.headers, 'x-service-signature': HOSTILE_SIGNATURE }
+        const runs = { valid: [] as Run[], hostile: [] as Run[] }
+        const once = (kind: 'valid' | 'hostile', seconds: number) =>
+          kind === 'valid'
+            ? load(server, payload, seconds, 32)
+            : load(server, payload, seconds, 32, { headers: hostile, refused: true })
+        await once('valid', 1)
+        await once('hostile', 1)
+        for (let r = 0; r < ROUNDS; r++) {
+          const order =
+            r % 2 === 0 ? (['valid', 'hostile'] as const) : (['hostile', 'valid'] as const)
+          for (const kind of order) runs[kind].push(await once(kind, DURATION))
+        }
+        const cpu = pairedRatio(
+          runs.hostile.map((r) => r.cpuPerRequest),
+          runs.valid.map((r) => r.cpuPerRequest),
+        )
+        console.log(
+          `| ${framework} | ${LABEL[variant]} | ${median(runs.valid.map((r) => r.cpuPerRequest)).toFixed(0)} µs | ${median(runs.hostile.map((r) => r.cpuPerRequest)).toFixed(0)} µs | ${cpu.ratio.toFixed(3)}x ${pct(cpu.spread)} |`,
+        )
+        if (variant !== 'ours') continue
+        targets.push({
+          what: `${framework}: CPU per forged request with a hostile header / CPU per valid request`,
+          ratio: cpu.ratio,
+          limit: 1.5,
+          kind: 'max',
+        })
+      } finally {
+        server.child.kill()
       }
     }
   }

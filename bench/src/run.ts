@@ -1,4 +1,4 @@
-import { adapterBench } from './adapters.js'
+import { adapterBench, hostileHeaderBench } from './adapters.js'
 import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
@@ -6,9 +6,9 @@ import { storesBench } from './stores.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,tokens,dedupe,stores,adapters picks sections; all by default.
+// BENCH_ONLY=verify,handle,tokens,dedupe,stores,adapters,hostile picks sections; all by default.
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'verify,handle,tokens,dedupe,stores,adapters').split(','),
+  (process.env.BENCH_ONLY ?? 'verify,handle,tokens,dedupe,stores,adapters,hostile').split(','),
 )
 const all = [
   ...(only.has('verify') ? await verifyBench() : []),
@@ -17,6 +17,7 @@ const all = [
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),
+  ...(only.has('hostile') ? await hostileHeaderBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -32,10 +32,18 @@ export class SchedulingError<C extends string = SchedulingErrorCode> extends Err
   }
 }
 
-/** An error met while receiving a webhook; `status` is what the endpoint answers. */
+/**
+ * An error met while receiving a webhook; `status` is what the endpoint answers. A refusal
+ * (4xx) carries no stack trace: it is an answer to what a sender sent, not a fault in code, and
+ * capturing the trace was the largest cost of refusing a forged request.
+ */
 export class WebhookError extends SchedulingError<WebhookErrorCode> {
   constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, { status: WEBHOOK_ERROR_STATUS[code], cause: options?.cause })
+    const status = WEBHOOK_ERROR_STATUS[code]
+    const limit = Error.stackTraceLimit
+    if (status < 500) Error.stackTraceLimit = 0
+    super(code, message, { status, cause: options?.cause })
+    Error.stackTraceLimit = limit
   }
 }
 
