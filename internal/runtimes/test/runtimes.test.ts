@@ -185,6 +185,7 @@ describe('the in-process reference (this Node, the workspace build)', () => {
       retried: { status: 200 },
       forged: { status: 401, code: 'signature_invalid' },
       unsigned: { status: 401, code: 'signature_missing' },
+      hostileHeader: { status: 401, code: 'signature_invalid' },
       tooLarge: { status: 413, code: 'payload_too_large' },
       tooLargeStreamed: { status: 413, code: 'payload_too_large' },
       stalled: { status: 408, code: 'body_timeout' },

@@ -7,6 +7,7 @@ export { getHeader } from './headers.js'
 export { consoleLogger, Summarizer } from './log.js'
 export { withoutTrailingSlashes } from './paths.js'
 export {
+  BodyBudget,
   type BodySource,
   type FrameworkName,
   readBody,

@@ -15,6 +15,7 @@ export {
   OAUTH_FLOW_ERROR_STATUS,
   type OAuthFlowErrorCode,
   type SchedulingErrorCode,
+  type StoreErrorCode,
   WEBHOOK_ERROR_STATUS,
   type WebhookErrorCode,
 } from './error-codes.js'
@@ -33,6 +34,7 @@ export {
   ReauthorizationRequiredError,
   SchedulingError,
   StaleWriteError,
+  StoreFullError,
   TimeoutError,
   WebhookError,
 } from './errors.js'
@@ -41,7 +43,7 @@ export type { FetchLike } from './http.js'
 export type { Logger } from './log.js'
 // ---- Connecting accounts (OAuth 2) ---------------------------------------------------------
 export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
-export { readConnectedKey } from './oauth/connection.js'
+export { type ReadConnectionOptions, readConnectedKey } from './oauth/connection.js'
 export type { OAuthRequest, OAuthResponse, OAuthRoutesOptions } from './oauth/options.js'
 export { createOAuthRoutes, type OAuthRoutes } from './oauth/routes.js'
 // ---- Tokens -------------------------------------------------------------------------------

@@ -71,6 +71,7 @@ const ROOT = [
   'OAuthRoutes',
   'OAuthRoutesOptions',
   'readConnectedKey',
+  'ReadConnectionOptions',
   // Tokens
   'AccountInfo',
   'createTokenManager',
@@ -110,6 +111,8 @@ const ROOT = [
   'SchedulingError',
   'SchedulingErrorCode',
   'StaleWriteError',
+  'StoreErrorCode',
+  'StoreFullError',
   'TimeoutError',
   'WEBHOOK_ERROR_STATUS',
   'WebhookError',
@@ -118,6 +121,7 @@ const ROOT = [
 
 const ADAPTER = [
   'attachWebhookMethods',
+  'BodyBudget',
   'BodySource',
   'consoleLogger',
   'FrameworkName',

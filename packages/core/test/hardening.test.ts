@@ -166,6 +166,53 @@ describe('one cleaning for sender text', () => {
   })
 })
 
+describe('sender text in the OAuth routes', () => {
+  it('property: a Host header, a query and an iss of any code points reach no log line, page or JSON answer unclean', async () => {
+    const lines: string[] = []
+    const keep = (m: string) => void lines.push(m)
+    const routes = createOAuthRoutes<null>({
+      clientId: 'client-123',
+      clientSecret: 'client-secret-xyz',
+      redirectUri: 'http://127.0.0.1:9/auth/scheduling/callback',
+      authUrl: 'http://127.0.0.1:9',
+      tokenStore: new MemoryTokenStore(),
+      cookieSecret: 'c'.repeat(32),
+      showCauses: true,
+      logger: { debug: keep, info: keep, warn: keep, error: keep },
+    })
+    const text = fc.string({ unit: 'binary', maxLength: 120 })
+    await fc.assert(
+      fc.asyncProperty(text, text, fc.boolean(), async (host, query, json) => {
+        lines.length = 0
+        const headers = {
+          host: `127.0.0.1${host}`,
+          ...(json ? { accept: 'application/json' } : {}),
+        }
+        const answers = [
+          await routes.handle({
+            method: 'GET',
+            path: '/login',
+            headers,
+            mountPath: '/auth/scheduling',
+            raw: null,
+          }),
+          await routes.handle({
+            method: 'GET',
+            path: `/callback?state=s&code=c&iss=${encodeURIComponent(query)}&error_description=${encodeURIComponent(query)}`,
+            headers,
+            mountPath: '/auth/scheduling',
+            raw: null,
+          }),
+        ]
+        for (const out of [...answers.map((a) => a?.body ?? ''), ...lines]) {
+          for (const line of out.split('\n')) expect(UNSAFE.test(line), line).toBe(false)
+        }
+      }),
+      { numRuns: FUZZ_RUNS },
+    )
+  })
+})
+
 describe('bytes as received', () => {
   it('text holding U+FFFD or a lone surrogate is not a faithful copy of any bytes', () => {
     expect(isFaithfulText('{"a":"é☕"}')).toBe(true)
