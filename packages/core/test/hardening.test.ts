@@ -2,7 +2,8 @@ import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isSchedulingError, serverText, type WebhookError } from '../src/errors.js'
-import { defaultStateStore } from '../src/oauth/options.js'
+import type { Logger } from '../src/log.js'
+import { defaultStateStore, type OAuthRoutesOptions } from '../src/oauth/options.js'
 import { createOAuthRoutes } from '../src/oauth/routes.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 import { BodyBudget, isFaithfulText, readBody } from '../src/webhooks/body.js'
@@ -18,6 +19,27 @@ const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 200)
 
 /** What no log line, message or page may carry from a sender (line breaks are the log's own). */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
+
+/** A logger that keeps every line it is given. */
+function keeping(): { lines: string[]; logger: Logger } {
+  const lines: string[] = []
+  const keep = (m: string) => void lines.push(m)
+  return { lines, logger: { debug: keep, info: keep, warn: keep, error: keep } }
+}
+
+/** The routes' options these tests share; a silent logger unless one is given. */
+function routeOptions<Req>(extra: Partial<OAuthRoutesOptions<Req>>): OAuthRoutesOptions<Req> {
+  return {
+    clientId: 'client-123',
+    clientSecret: 'client-secret-xyz',
+    redirectUri: 'http://127.0.0.1:9/auth/scheduling/callback',
+    authUrl: 'http://127.0.0.1:9',
+    tokenStore: new MemoryTokenStore(),
+    cookieSecret: 'c'.repeat(32),
+    logger: keeping().logger,
+    ...extra,
+  }
+}
 
 describe('signature header parse: linear whatever its shape', () => {
   const hex = 'AB'.repeat(32)
@@ -104,13 +126,7 @@ describe('one cleaning for sender text', () => {
           error = caught as WebhookError
         }
         expect(error?.code).toBe('secret_unknown')
-        const lines: string[] = []
-        const logger = {
-          debug: (m: string) => void lines.push(m),
-          info: (m: string) => void lines.push(m),
-          warn: (m: string) => void lines.push(m),
-          error: (m: string) => void lines.push(m),
-        }
+        const { lines, logger } = keeping()
         log.report(logger, error!, { webhookId: id, event: undefined })
         for (const text of [error!.message, JSON.stringify(error!.toJSON()), ...lines]) {
           for (const line of text.split('\n')) expect(UNSAFE.test(line)).toBe(false)
@@ -121,13 +137,7 @@ describe('one cleaning for sender text', () => {
   })
 
   it('through handler.fetch, ESC and C1 controls in a webhook id reach neither the answer nor the log', async () => {
-    const lines: string[] = []
-    const logger = {
-      debug: (m: string) => void lines.push(m),
-      info: (m: string) => void lines.push(m),
-      warn: (m: string) => void lines.push(m),
-      error: (m: string) => void lines.push(m),
-    }
+    const { lines, logger } = keeping()
     const handler = createWebhookHandler({ secret: () => undefined, logger })
     const body = JSON.stringify(envelope())
     const res = await handler.fetch(
@@ -168,18 +178,10 @@ describe('one cleaning for sender text', () => {
 
 describe('sender text in the OAuth routes', () => {
   it('property: a Host header, a query and an iss of any code points reach no log line, page or JSON answer unclean', async () => {
-    const lines: string[] = []
-    const keep = (m: string) => void lines.push(m)
-    const routes = createOAuthRoutes<null>({
-      clientId: 'client-123',
-      clientSecret: 'client-secret-xyz',
-      redirectUri: 'http://127.0.0.1:9/auth/scheduling/callback',
-      authUrl: 'http://127.0.0.1:9',
-      tokenStore: new MemoryTokenStore(),
-      cookieSecret: 'c'.repeat(32),
-      showCauses: true,
-      logger: { debug: keep, info: keep, warn: keep, error: keep },
-    })
+    const { lines, logger } = keeping()
+    const routes = createOAuthRoutes<null>(
+      routeOptions({ authUrl: 'http://127.0.0.1:9', showCauses: true, logger }),
+    )
     const text = fc.string({ unit: 'binary', maxLength: 120 })
     await fc.assert(
       fc.asyncProperty(text, text, fc.boolean(), async (host, query, json) => {
@@ -322,16 +324,12 @@ describe('used sign-in states are never forgotten within their lifetime', () => 
     afterAll(() => server.close())
 
     it("a flood of sign-ins past the state store's size is refused (state_store_failed); a used state stays used", async () => {
-      const routes = createOAuthRoutes<null>({
-        clientId: 'client-123',
-        clientSecret: 'client-secret-xyz',
-        redirectUri,
-        authUrl: server.url,
-        tokenStore: new MemoryTokenStore(),
-        cookieSecret: 'c'.repeat(32),
-        stateStore: new MemoryDedupeStore({ maxEntries: 500, whenFull: 'refuse' }),
-        logger: { debug() {}, info() {}, warn() {}, error() {} },
-      })
+      const routes = createOAuthRoutes<null>(
+        routeOptions({
+          authUrl: server.url,
+          stateStore: new MemoryDedupeStore({ maxEntries: 500, whenFull: 'refuse' }),
+        }),
+      )
       const request = (path: string, cookie?: string) => ({
         method: 'GET',
         path,
@@ -361,15 +359,12 @@ describe('used sign-in states are never forgotten within their lifetime', () => 
 
 describe('routes.fetch', () => {
   it('answers its own callback when the redirect URI ends with a slash', async () => {
-    const routes = createOAuthRoutes<Request>({
-      clientId: 'client-123',
-      clientSecret: 'client-secret-xyz',
-      redirectUri: 'http://app.test/auth/scheduling/callback/',
-      authUrl: 'http://auth.test',
-      tokenStore: new MemoryTokenStore(),
-      cookieSecret: 'c'.repeat(32),
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-    })
+    const routes = createOAuthRoutes<Request>(
+      routeOptions({
+        redirectUri: 'http://app.test/auth/scheduling/callback/',
+        authUrl: 'http://auth.test',
+      }),
+    )
     const callback = await routes.fetch(
       new Request('http://app.test/auth/scheduling/callback/?code=x&state=y', {
         headers: { accept: 'application/json' },

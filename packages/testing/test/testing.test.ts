@@ -139,63 +139,38 @@ describe('startFakeSchedulingService', () => {
     const html = await page.text()
     expect(html).toContain('id="allow"')
     expect(html).toContain('value="st4te"')
-    const decision = await fetch(`${s.url}/oauth/authorize`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        client_id: s.clientId,
-        redirect_uri: redirectUri,
-        state: 'st4te',
-        code_challenge: codeChallenge,
-        code_challenge_method: 'S256',
-        decision: 'allow',
-        account: 'acct_ada',
-      }),
-    })
-    const back = new URL(decision.headers.get('location')!)
+    /** The consent page's answer, as its form posts it: where the browser is sent. */
+    const decide = async (decision: 'allow' | 'deny', state: string) => {
+      const answer = await fetch(`${s.url}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: s.clientId,
+          redirect_uri: redirectUri,
+          state,
+          code_challenge: codeChallenge,
+          code_challenge_method: 'S256',
+          decision,
+          account: 'acct_ada',
+        }),
+      })
+      return new URL(answer.headers.get('location')!)
+    }
+    const back = await decide('allow', 'st4te')
     expect(back.searchParams.get('state')).toBe('st4te')
     const code = back.searchParams.get('code')!
-    // Without the verifier, or with another, the code is refused (and spent).
+    // Without the verifier, the code is refused (and spent).
     await expect(oauth.exchangeCode(code)).rejects.toMatchObject({ error: 'invalid_grant' })
-    const again = new URL(
-      (
-        await fetch(`${s.url}/oauth/authorize`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            client_id: s.clientId,
-            redirect_uri: redirectUri,
-            state: 'st4te',
-            code_challenge: codeChallenge,
-            code_challenge_method: 'S256',
-            decision: 'allow',
-            account: 'acct_ada',
-          }),
-        })
-      ).headers.get('location')!,
-    )
+    const again = await decide('allow', 'st4te')
     const tokens = await oauth.exchangeCode(again.searchParams.get('code')!, {
       codeVerifier: verifier,
     })
     expect(tokens.expiresAt - tokens.obtainedAt!).toBe(7_200_000)
     const me = await createSchedulingClient({ baseUrl: s.apiUrl, token: tokens.accessToken }).me()
     expect(me).toMatchObject({ id: 'acct_ada' })
-    const denied = await fetch(`${s.url}/oauth/authorize`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        client_id: s.clientId,
-        redirect_uri: redirectUri,
-        state: 'x',
-        code_challenge: codeChallenge,
-        code_challenge_method: 'S256',
-        decision: 'deny',
-      }),
-    })
-    expect(new URL(denied.headers.get('location')!).searchParams.get('error')).toBe('access_denied')
+    const denied = await decide('deny', 'x')
+    expect(denied.searchParams.get('error')).toBe('access_denied')
   })
 
   it('checks bearer tokens: personal access tokens, expiry and revocation answer 401 with WWW-Authenticate', async () => {
