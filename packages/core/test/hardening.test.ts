@@ -16,6 +16,8 @@ import { envelope, sign } from './helpers.js'
 
 const SECRET = 'hardening-secret'
 const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 200)
+/** A property's time-out, growing with its runs (`pnpm fuzz` sets 20 000). */
+const FUZZ_TIMEOUT = Math.max(20_000, FUZZ_RUNS * 5)
 
 /** What no log line, message or page may carry from a sender (line breaks are the log's own). */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
@@ -84,22 +86,26 @@ describe('signature header parse: linear whatever its shape', () => {
     }
   })
 
-  it(`property: anything longer than ${MAX_SIGNATURE_HEADER} characters is refused, whatever it holds`, () => {
-    fc.assert(
-      fc.property(
-        fc.string({ unit: fc.constantFrom(' ', '\t', 'a', '=', 's', 'h', '2', '5', '6') }),
-        fc.nat({ max: 4096 }),
-        (text, pad) => {
-          const header = `${' '.repeat(pad)}sha256=${hex}${text}${'\t'.repeat(pad)}`
-          const parsed = parseSignatureHeader(header)
-          if (header.length > MAX_SIGNATURE_HEADER) expect(parsed).toBeUndefined()
-          else if (parsed !== undefined)
-            expect(header.trim().toLowerCase()).toContain(hex.toLowerCase())
-        },
-      ),
-      { numRuns: FUZZ_RUNS },
-    )
-  })
+  it(
+    `property: anything longer than ${MAX_SIGNATURE_HEADER} characters is refused, whatever it holds`,
+    () => {
+      fc.assert(
+        fc.property(
+          fc.string({ unit: fc.constantFrom(' ', '\t', 'a', '=', 's', 'h', '2', '5', '6') }),
+          fc.nat({ max: 4096 }),
+          (text, pad) => {
+            const header = `${' '.repeat(pad)}sha256=${hex}${text}${'\t'.repeat(pad)}`
+            const parsed = parseSignatureHeader(header)
+            if (header.length > MAX_SIGNATURE_HEADER) expect(parsed).toBeUndefined()
+            else if (parsed !== undefined)
+              expect(header.trim().toLowerCase()).toContain(hex.toLowerCase())
+          },
+        ),
+        { numRuns: FUZZ_RUNS },
+      )
+    },
+    FUZZ_TIMEOUT,
+  )
 })
 
 describe('one cleaning for sender text', () => {
@@ -115,26 +121,30 @@ describe('one cleaning for sender text', () => {
 
   const senderText = fc.string({ unit: 'binary', maxLength: 200 })
 
-  it('property: a webhook id reaches no message, log line or answer with an unsafe character', async () => {
-    const log = new WebhookLog()
-    await fc.assert(
-      fc.asyncProperty(senderText, async (id) => {
-        let error: WebhookError | undefined
-        try {
-          await resolveSecrets(() => undefined, id, 'x-service-webhook-id')
-        } catch (caught) {
-          error = caught as WebhookError
-        }
-        expect(error?.code).toBe('secret_unknown')
-        const { lines, logger } = keeping()
-        log.report(logger, error!, { webhookId: id, event: undefined })
-        for (const text of [error!.message, JSON.stringify(error!.toJSON()), ...lines]) {
-          for (const line of text.split('\n')) expect(UNSAFE.test(line)).toBe(false)
-        }
-      }),
-      { numRuns: FUZZ_RUNS },
-    )
-  })
+  it(
+    'property: a webhook id reaches no message, log line or answer with an unsafe character',
+    async () => {
+      const log = new WebhookLog()
+      await fc.assert(
+        fc.asyncProperty(senderText, async (id) => {
+          let error: WebhookError | undefined
+          try {
+            await resolveSecrets(() => undefined, id, 'x-service-webhook-id')
+          } catch (caught) {
+            error = caught as WebhookError
+          }
+          expect(error?.code).toBe('secret_unknown')
+          const { lines, logger } = keeping()
+          log.report(logger, error!, { webhookId: id, event: undefined })
+          for (const text of [error!.message, JSON.stringify(error!.toJSON()), ...lines]) {
+            for (const line of text.split('\n')) expect(UNSAFE.test(line)).toBe(false)
+          }
+        }),
+        { numRuns: FUZZ_RUNS },
+      )
+    },
+    FUZZ_TIMEOUT,
+  )
 
   it('through handler.fetch, ESC and C1 controls in a webhook id reach neither the answer nor the log', async () => {
     const { lines, logger } = keeping()
@@ -160,59 +170,67 @@ describe('one cleaning for sender text', () => {
     }
   })
 
-  it('property: an unknown path in handler.fetch is answered 404 with a clean, capped message', async () => {
-    const handler = createWebhookHandler(SECRET)
-    await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), async (tail) => {
-        const res = await handler.fetch(
-          new Request(`http://app.test/${encodeURIComponent(tail)}x`, { method: 'POST' }),
-        )
-        const { error } = (await res.json()) as { error: { message: string } }
-        expect(UNSAFE.test(error.message)).toBe(false)
-        expect(error.message.length).toBeLessThan(300)
-      }),
-      { numRuns: FUZZ_RUNS },
-    )
-  })
+  it(
+    'property: an unknown path in handler.fetch is answered 404 with a clean, capped message',
+    async () => {
+      const handler = createWebhookHandler(SECRET)
+      await fc.assert(
+        fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), async (tail) => {
+          const res = await handler.fetch(
+            new Request(`http://app.test/${encodeURIComponent(tail)}x`, { method: 'POST' }),
+          )
+          const { error } = (await res.json()) as { error: { message: string } }
+          expect(UNSAFE.test(error.message)).toBe(false)
+          expect(error.message.length).toBeLessThan(300)
+        }),
+        { numRuns: FUZZ_RUNS },
+      )
+    },
+    FUZZ_TIMEOUT,
+  )
 })
 
 describe('sender text in the OAuth routes', () => {
-  it('property: a Host header, a query and an iss of any code points reach no log line, page or JSON answer unclean', async () => {
-    const { lines, logger } = keeping()
-    const routes = createOAuthRoutes<null>(
-      routeOptions({ authUrl: 'http://127.0.0.1:9', showCauses: true, logger }),
-    )
-    const text = fc.string({ unit: 'binary', maxLength: 120 })
-    await fc.assert(
-      fc.asyncProperty(text, text, fc.boolean(), async (host, query, json) => {
-        lines.length = 0
-        const headers = {
-          host: `127.0.0.1${host}`,
-          ...(json ? { accept: 'application/json' } : {}),
-        }
-        const answers = [
-          await routes.handle({
-            method: 'GET',
-            path: '/login',
-            headers,
-            mountPath: '/auth/scheduling',
-            raw: null,
-          }),
-          await routes.handle({
-            method: 'GET',
-            path: `/callback?state=s&code=c&iss=${encodeURIComponent(query)}&error_description=${encodeURIComponent(query)}`,
-            headers,
-            mountPath: '/auth/scheduling',
-            raw: null,
-          }),
-        ]
-        for (const out of [...answers.map((a) => a?.body ?? ''), ...lines]) {
-          for (const line of out.split('\n')) expect(UNSAFE.test(line), line).toBe(false)
-        }
-      }),
-      { numRuns: FUZZ_RUNS },
-    )
-  })
+  it(
+    'property: a Host header, a query and an iss of any code points reach no log line, page or JSON answer unclean',
+    async () => {
+      const { lines, logger } = keeping()
+      const routes = createOAuthRoutes<null>(
+        routeOptions({ authUrl: 'http://127.0.0.1:9', showCauses: true, logger }),
+      )
+      const text = fc.string({ unit: 'binary', maxLength: 120 })
+      await fc.assert(
+        fc.asyncProperty(text, text, fc.boolean(), async (host, query, json) => {
+          lines.length = 0
+          const headers = {
+            host: `127.0.0.1${host}`,
+            ...(json ? { accept: 'application/json' } : {}),
+          }
+          const answers = [
+            await routes.handle({
+              method: 'GET',
+              path: '/login',
+              headers,
+              mountPath: '/auth/scheduling',
+              raw: null,
+            }),
+            await routes.handle({
+              method: 'GET',
+              path: `/callback?state=s&code=c&iss=${encodeURIComponent(query)}&error_description=${encodeURIComponent(query)}`,
+              headers,
+              mountPath: '/auth/scheduling',
+              raw: null,
+            }),
+          ]
+          for (const out of [...answers.map((a) => a?.body ?? ''), ...lines]) {
+            for (const line of out.split('\n')) expect(UNSAFE.test(line), line).toBe(false)
+          }
+        }),
+        { numRuns: FUZZ_RUNS },
+      )
+    },
+    FUZZ_TIMEOUT,
+  )
 })
 
 describe('bytes as received', () => {
