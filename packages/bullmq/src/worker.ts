@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type DedupeStore, isWebhookError, type WebhookHandler } from '@scheduling-kit/core'
+import { serverText } from '@scheduling-kit/core/adapter'
 import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -143,7 +144,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     if (job === undefined || error instanceof DelayedError) return
     const { type, id } = job.data.event
     log.warn(
-      `${who}: ${type} (${id}) failed on attempt ${job.attemptsMade} of ${job.opts.attempts ?? 1}: ${error.message}`,
+      `${who}: ${serverText(String(type), 100)} (${serverText(String(id), 100)}) failed on attempt ${job.attemptsMade} of ${job.opts.attempts ?? 1}: ${error.message}`,
     )
   })
   return {

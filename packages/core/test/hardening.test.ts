@@ -241,6 +241,36 @@ describe('bytes as received', () => {
     expect(isFaithfulText('{"a":"\udc00x"}')).toBe(false)
   })
 
+  it('handle() answers 500 body_parsed for text decoded from another charset, with or without a length', async () => {
+    const handler = createWebhookHandler(SECRET, { dedupe: false })
+    // Signed: "é" as UTF-8 (C3 A9). Sent: one Latin-1 byte (E9), chunked, which a parser
+    // honouring the charset decodes to the same text.
+    const text = JSON.stringify(envelope('event.created', { note: 'é' }))
+    for (const contentType of [
+      'application/json; charset=iso-8859-1',
+      'application/json;charset="latin1"',
+      'application/json; Charset=windows-1252',
+    ]) {
+      const answer = await handler.handle({
+        method: 'POST',
+        path: '/webhooks/scheduling',
+        headers: { 'content-type': contentType, 'x-service-signature': sign(text, SECRET) },
+        body: text,
+      })
+      expect(answer?.error?.code, contentType).toBe('body_parsed')
+    }
+    const utf8 = await handler.handle({
+      method: 'POST',
+      path: '/webhooks/scheduling',
+      headers: {
+        'content-type': 'application/json; charset=UTF-8',
+        'x-service-signature': sign(text, SECRET),
+      },
+      body: text,
+    })
+    expect(utf8?.status).toBe(200)
+  })
+
   it('handle() answers 500 body_parsed for decoded text of the same length as the bytes declared', async () => {
     const handler = createWebhookHandler(SECRET)
     const text = JSON.stringify(envelope('event.created', { note: '\uFFFD' }))

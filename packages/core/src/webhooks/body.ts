@@ -81,12 +81,32 @@ export function isFaithfulText(text: string): boolean {
   return text.indexOf('\ufffd') < 0 && (text as string & { isWellFormed(): boolean }).isWellFormed()
 }
 
+/**
+ * Whether a `Content-Type` names a charset other than UTF-8: text a parser decoded by it is
+ * not the bytes received, whatever its length (`é` sent as one Latin-1 byte re-encodes as two).
+ */
+export function declaresOtherCharset(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  for (const part of contentType.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq < 0 || part.slice(0, eq).trim().toLowerCase() !== 'charset') continue
+    const charset = part
+      .slice(eq + 1)
+      .trim()
+      .toLowerCase()
+      .replaceAll('"', '')
+    if (charset !== 'utf-8' && charset !== 'utf8') return true
+  }
+  return false
+}
+
 /** Text a parser decoded from bytes that were not UTF-8: no longer the bytes received. */
 export function textNotFaithful(framework: FrameworkName | undefined): WebhookError {
   return new WebhookError(
     'body_parsed',
     'The body handed to the webhook handler is text holding U+FFFD replacement characters or ' +
-      'unpaired surrogates: a body parser decoded it before verification, so the bytes the ' +
+      'unpaired surrogates, or decoded from a charset other than UTF-8: a body parser decoded ' +
+      'it before verification, so the bytes the ' +
       `signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
   )
 }

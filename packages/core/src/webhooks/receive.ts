@@ -7,6 +7,7 @@ import {
   type BodySource,
   bodyAlreadyRead,
   bodyChanged,
+  declaresOtherCharset,
   type FrameworkName,
   isFaithfulText,
   readBody,
@@ -97,7 +98,12 @@ function bytesOf(
   const raw = request.body
   if (request.bodyUsed === true) throw bodyAlreadyRead(request.framework)
   // Text a parser decoded must be a faithful copy of the bytes, whatever its length.
-  if (typeof raw === 'string' && !isFaithfulText(raw)) throw textNotFaithful(request.framework)
+  if (
+    typeof raw === 'string' &&
+    (!isFaithfulText(raw) || declaresOtherCharset(getHeader(request.headers, 'content-type')))
+  ) {
+    throw textNotFaithful(request.framework)
+  }
   if (
     raw instanceof Uint8Array &&
     raw.length <= settings.limit &&
