@@ -111,21 +111,17 @@ function bytesOf(
   ) {
     return raw
   }
+  const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
   const check = (body: Uint8Array) => {
     // Text or bytes a parser kept must be the bytes received: the same length at least.
-    if (
-      (typeof raw === 'string' || raw instanceof Uint8Array) &&
-      declared >= 0 &&
-      body.length !== declared
-    ) {
+    if (inMemory && declared >= 0 && body.length !== declared) {
       throw bodyChanged(declared, body.length, request.framework)
     }
     return body
   }
   const { budget } = settings
-  if (typeof raw === 'string' || raw instanceof Uint8Array || !(declared >= 0)) {
+  if (inMemory || !(declared >= 0)) {
     // Bytes at hand are held already; a stream of unknown length takes its chunks as they come.
-    const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
     return readBody(
       raw,
       settings.limit,
