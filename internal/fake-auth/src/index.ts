@@ -21,6 +21,13 @@ export interface AuthServiceOptions {
    */
   reuseRevokesFamily?: boolean
   /**
+   * A reuse grace period, in ms, as many real servers offer (Okta, Auth0's reuse interval): a
+   * spent refresh token presented again within this time of its first use is answered with new
+   * tokens of the same family, not refused. Counted in `counters.graceReuse`. Default 0: strict
+   * rotation, a spent token is refused at once.
+   */
+  reuseGraceMs?: number
+  /**
    * PKCE (RFC 7636): every authorization request must carry an S256 `code_challenge`, and its
    * code is exchanged only with the matching `code_verifier`. Default true.
    */
@@ -39,6 +46,8 @@ export interface AuthCounters {
   refresh: number
   refreshOk: number
   reuse: number
+  /** Spent refresh tokens answered with new tokens inside `reuseGraceMs`. */
+  graceReuse: number
   revoked: number
   me: number
   /** Code exchanges refused for a missing or wrong PKCE verifier. */
@@ -166,7 +175,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     { account: string; redirectUri: string; used: boolean; challenge: string | undefined }
   >()
   const requirePkce = options.requirePkce !== false
-  const refreshTokens = new Map<string, { family: Family; used: boolean }>()
+  const refreshTokens = new Map<string, { family: Family; used: boolean; spentAt?: number }>()
   const accessTokens = new Map<string, { family: Family; expiresAt: number }>()
   const personalTokens = new Map<string, string>()
   const families: Family[] = []
@@ -176,6 +185,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     refresh: 0,
     refreshOk: 0,
     reuse: 0,
+    graceReuse: 0,
     revoked: 0,
     me: 0,
     pkceRefused: 0,
@@ -393,6 +403,15 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     if (form.grant_type === 'refresh_token') {
       const entry = refreshTokens.get(form.refresh_token ?? '')
       if (!entry || entry.family.revoked) return json(res, 400, { error: 'invalid_grant' })
+      const graceMs = options.reuseGraceMs ?? 0
+      if (entry.used && entry.spentAt !== undefined && Date.now() - entry.spentAt < graceMs) {
+        counters.graceReuse++
+        counters.refreshOk++
+        const { _refresh, ...body } = issue(entry.family, options.omitRefreshTokenOnRefresh)
+        if (latencyMs > 0 && latencyOn === 'success')
+          await new Promise((r) => setTimeout(r, latencyMs))
+        return json(res, 200, body)
+      }
       if (entry.used) {
         counters.reuse++
         if (options.reuseRevokesFamily !== false) {
@@ -402,6 +421,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
         return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token reused' })
       }
       entry.used = true
+      entry.spentAt = Date.now()
       counters.refreshOk++
       const { _refresh, ...body } = issue(entry.family, options.omitRefreshTokenOnRefresh)
       // The old refresh token stays valid when no new one is sent.

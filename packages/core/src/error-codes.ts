@@ -43,6 +43,7 @@ export type ClientErrorCode =
   | 'not_connected'
   | 'reauthorization_required'
   | 'stale_write'
+  | 'closed'
 
 /** Codes of errors the OAuth routes answer with, each with its HTTP status. */
 export const OAUTH_FLOW_ERROR_STATUS = {

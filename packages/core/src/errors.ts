@@ -257,6 +257,18 @@ export class StaleWriteError extends SchedulingError<'stale_write'> {
 }
 
 /**
+ * The token manager (or another long-lived part) was closed: it finishes the work it had, and
+ * refuses new work with this error. Raised after `close()`, during a graceful shutdown.
+ */
+export class ClosedError extends SchedulingError<'closed'> {
+  constructor(what: string) {
+    super('closed', `${what} is closed: it is shutting down and takes no new work.`, {
+      status: 503,
+    })
+  }
+}
+
+/**
  * An in-memory store told not to forget entries before their time (`whenFull: 'refuse'`) is
  * full of unexpired ones: the write is refused rather than forgetting a key that must be kept
  * (a used sign-in state, say).

@@ -21,6 +21,7 @@ export {
 } from './error-codes.js'
 export {
   ApiError,
+  ClosedError,
   ConfigError,
   InvalidResponseError,
   isOAuthFlowError,

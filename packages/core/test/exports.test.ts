@@ -94,6 +94,7 @@ const ROOT = [
   // Errors
   'ApiError',
   'ClientErrorCode',
+  'ClosedError',
   'ConfigError',
   'ConfigErrorCode',
   'InvalidResponseError',

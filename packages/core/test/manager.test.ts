@@ -236,16 +236,27 @@ describe('createTokenManager', () => {
     expect(server.counters.refresh).toBe(0)
   })
 
-  it('does not let a holder whose lease expired overwrite newer tokens', async () => {
+  it('does not let a holder whose lease was lost (a failover) overwrite newer tokens', async () => {
     const store = new MemoryTokenStore()
     await connect(store, 'u1', -1000)
+    // The leases live in a second store: a failover replaces it with an empty one.
+    let leases = new MemoryTokenStore()
+    const failingOver: TokenStore = {
+      get: (key) => store.get(key),
+      set: (key, record) => store.set(key, record),
+      delete: (key) => store.delete(key),
+      compareAndSet: (key, record, version) => store.compareAndSet(key, record, version),
+      acquireLease: (key, owner, ttl) => leases.acquireLease(key, owner, ttl),
+      releaseLease: (key, owner) => leases.releaseLease(key, owner),
+    }
     server.setLatency(150)
-    const slow = manager(store, { lease: { ttlMs: 40, pollMs: 2 } }).getAccessToken('u1')
-    // The lease runs out; meanwhile the user reconnects and new tokens are stored.
+    const slow = manager(failingOver).getAccessToken('u1')
     await new Promise((r) => setTimeout(r, 60))
-    expect(await store.acquireLease('u1', 'someone-else', 1_000)).toBe(true)
+    expect(await leases.acquireLease('u1', 'someone-else', 1_000)).toBe(false) // held
+    leases = new MemoryTokenStore()
+    expect(await leases.acquireLease('u1', 'someone-else', 1_000)).toBe(true)
     const reconnected = await connect(store, 'u1', HOUR)
-    await store.releaseLease('u1', 'someone-else')
+    await leases.releaseLease('u1', 'someone-else')
     const token = await slow
     expect(server.counters.refreshOk).toBe(1) // the slow refresh did happen ...
     const stored = (await store.get('u1'))!

@@ -1,13 +1,16 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { TokenRecord } from '../src/tokens/record.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 import { answerStoreCall, type StoreCall } from './helpers.js'
 
-// Four OS processes x 50 callers share one store (the parent's, over IPC), against a strict token
-// endpoint: single-use rotating refresh tokens, a spent one refused with invalid_grant at once,
-// and a successful refresh answered 300 ms after it spent the token, so the losers hear
-// invalid_grant well before the winner can write. Five expiries per kind of store.
+// Four OS processes x 50 callers share one store (the parent's, over IPC), against token
+// endpoints with single-use rotating refresh tokens, a successful refresh answered 300 ms after
+// it spent the token (so the losers hear about the spent token well before the winner can
+// write), and three answers to a spent one: refused, and the grant revoked (`strict`, the
+// default); refused, the grant kept (`lenient`); new tokens within a grace period (`grace`).
+// Five expiries per kind of store and server: the rows of the README's guarantee table.
 const PROCESSES = 4
 const CALLERS = 50
 const EXPIRIES = 5
@@ -15,13 +18,16 @@ const LATENCY_MS = 300
 const KEY = 'acct_race'
 
 type Mode = 'cas-lease' | 'cas' | 'short-lease' | 'plain'
+type ServerKind = 'strict' | 'lenient' | 'grace'
 
-let server: TokenServer
+const servers = {} as Record<ServerKind, TokenServer>
 beforeAll(async () => {
-  server = await startTokenServer({ reuseRevokesFamily: false })
-  server.setLatency(LATENCY_MS, 'success')
+  servers.strict = await startTokenServer()
+  servers.lenient = await startTokenServer({ reuseRevokesFamily: false })
+  servers.grace = await startTokenServer({ reuseGraceMs: 10_000 })
+  for (const server of Object.values(servers)) server.setLatency(LATENCY_MS, 'success')
 })
-afterAll(() => server.close())
+afterAll(() => Promise.all(Object.values(servers).map((server) => server.close())))
 
 interface Child {
   process: ChildProcess
@@ -29,8 +35,10 @@ interface Child {
   run(): Promise<string[]>
 }
 
-function startChild(store: MemoryTokenStore, mode: Mode): Child {
+function startChild(server: TokenServer, store: MemoryTokenStore, mode: Mode): Child {
   const config = {
+    // A lost connection is declared after 1 s of watching, not the default 10.
+    invalidGrantWaitMs: 1_000,
     authUrl: server.url,
     clientId: server.clientId,
     clientSecret: server.clientSecret,
@@ -78,44 +86,101 @@ async function expire(store: MemoryTokenStore): Promise<void> {
   })
 }
 
-describe.each<[Mode, string]>([
-  ['cas-lease', 'compare-and-set and a lease: exactly one refresh per expiry'],
-  ['cas', 'compare-and-set, no lease'],
-  ['short-lease', 'a lease shorter than the refresh'],
-  ['plain', 'a plain get/set/delete store'],
-])('%s: %s', (mode) => {
-  it(`${PROCESSES} processes x ${CALLERS} callers, ${EXPIRIES} expiries: no caller error, the stored refresh token stays valid, never flagged`, async () => {
-    const store = new MemoryTokenStore()
-    const granted = server.grant(KEY)
-    await store.set(KEY, {
-      accessToken: granted.access_token,
-      refreshToken: granted.refresh_token,
-      tokenType: 'bearer',
-      expiresAt: Date.now() + 7_200_000,
-    })
-    const children = Array.from({ length: PROCESSES }, () => startChild(store, mode))
-    try {
-      await Promise.all(children.map((c) => c.ready))
-      const revokedBefore = server.counters.revoked
-      for (let round = 1; round <= EXPIRIES; round++) {
-        await expire(store)
-        const refreshesBefore = server.counters.refresh
-        const okBefore = server.counters.refreshOk
-        const results = (await Promise.all(children.map((c) => c.run()))).flat()
-        const stored = (await store.get(KEY))!
-        const errors = results.filter((r) => r.startsWith('error:'))
-        expect(errors, `round ${round}`).toEqual([])
-        expect(new Set(results), `round ${round}`).toEqual(new Set([stored.accessToken]))
-        expect(stored.reauthorizationRequired, `round ${round}`).toBeUndefined()
-        expect(server.isRefreshTokenValid(stored.refreshToken), `round ${round}`).toBe(true)
-        expect(server.counters.refreshOk - okBefore, `round ${round}`).toBe(1)
-        if (mode === 'cas-lease') {
-          expect(server.counters.refresh - refreshesBefore, `round ${round}`).toBe(1)
-        }
-      }
-      expect(server.counters.revoked).toBe(revokedBefore)
-    } finally {
-      for (const c of children) c.process.kill()
+async function connect(server: TokenServer, store: MemoryTokenStore): Promise<void> {
+  const granted = server.grant(KEY)
+  await store.set(KEY, {
+    accessToken: granted.access_token,
+    refreshToken: granted.refresh_token,
+    tokenType: 'bearer',
+    expiresAt: Date.now() + 7_200_000,
+  })
+}
+
+/** Starts the processes, runs `rounds` expiries, hands each round's results to `check`. */
+async function race(
+  kind: ServerKind,
+  mode: Mode,
+  rounds: number,
+  check: (
+    round: number,
+    results: string[],
+    refreshes: number,
+    stored: TokenRecord,
+  ) => Promise<void>,
+): Promise<void> {
+  const server = servers[kind]
+  const store = new MemoryTokenStore()
+  await connect(server, store)
+  const children = Array.from({ length: PROCESSES }, () => startChild(server, store, mode))
+  try {
+    await Promise.all(children.map((c) => c.ready))
+    for (let round = 1; round <= rounds; round++) {
+      await expire(store)
+      const before = server.counters.refresh
+      const results = (await Promise.all(children.map((c) => c.run()))).flat()
+      await check(round, results, server.counters.refresh - before, (await store.get(KEY))!)
     }
+  } finally {
+    for (const c of children) c.process.kill()
+  }
+}
+
+describe.each<[Mode, ServerKind, string]>([
+  ['cas-lease', 'strict', 'compare-and-set and a lease: exactly one refresh per expiry'],
+  ['short-lease', 'strict', 'a short lease, renewed while the refresh runs'],
+  ['cas-lease', 'lenient', 'compare-and-set and a lease'],
+  ['cas', 'lenient', 'compare-and-set, no lease'],
+  ['plain', 'lenient', 'a plain get/set/delete store'],
+  ['cas', 'grace', 'compare-and-set, no lease'],
+])('%s, %s server: %s', (mode, kind) => {
+  it(`${PROCESSES} processes x ${CALLERS} callers, ${EXPIRIES} expiries: no caller error, one token, the stored refresh token stays valid, never flagged`, async () => {
+    const server = servers[kind]
+    const revokedBefore = server.counters.revoked
+    let last = ''
+    await race(kind, mode, EXPIRIES, async (round, results, refreshes, stored) => {
+      const errors = results.filter((r) => r.startsWith('error:'))
+      expect(errors, `round ${round}`).toEqual([])
+      expect(new Set(results), `round ${round}`).toEqual(new Set([stored.accessToken]))
+      expect(stored.accessToken, `round ${round}`).not.toBe(last)
+      last = stored.accessToken
+      expect(stored.reauthorizationRequired, `round ${round}`).toBeUndefined()
+      expect(server.isRefreshTokenValid(stored.refreshToken), `round ${round}`).toBe(true)
+      expect(server.accountOf(`Bearer ${stored.accessToken}`), `round ${round}`).toBe(KEY)
+      if (mode === 'cas-lease' || mode === 'short-lease')
+        expect(refreshes, `round ${round}`).toBe(1)
+    })
+    expect(server.counters.revoked).toBe(revokedBefore)
   }, 60_000)
 })
+
+describe('a plain store against a server with a grace period', () => {
+  it('no caller error and no lost connection, though callers of different processes may get different (valid) tokens', async () => {
+    const server = servers.grace
+    const revokedBefore = server.counters.revoked
+    await race('grace', 'plain', EXPIRIES, async (round, results) => {
+      expect(
+        results.filter((r) => r.startsWith('error:')),
+        `round ${round}`,
+      ).toEqual([])
+      for (const token of new Set(results))
+        expect(server.accountOf(`Bearer ${token}`), `round ${round}`).toBe(KEY)
+    })
+    expect(server.counters.revoked).toBe(revokedBefore)
+  }, 60_000)
+})
+
+describe.each<[Mode]>([['cas'], ['plain']])(
+  '%s store, no lease, against the strict server (rotation, reuse revokes the grant)',
+  (mode) => {
+    it('loses the connection: several processes spend the same refresh token, the callers get tokens the API refuses (the README says: use a lease)', async () => {
+      const server = servers.strict
+      const revokedBefore = server.counters.revoked
+      await race('strict', mode, 1, async (_round, results, refreshes) => {
+        expect(refreshes).toBeGreaterThan(1)
+        const tokens = results.filter((r) => !r.startsWith('error:'))
+        expect(tokens.some((token) => server.accountOf(`Bearer ${token}`) === undefined)).toBe(true)
+      })
+      expect(server.counters.revoked).toBeGreaterThan(revokedBefore)
+    }, 60_000)
+  },
+)

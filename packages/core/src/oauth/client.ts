@@ -38,11 +38,34 @@ export interface OAuthClient {
    * the sign-in that asked for it when it sent a challenge.
    */
   exchangeCode(code: string, options?: { codeVerifier?: string }): Promise<TokenSet>
-  /** Gets new tokens with a refresh token; keeps it when the answer has no new one. */
-  refresh(refreshToken: string): Promise<TokenSet>
+  /**
+   * Gets new tokens with a refresh token; keeps it when the answer has no new one. `timeoutMs`
+   * replaces the client's for this request (the token manager waits as long as its lease).
+   */
+  refresh(refreshToken: string, options?: { timeoutMs?: number }): Promise<TokenSet>
+  /** Time-out of one token request, in ms (the `timeoutMs` option). */
+  readonly timeoutMs: number
 }
 
 const MAX_TOKEN_RESPONSE = 64 * 1024
+
+/** How far behind this process's clock the server's `Date` may be and still be believed. */
+const MAX_SERVER_LAG_MS = 10 * 60_000
+
+/**
+ * When the tokens were issued, on the clock that judges them: the authorization server's
+ * `Date` when it is behind this process's clock by less than ten minutes (this process's clock
+ * runs ahead), else this process's. Every instance reads the times one instance wrote: a clock
+ * running ahead in one of them must not make the others hold a token past its real expiry.
+ * `Date` counts whole seconds, so it errs early, the safe side.
+ */
+export function receiptTime(local: number, date: string | null): number {
+  if (date === null) return local
+  const server = Date.parse(date)
+  if (!Number.isFinite(server) || server >= local || local - server > MAX_SERVER_LAG_MS)
+    return local
+  return server
+}
 
 /** RFC 7636 section 4.1: a code verifier (and an S256 challenge, 43 of them) is 43 to 128 of these. */
 const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/
@@ -112,7 +135,12 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
   const tokenUrl = `${authUrl}/oauth/token`
   const scope = scopeOf(options.scope, 'createOAuthClient')
 
-  async function tokenRequest(fields: Record<string, string>, what: string, previous?: string) {
+  async function tokenRequest(
+    fields: Record<string, string>,
+    what: string,
+    previous?: string,
+    wait = timeoutMs,
+  ) {
     const answer = await send(
       tokenUrl,
       {
@@ -123,9 +151,9 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
         },
         body: new URLSearchParams(fields).toString(),
       },
-      { fetch: fetchImpl, timeoutMs, what, maxBodyBytes: MAX_TOKEN_RESPONSE },
+      { fetch: fetchImpl, timeoutMs: wait, what, maxBodyBytes: MAX_TOKEN_RESPONSE },
     )
-    return readTokenResponse(answer, now(), what, previous)
+    return readTokenResponse(answer, receiptTime(now(), answer.headers.get('date')), what, previous)
   }
 
   return {
@@ -169,7 +197,12 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
       }
       return tokenRequest(fields, 'Authorization code exchange')
     },
-    refresh(refreshToken) {
+    timeoutMs,
+    async refresh(refreshToken, request) {
+      const wait = request?.timeoutMs
+      if (wait !== undefined && !(Number.isFinite(wait) && wait > 0)) {
+        throw new ConfigError('refresh: timeoutMs must be a number of milliseconds > 0.')
+      }
       return tokenRequest(
         {
           refresh_token: refreshToken,
@@ -179,6 +212,7 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
         },
         'Token refresh',
         refreshToken,
+        wait,
       )
     },
   }

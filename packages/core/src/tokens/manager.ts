@@ -1,4 +1,5 @@
 import {
+  ClosedError,
   isSchedulingError,
   isTransientError,
   NotConnectedError,
@@ -38,6 +39,14 @@ export interface TokenManager {
   state(key: string): TokenState
   /** How many keys this process remembers refresh state for (at most `2 * maxTrackedKeys`). */
   readonly trackedKeys: number
+  /**
+   * Graceful shutdown: refuses new calls (`ClosedError`), lets every refresh under way finish
+   * and its tokens be written (a failing store write is retried until it lands), then gives the
+   * leases back. Resolves when all is done, or after `timeoutMs` (default 30 000), when a write
+   * that still fails is given up: call it on SIGTERM, after the HTTP server stopped taking
+   * requests, and exit when it resolves.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>
 }
 
 /** What waiting for the refresh lease came to. */
@@ -74,11 +83,17 @@ function emit<A extends unknown[]>(listener: ((...args: A) => void) | undefined,
 /** Grows a polling pause: doubling, up to half a second. */
 const backoff = (pause: number) => Math.min(pause * 2, 500)
 
+const isTimeout = (error: unknown) => isSchedulingError(error) && error.code === 'timeout'
+
 /** The token manager's work for all keys of this process. */
 class Refresher {
   readonly keys: KeyStates
   // Settled flights are deleted: this map holds only refreshes under way.
   readonly #flights = new Map<string, Promise<TokenRecord>>()
+  /** Lease releases retried after a failure: `close()` waits for them. */
+  readonly #background = new Set<Promise<void>>()
+  /** Set by `close()`: when store writes that keep failing are given up. */
+  #closeDeadline: number | undefined
 
   constructor(readonly s: ManagerSettings) {
     this.keys = new KeyStates(s.maxKeys)
@@ -168,15 +183,73 @@ class Refresher {
       if (performance.now() > deadline) {
         throw new TimeoutError(`Waiting for another process to refresh "${key}"`, this.s.leaseWait)
       }
+      if (this.#pastCloseDeadline()) throw new ClosedError('The token manager')
     }
+  }
+
+  #pastCloseDeadline(): boolean {
+    return this.#closeDeadline !== undefined && performance.now() >= this.#closeDeadline
+  }
+
+  /**
+   * Runs a store call until it succeeds: with backoff, while the lease is renewed beside it.
+   * For what must not be lost (new tokens that exist nowhere else); given up only once
+   * `close()`'s time is out.
+   */
+  async #persist<T>(key: string, call: () => Promise<T>): Promise<T> {
+    for (let pause = this.s.leasePoll; ; pause = Math.min(pause * 2, 1_000)) {
+      try {
+        return await call()
+      } catch (error) {
+        if (this.#pastCloseDeadline()) throw error
+        emit(this.s.options.onRefreshFailed, key, error)
+        await sleep(pause)
+      }
+    }
+  }
+
+  /** Renews a held lease every third of its time, until the returned stop is called. */
+  #keepLease(key: string, owner: string): () => void {
+    const timer = setInterval(() => {
+      this.s.store.acquireLease!(key, owner, this.s.leaseTtl).catch(() => {})
+    }, this.s.leaseRenew)
+    ;(timer as { unref?: () => void }).unref?.()
+    return () => clearInterval(timer)
+  }
+
+  /**
+   * Gives a lease back. A failed release is retried in the background (for at most the lease's
+   * time, after which it has lapsed anyway), so the key is not blocked for the whole TTL by
+   * one failed call, and the callers do not wait for a store that is down.
+   */
+  async #release(key: string, owner: string): Promise<void> {
+    const release = () => this.s.store.releaseLease!(key, owner)
+    try {
+      await release()
+      return
+    } catch {}
+    const until = performance.now() + this.s.leaseTtl
+    const retry = (async () => {
+      for (let pause = this.s.leasePoll; performance.now() + pause < until; pause *= 2) {
+        await sleep(pause)
+        try {
+          await release()
+          return
+        } catch {}
+      }
+    })()
+    this.#background.add(retry)
+    retry.finally(() => this.#background.delete(retry))
   }
 
   async #callRefresh(key: string, refreshToken: string): Promise<TokenSet> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.s.oauth.refresh(refreshToken)
+        return await this.s.oauth.refresh(refreshToken, { timeoutMs: this.s.requestTimeout })
       } catch (error) {
-        if (!isTransientError(error) || attempt >= this.s.attempts) throw error
+        // A time-out may have reached the server, which spent the refresh token: sending it
+        // again could revoke the grant. Only answered failures and refused connections are retried.
+        if (!isTransientError(error) || isTimeout(error) || attempt >= this.s.attempts) throw error
         emit(this.s.options.onRefreshFailed, key, error)
         const delay = Math.min(this.s.maxDelay, this.s.baseDelay * 2 ** (attempt - 1))
         await sleep(delay / 2 + Math.random() * (delay / 2))
@@ -228,16 +301,18 @@ class Refresher {
    * Stores the tokens a refresh just obtained. With a rotating server they are the only valid
    * ones: a write refused because the record was flagged meanwhile, or because something else
    * changed while it still holds the refresh token we spent, is retried on the new version.
-   * Only tokens from elsewhere (a reconnect) win over ours.
+   * A write that throws (a store blip, a restart) is retried until it lands. Only tokens from
+   * elsewhere (a reconnect) win over ours. Nothing else is awaited between the token
+   * endpoint's answer and this write: that is the crash window.
    */
   async #storeRefreshed(key: string, base: TokenRecord, tokens: TokenSet): Promise<TokenRecord> {
     let latest = base
     for (let tries = 0; tries < 10; tries++) {
       const next: TokenRecord = { ...latest, ...tokens }
       delete next.reauthorizationRequired
-      const stored = await this.#write(key, latest, next)
+      const stored = await this.#persist(key, () => this.#write(key, latest, next))
       if (stored !== undefined) return stored
-      latest = await this.#read(key)
+      latest = await this.#persist(key, () => this.#read(key))
       const ours = latest.reauthorizationRequired || latest.refreshToken === base.refreshToken
       if (!ours) {
         // Newer tokens from elsewhere: they win.
@@ -289,6 +364,7 @@ class Refresher {
     this.#apply(key, { type: 'refresh_started' })
     const lease = await this.#takeLease(key, base)
     if (lease.kind === 'refreshed') return lease.record
+    const stopRenewing = lease.kind === 'held' ? this.#keepLease(key, lease.owner) : undefined
     try {
       const current = await this.#read(key)
       if (current.reauthorizationRequired) return await this.#fail(key)
@@ -299,11 +375,20 @@ class Refresher {
       }
       return await this.#refreshWith(key, current, rejectedToken)
     } finally {
-      if (lease.kind === 'held') await this.s.store.releaseLease!(key, lease.owner).catch(() => {})
+      stopRenewing?.()
+      if (lease.kind === 'held') await this.#release(key, lease.owner)
+    }
+  }
+
+  async close(timeoutMs = 30_000): Promise<void> {
+    this.#closeDeadline ??= performance.now() + timeoutMs
+    while (this.#flights.size > 0 || this.#background.size > 0) {
+      await Promise.allSettled([...this.#flights.values(), ...this.#background])
     }
   }
 
   async getRecord(key: string, opts?: GetTokenOptions): Promise<TokenRecord> {
+    if (this.#closeDeadline !== undefined) throw new ClosedError('The token manager')
     const record = await this.#read(key)
     const action = actionFor(this.#advanceTo(key, record))
     if (action === 'reauthorize') throw new ReauthorizationRequiredError(key)
@@ -350,5 +435,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     get trackedKeys() {
       return refresher.keys.size
     },
+    close: (opts) => refresher.close(opts?.timeoutMs),
   }
 }

@@ -9,11 +9,31 @@ export interface TokenManagerOptions {
   store: TokenStore
   /** Part of a token's lifetime before expiry at which it is refreshed. Default 1/24: 5 minutes of 2 hours. */
   refreshRatio?: number
-  /** Retries of a transiently failed refresh (network, time-out, 5xx), with exponential backoff. */
-  retry?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number }
+  /**
+   * Retries of a refresh the server answered 429 or 5xx, or that could not connect, with
+   * exponential backoff. A token request that timed out is never sent again in the same
+   * refresh: the server may have spent the refresh token, and its answer is the only copy of
+   * the new one.
+   */
+  retry?: {
+    attempts?: number
+    baseDelayMs?: number
+    maxDelayMs?: number
+    /**
+     * How long one token request may take before it is given up, in ms. Default 15 000. It
+     * replaces the OAuth client's own `timeoutMs` for refreshes: a slow answer is waited for
+     * (the lease renewed meanwhile) instead of resent.
+     */
+    requestTimeoutMs?: number
+  }
   /** The refresh lease, for stores that offer one. */
   lease?: {
-    /** How long a lease lasts; longer than a refresh with its retries. Default 60 s. */
+    /**
+     * How long a lease lasts without renewal. The holder renews it every third of this while it
+     * works; even so it must cover a whole refresh (`retry.attempts` x `retry.requestTimeoutMs`
+     * plus backoff), so a holder whose renewals fail (a store blip) still finishes inside it:
+     * checked at set-up. Default 60 s.
+     */
     ttlMs?: number
     /** How long to wait for another process's refresh before giving up. Default 65 s. */
     waitMs?: number
@@ -48,6 +68,8 @@ export interface ManagerSettings {
   leaseTtl: number
   leaseWait: number
   leasePoll: number
+  leaseRenew: number
+  requestTimeout: number
   invalidGrantWait: number
   maxKeys: number
   clock: () => number
@@ -63,6 +85,19 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value
 }
 
+/**
+ * The longest a refresh can take with every retry: each attempt's time-out and the longest
+ * backoff before each retry.
+ */
+export function refreshBudget(
+  s: Pick<ManagerSettings, 'attempts' | 'requestTimeout' | 'baseDelay' | 'maxDelay'>,
+): number {
+  let total = s.attempts * s.requestTimeout
+  for (let attempt = 1; attempt < s.attempts; attempt++)
+    total += Math.min(s.maxDelay, s.baseDelay * 2 ** (attempt - 1))
+  return total
+}
+
 /** Checks the options (throwing `ConfigError` with the fix) and applies the defaults. */
 export function resolveManagerSettings(options: TokenManagerOptions): ManagerSettings {
   const { oauth, store } = options
@@ -73,7 +108,7 @@ export function resolveManagerSettings(options: TokenManagerOptions): ManagerSet
       throw new ConfigError(`createTokenManager: the store must implement ${method}(key).`)
     }
   }
-  return {
+  const settings: ManagerSettings = {
     options,
     oauth,
     store,
@@ -84,10 +119,23 @@ export function resolveManagerSettings(options: TokenManagerOptions): ManagerSet
     leaseTtl: positive(options.lease?.ttlMs, 60_000, 'lease.ttlMs'),
     leaseWait: positive(options.lease?.waitMs, 65_000, 'lease.waitMs'),
     leasePoll: Math.max(1, positive(options.lease?.pollMs, 25, 'lease.pollMs')),
+    leaseRenew: 0,
+    requestTimeout: Math.max(
+      1,
+      positive(options.retry?.requestTimeoutMs, 15_000, 'retry.requestTimeoutMs'),
+    ),
     invalidGrantWait: positive(options.invalidGrantWaitMs, 10_000, 'invalidGrantWaitMs'),
     maxKeys: Math.max(1, positive(options.maxTrackedKeys, 10_000, 'maxTrackedKeys')),
     clock: options.now ?? Date.now,
     hasLease: typeof store.acquireLease === 'function' && typeof store.releaseLease === 'function',
     hasCas: typeof store.compareAndSet === 'function',
   }
+  settings.leaseRenew = Math.max(1, Math.floor(settings.leaseTtl / 3))
+  const budget = refreshBudget(settings)
+  if (settings.hasLease && budget > settings.leaseTtl) {
+    throw new ConfigError(
+      `createTokenManager: a refresh can take ${budget} ms (retry.attempts ${settings.attempts} x retry.requestTimeoutMs ${settings.requestTimeout}, plus backoff), longer than lease.ttlMs ${settings.leaseTtl}: if the lease's renewals failed, it could lapse mid-refresh and a second process would spend the same refresh token. Raise lease.ttlMs to at least ${budget}, or lower retry.attempts or retry.requestTimeoutMs.`,
+    )
+  }
+  return settings
 }
