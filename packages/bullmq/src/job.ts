@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { AnyWebhookEvent } from '@scheduling-kit/core'
+import { encodeStoreKey } from '@scheduling-kit/core/adapter'
 
 /** Default name of the queue. */
 export const DEFAULT_QUEUE_NAME = 'scheduling-webhooks'
@@ -13,10 +14,11 @@ export interface WebhookJobData {
 
 /**
  * The job id of a delivery: `wh-` and the SHA-256 of its dedupe key, so every retry of one
- * delivery maps to one job, and the id has no `:` (which BullMQ ids may not contain).
+ * delivery maps to one job, and the id has no `:` (which BullMQ ids may not contain). The key
+ * is encoded losslessly first: two keys that differ in a lone surrogate are two jobs.
  */
 export function jobIdFor(key: string): string {
-  return `wh-${createHash('sha256').update(key).digest('hex')}`
+  return `wh-${createHash('sha256').update(encodeStoreKey(key)).digest('hex')}`
 }
 
 export function checkQueueName(who: string, name: string | undefined): string {

@@ -4,6 +4,7 @@
 
 export { serverText } from './errors.js'
 export { getHeader } from './headers.js'
+export { encodeStoreKey } from './keys.js'
 export { consoleLogger, Summarizer } from './log.js'
 export { withoutTrailingSlashes } from './paths.js'
 export {

@@ -125,6 +125,7 @@ const ADAPTER = [
   'BodyBudget',
   'BodySource',
   'consoleLogger',
+  'encodeStoreKey',
   'FrameworkName',
   'getHeader',
   'payloadTooLargeError',

@@ -4,6 +4,7 @@ import {
   msFromNow,
   type PostgresPool,
   type PostgresStoreOptions,
+  rowKey,
   run,
   tableOf,
 } from './sql.js'
@@ -63,12 +64,12 @@ export class PostgresDedupeStore implements DedupeStore {
          ON CONFLICT (key) DO UPDATE
          SET owner = EXCLUDED.owner, state = 'in_progress', expires_at = EXCLUDED.expires_at
          WHERE d.expires_at <= clock_timestamp()`,
-        [key, owner, this.#leaseMs],
+        [rowKey(key), owner, this.#leaseMs],
       )
       if (taken.rowCount === 1) return 'claimed'
       const { rows } = await this.#query<{ state: ClaimResult }>(
         `SELECT state FROM ${this.#table} WHERE key = $1 AND expires_at > clock_timestamp()`,
-        [key],
+        [rowKey(key)],
       )
       if (rows[0] !== undefined) return rows[0].state
     }
@@ -83,14 +84,14 @@ export class PostgresDedupeStore implements DedupeStore {
        ON CONFLICT (key) DO UPDATE
        SET owner = EXCLUDED.owner, state = 'completed', expires_at = EXCLUDED.expires_at
        WHERE d.owner = EXCLUDED.owner OR d.expires_at <= clock_timestamp()`,
-      [key, owner, this.#ttlMs],
+      [rowKey(key), owner, this.#ttlMs],
     )
   }
 
   async release(key: string, owner: string): Promise<void> {
     await this.#query(
       `DELETE FROM ${this.#table} WHERE key = $1 AND owner = $2 AND state = 'in_progress'`,
-      [key, owner],
+      [rowKey(key), owner],
     )
   }
 

@@ -24,8 +24,15 @@ export interface MigrateResult {
 interface Migration {
   kind: 'tokens' | 'dedupe'
   version: number
-  sql(table: string, name: string): string
+  sql(table: string, name: string, schema: string): string
 }
+
+/**
+ * The dedupe table's expiry index: `<table>$expires`. A table name (checked: letters, digits
+ * and `_`) never holds a `$`, so no table of ours can clash with it (`<table>_expires` could be
+ * the token table's name).
+ */
+const expiresIndex = (name: string) => `"${name.slice(0, 54)}$expires"`
 
 /**
  * The versioned SQL, in order. Never edit an applied one: append a new version.
@@ -58,7 +65,23 @@ const MIGRATIONS: Migration[] = [
       state text NOT NULL CHECK (state IN ('in_progress', 'completed')),
       expires_at timestamptz NOT NULL
     );
-    CREATE INDEX ${identifier('migrate', 'index', `${name.slice(0, 50)}_expires`)} ON ${t} (expires_at)`,
+    CREATE INDEX ${expiresIndex(name)} ON ${t} (expires_at)`,
+  },
+  {
+    // Databases migrated before the index was named `<table>$expires` have `<table>_expires`.
+    kind: 'dedupe',
+    version: 2,
+    sql: (t, name, schema) => `DO $$
+    BEGIN
+      IF EXISTS (
+        SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = '${t.replaceAll("'", "''")}'::regclass
+          AND c.relname = '${`${name.slice(0, 50)}_expires`}'
+      ) THEN
+        ALTER INDEX ${schema}.${identifier('migrate', 'index', `${name.slice(0, 50)}_expires`)}
+          RENAME TO ${expiresIndex(name)};
+      END IF;
+    END $$`,
   },
 ]
 
@@ -103,7 +126,10 @@ export async function migrate(
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
       `scheduling-kit:migrate:${schemaName}`,
     ])
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    // CREATE SCHEMA IF NOT EXISTS needs the database's CREATE privilege even when the schema
+    // exists: a role that owns its schema but may not create one would be refused.
+    const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schemaName])
+    if (found.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`)
     await client.query(`CREATE TABLE IF NOT EXISTS ${log} (
       table_name text NOT NULL,
       version integer NOT NULL,
@@ -119,7 +145,7 @@ export async function migrate(
       const name = names[migration.kind]
       const id = `${name}@${migration.version}`
       if (have.has(id)) continue
-      await client.query(migration.sql(tables[migration.kind], name))
+      await client.query(migration.sql(tables[migration.kind], name, schema))
       await client.query(`INSERT INTO ${log} (table_name, version) VALUES ($1, $2)`, [
         name,
         migration.version,

@@ -1,4 +1,22 @@
+import { createHash } from 'node:crypto'
+import { encodeStoreKey } from '@scheduling-kit/core/adapter'
 import type { Pool } from 'pg'
+
+/** Longest key kept as it is, in UTF-8 bytes: a btree index row holds at most about 2 700. */
+const MAX_KEY_BYTES = 1_024
+
+/** Marks a key kept as its SHA-256: U+FFFE, never the first character of another stored key. */
+const HASHED_KEY_MARK = '\ufffe'
+
+/**
+ * A key as the tables hold it: lossless (`encodeStoreKey`: no two keys become one through
+ * UTF-8), and past 1 024 bytes its SHA-256 instead, so a key of any length fits the index.
+ */
+export function rowKey(key: string): string {
+  const encoded = encodeStoreKey(key, (k) => k.startsWith(HASHED_KEY_MARK))
+  if (Buffer.byteLength(encoded) <= MAX_KEY_BYTES) return encoded
+  return HASHED_KEY_MARK + createHash('sha256').update(encoded).digest('hex')
+}
 
 /** The user's `pg` Pool (or anything with its `query` and `connect`). */
 export type PostgresPool = Pick<Pool, 'query' | 'connect'>

@@ -4,6 +4,7 @@ import {
   msFromNow,
   type PostgresPool,
   type PostgresStoreOptions,
+  rowKey,
   run,
   tableOf,
 } from './sql.js'
@@ -47,7 +48,7 @@ export class PostgresTokenStore implements TokenStore {
   async get(key: string): Promise<TokenRecord | undefined> {
     const { rows } = await this.#query<{ record: TokenRecord; version: number }>(
       `SELECT record, version FROM ${this.#table} WHERE key = $1 AND record IS NOT NULL`,
-      [key],
+      [rowKey(key)],
     )
     const row = rows[0]
     return row === undefined ? undefined : { ...row.record, version: row.version }
@@ -58,7 +59,7 @@ export class PostgresTokenStore implements TokenStore {
       `INSERT INTO ${this.#table} AS t (key, record, version) VALUES ($1, $2::jsonb, 1)
        ON CONFLICT (key) DO UPDATE
        SET record = EXCLUDED.record, version = t.version + 1, updated_at = clock_timestamp()`,
-      [key, serialize(record)],
+      [rowKey(key), serialize(record)],
     )
   }
 
@@ -68,7 +69,7 @@ export class PostgresTokenStore implements TokenStore {
       `UPDATE ${this.#table}
        SET record = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
        WHERE key = $1`,
-      [key],
+      [rowKey(key)],
     )
   }
 
@@ -84,13 +85,13 @@ export class PostgresTokenStore implements TokenStore {
              ON CONFLICT (key) DO UPDATE
              SET record = EXCLUDED.record, version = t.version + 1, updated_at = clock_timestamp()
              WHERE t.record IS NULL`,
-            [key, serialize(record)],
+            [rowKey(key), serialize(record)],
           )
         : await this.#query(
             `UPDATE ${this.#table}
              SET record = $2::jsonb, version = version + 1, updated_at = clock_timestamp()
              WHERE key = $1 AND version = $3 AND record IS NOT NULL`,
-            [key, serialize(record), expectedVersion],
+            [rowKey(key), serialize(record), expectedVersion],
           )
     return rowCount === 1
   }
@@ -102,7 +103,7 @@ export class PostgresTokenStore implements TokenStore {
        SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
        WHERE t.lease_owner IS NULL OR t.lease_owner = EXCLUDED.lease_owner
           OR t.lease_expires_at <= clock_timestamp()`,
-      [key, owner, Math.max(1, Math.ceil(ttlMs))],
+      [rowKey(key), owner, Math.max(1, Math.ceil(ttlMs))],
     )
     return rowCount === 1
   }
@@ -111,7 +112,7 @@ export class PostgresTokenStore implements TokenStore {
     await this.#query(
       `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL
        WHERE key = $1 AND lease_owner = $2`,
-      [key, owner],
+      [rowKey(key), owner],
     )
   }
 

@@ -92,3 +92,35 @@ describe('PostgresDedupeStore', () => {
     expect(() => new PostgresTokenStore({} as never)).toThrow(/pass \{ pool \}, a pg Pool/)
   })
 })
+
+describe('keys', () => {
+  const tricky = ['a\ud800', 'a\udfff', 'a\ufffd', '\uffff', '\uffff0061d800', '\ufffe', '}x']
+
+  it('keys that differ only in lone surrogates (or that look escaped) are distinct records and claims', async () => {
+    const tokens = new PostgresTokenStore({ pool: shared, schema })
+    const dedupe = new PostgresDedupeStore({ pool: shared, schema })
+    const run = Math.random().toString(36).slice(2)
+    for (const [i, key] of tricky.entries()) {
+      await tokens.set(run + key, { ...record, accessToken: `t${i}` })
+      expect(await dedupe.claim(run + key, `o${i}`)).toBe('claimed')
+    }
+    for (const [i, key] of tricky.entries())
+      expect((await tokens.get(run + key))?.accessToken).toBe(`t${i}`)
+  })
+
+  it('keys of any length: a 3 008-character payload id and a 1 MB token key', async () => {
+    const dedupe = new PostgresDedupeStore({ pool: shared, schema })
+    const tokens = new PostgresTokenStore({ pool: shared, schema })
+    const id = `evt_${'x'.repeat(3_004)}${Math.random()}`
+    expect(await dedupe.claim(id, 'a')).toBe('claimed')
+    expect(await dedupe.claim(id, 'b')).toBe('in_progress')
+    await dedupe.complete(id, 'a')
+    expect(await dedupe.claim(id, 'c')).toBe('completed')
+    expect(await dedupe.claim(`${id}y`, 'd')).toBe('claimed')
+    const key = `k${'é'.repeat(500_000)}${Math.random()}`
+    await tokens.set(key, record)
+    expect(await tokens.acquireLease(key, 'me', 5_000)).toBe(true)
+    expect((await tokens.get(key))?.accessToken).toBe('a')
+    expect(await tokens.get(`${key}!`)).toBeUndefined()
+  })
+})

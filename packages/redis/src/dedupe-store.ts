@@ -1,4 +1,5 @@
 import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import { encodeStoreKey } from '@scheduling-kit/core/adapter'
 import { warnIfEvicting } from './eviction.js'
 import {
   checkOptions,
@@ -70,14 +71,18 @@ export class RedisDedupeStore implements DedupeStore {
   }
 
   async claim(key: string, owner: string): Promise<ClaimResult> {
-    return (await CLAIM(this.#client, [this.#prefix + key], [owner, this.#leaseMs])) as ClaimResult
+    return (await CLAIM(
+      this.#client,
+      [this.#prefix + encodeStoreKey(key)],
+      [owner, this.#leaseMs],
+    )) as ClaimResult
   }
 
   async complete(key: string, owner: string): Promise<void> {
-    await COMPLETE(this.#client, [this.#prefix + key], [owner, this.#ttlMs])
+    await COMPLETE(this.#client, [this.#prefix + encodeStoreKey(key)], [owner, this.#ttlMs])
   }
 
   async release(key: string, owner: string): Promise<void> {
-    await RELEASE(this.#client, [this.#prefix + key], [owner])
+    await RELEASE(this.#client, [this.#prefix + encodeStoreKey(key)], [owner])
   }
 }

@@ -1,4 +1,9 @@
 export { RedisDedupeStore, type RedisDedupeStoreOptions } from './dedupe-store.js'
-export { checkEvictionPolicy, type EvictionPolicy } from './eviction.js'
+export {
+  checkEvictionPolicy,
+  checkPersistence,
+  type EvictionPolicy,
+  type Persistence,
+} from './eviction.js'
 export type { RedisClient, RedisStoreOptions } from './scripts.js'
 export { RedisTokenStore, type RedisTokenStoreOptions } from './token-store.js'

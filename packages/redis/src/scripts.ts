@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { encodeStoreKey } from '@scheduling-kit/core/adapter'
 import type { Cluster, Redis } from 'ioredis'
 
 /** The user's ioredis client: a `Redis` or a `Cluster` (keys of one record share a hash slot). */
@@ -46,4 +47,13 @@ export function checkOptions(name: string, options: RedisStoreOptions): void {
   if (options.prefix !== undefined && typeof options.prefix !== 'string') {
     throw new TypeError(`${name}: prefix must be a string.`)
   }
+}
+
+/**
+ * A key inside a hash tag, `{<key>}`, so every Redis key of one record lands in one Cluster
+ * slot, whatever the key holds: lossless (`encodeStoreKey`), and escaped when it starts with
+ * `}` (which would end the tag at once, empty, and hash each Redis key on its own).
+ */
+export function hashTagged(key: string): string {
+  return `{${encodeStoreKey(key, (k) => k.startsWith('}'))}}`
 }

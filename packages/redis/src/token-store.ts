@@ -3,6 +3,7 @@ import { warnIfEvicting } from './eviction.js'
 import {
   checkOptions,
   DEFAULT_PREFIX,
+  hashTagged,
   type RedisClient,
   type RedisStoreOptions,
   script,
@@ -74,11 +75,11 @@ export class RedisTokenStore implements TokenStore {
   }
 
   #record(key: string): string {
-    return `${this.#prefix}token:{${key}}`
+    return `${this.#prefix}token:${hashTagged(key)}`
   }
 
   #lease(key: string): string {
-    return `${this.#prefix}lease:{${key}}`
+    return `${this.#prefix}lease:${hashTagged(key)}`
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {

@@ -4,7 +4,9 @@ import { it } from 'vitest'
 
 const NAMES = [
   'checkEvictionPolicy',
+  'checkPersistence',
   'EvictionPolicy',
+  'Persistence',
   'RedisClient',
   'RedisDedupeStore',
   'RedisDedupeStoreOptions',
@@ -18,6 +20,7 @@ it(
   async () => {
     await expectExports(new URL('../dist/', import.meta.url), NAMES, [
       'checkEvictionPolicy',
+      'checkPersistence',
       'RedisDedupeStore',
       'RedisTokenStore',
     ])

@@ -82,3 +82,58 @@ describe('RedisTokenStore', () => {
     expect(() => new RedisDedupeStore({ client, leaseMs: 0 })).toThrow(/leaseMs must be/)
   })
 })
+
+/** The hash tag Redis Cluster hashes (its rule: from the first `{` to the next `}`, if not empty). */
+function hashTagOf(key: string): string | undefined {
+  const open = key.indexOf('{')
+  if (open < 0) return undefined
+  const close = key.indexOf('}', open + 1)
+  return close > open + 1 ? key.slice(open + 1, close) : undefined
+}
+
+describe('keys', () => {
+  const record = { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 }
+  const tricky = [
+    'a\ud800',
+    'a\udfff',
+    'a\ufffd',
+    '\uffff',
+    '\uffff0061d800',
+    '}x',
+    '}',
+    '{}',
+    'a}b{c',
+  ]
+
+  it('keys that differ only in lone surrogates (or that look escaped) are distinct records and claims', async () => {
+    const tokens = new RedisTokenStore({ client, prefix: uniquePrefix('lossless'), logger: false })
+    const dedupe = new RedisDedupeStore({ client, prefix: uniquePrefix('lossless'), logger: false })
+    for (const [i, key] of tricky.entries()) {
+      await tokens.set(key, { ...record, accessToken: `t${i}` })
+      expect(await dedupe.claim(key, `o${i}`)).toBe('claimed')
+    }
+    for (const [i, key] of tricky.entries())
+      expect((await tokens.get(key))?.accessToken).toBe(`t${i}`)
+  })
+
+  it('a record and its lease share one Cluster hash slot whatever the key holds', async () => {
+    const prefix = uniquePrefix('slots')
+    const store = new RedisTokenStore({ client, prefix, logger: false })
+    for (const key of [...tricky, 'plain', '{tag}']) {
+      await store.set(key, record)
+      expect(await store.acquireLease(key, 'me', 5_000)).toBe(true)
+    }
+    const written = await client.keys(`${prefix}*`)
+    const tags = new Map<string, Set<string>>()
+    for (const name of written) {
+      const tag = hashTagOf(name)
+      expect(tag, name).toBeDefined()
+      const [kind] = name.slice(prefix.length).split(':')
+      const set = tags.get(tag!) ?? new Set()
+      set.add(kind!)
+      tags.set(tag!, set)
+    }
+    expect(tags.size).toBe(tricky.length + 2)
+    for (const kinds of tags.values()) expect([...kinds].sort()).toEqual(['lease', 'token'])
+  })
+})
