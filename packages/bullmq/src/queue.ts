@@ -82,6 +82,30 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
   })
   queue.on('error', () => {})
 
+  /**
+   * Resolves when the client is connected; waits for a first connection under way, and
+   * rejects at once when Redis cannot be reached (refused, reconnecting, closed).
+   */
+  function connected(): Promise<void> {
+    if (client.status === 'ready') return Promise.resolve()
+    if (client.status !== 'connecting' && client.status !== 'connect' && client.status !== 'wait')
+      return Promise.reject(notConnected())
+    return new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        client.off('ready', onReady)
+        client.off('error', onError)
+        if (error === undefined) resolve()
+        else reject(error)
+      }
+      const onReady = () => done()
+      const onError = () => done(notConnected())
+      client.on('ready', onReady)
+      client.on('error', onError)
+    })
+  }
+  const notConnected = () =>
+    new Error(`Redis is not connected (${client.status}): the delivery was not queued`)
+
   async function enqueue(
     event: AnyWebhookEvent,
     context: WebhookContext,
@@ -92,6 +116,9 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
       webhookId: context.webhookId,
       secretIndex: context.secretIndex,
     }
+    // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
+    // 503 now and the service retries it, rather than after `timeoutMs`.
+    await connected()
     const jobId = jobIdFor(delivery?.key ?? event.id)
     let timer: ReturnType<typeof setTimeout> | undefined
     const timeout = new Promise<never>((_, reject) => {

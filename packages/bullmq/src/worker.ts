@@ -24,10 +24,17 @@ export interface WebhookWorkerOptions {
    */
   dedupe?: DedupeStore | false
   /**
-   * How long a job's claim lasts if its worker dies: longer than any handler runs. A job
-   * restarted after a crash waits for it. Default 5 minutes (with the default `dedupe`).
+   * How long a job's claim lasts if its worker dies (a job restarted after a crash waits for
+   * it). Renewed every third of it while the handler runs (with a store that has `extend`, as
+   * the default has), so it cannot lapse under a long handler. Default 30 000.
    */
   claimMs?: number
+  /**
+   * How many times a job may be found stalled (its worker died or hung past `lockDuration`)
+   * and started again before BullMQ fails it. Every stalled job here was answered 200 to the
+   * service, which will not send it again: default 1 000, where BullMQ's own is 1.
+   */
+  maxStalledCount?: number
   /** BullMQ's job lock, in ms: a worker silent this long is presumed dead and its jobs retried. Default 30 000. */
   lockDuration?: number
   /** How often stalled jobs are looked for, in ms. Default 30 000. */
@@ -50,6 +57,24 @@ export interface WebhookWorker {
 
 /** How long a job waits before looking again at a claim another attempt holds, in ms. */
 const CLAIMED_ELSEWHERE_DELAY_MS = 1_000
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Runs a claim's `complete` or `release` until it lands, for at most `withinMs`: a Redis blip
+ * must not leave a claim `in_progress` (every retry of the delivery waiting) until it lapses.
+ */
+async function settle(call: () => Promise<void> | void, withinMs: number): Promise<void> {
+  const until = performance.now() + withinMs
+  for (let pause = 25; ; pause = Math.min(pause * 2, 1_000)) {
+    try {
+      return await call()
+    } catch (error) {
+      if (performance.now() + pause >= until) throw error
+      await sleep(pause)
+    }
+  }
+}
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -84,14 +109,16 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   // Blocking commands wait for jobs: no retry limit per request on this connection (BullMQ's rule).
   const client = ownClient(who, options.connection, { maxRetriesPerRequest: null })
   client.on('error', () => {})
+  const claimMs = positive('claimMs', options.claimMs, 30_000)
   const dedupe =
     options.dedupe === false
       ? undefined
       : (options.dedupe ??
         new RedisDedupeStore({
           client,
-          prefix: `scheduling-kit:worker:${name}:`,
-          leaseMs: positive('claimMs', options.claimMs, 5 * 60_000),
+          // Under the queue's own keys: `<prefix>:<queue>:dedupe:<job id>`.
+          prefix: `${options.prefix ?? 'bull'}:${name}:`,
+          leaseMs: claimMs,
           ttlMs: 7 * 24 * 60 * 60_000,
           logger: false,
         }))
@@ -122,13 +149,25 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
       throw new DelayedError()
     }
+    // The claim follows the handler: renewed while it runs.
+    const renewal =
+      typeof dedupe.extend === 'function'
+        ? setInterval(
+            () => void Promise.resolve(dedupe.extend!(key, owner, claimMs)).catch(() => {}),
+            Math.max(1, Math.floor(claimMs / 3)),
+          )
+        : undefined
     try {
       await dispatch(job)
     } catch (error) {
-      await dedupe.release(key, owner)
+      clearInterval(renewal)
+      await settle(() => dedupe.release(key, owner), claimMs).catch(() => {})
       throw error
+    } finally {
+      clearInterval(renewal)
     }
-    await dedupe.complete(key, owner)
+    // A failure here leaves the claim to lapse after claimMs; the job is done either way.
+    await settle(() => dedupe.complete(key, owner), claimMs).catch(() => {})
     return 'handled'
   }
 
@@ -138,6 +177,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     concurrency: positive('concurrency', options.concurrency, 1),
     lockDuration: positive('lockDuration', options.lockDuration, 30_000),
     stalledInterval: positive('stalledInterval', options.stalledInterval, 30_000),
+    maxStalledCount: positive('maxStalledCount', options.maxStalledCount, 1_000),
   })
   worker.on('error', (error) => log.error(`${who}: ${error.message}`))
   worker.on('failed', (job, error) => {

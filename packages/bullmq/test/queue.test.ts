@@ -1,4 +1,5 @@
 import { createWebhookHandler } from '@scheduling-kit/core'
+import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { createTestEvent } from '@scheduling-kit/testing'
 import { Queue } from 'bullmq'
 import { expect, it, vi } from 'vitest'
@@ -105,4 +106,56 @@ it('refuses bad options with the fix', () => {
   expect(() => createBullMQQueue({ connection, queueName: 'a:b' })).toThrow(/without ':'/)
   expect(() => createBullMQQueue({} as never)).toThrow(/pass \{ connection \}/)
   expect(() => createWebhookWorker({ connection } as never)).toThrow(/handler must have dispatch/)
+})
+
+it('Redis unreachable at boot: an enqueue is refused at once, not after the time-out', async () => {
+  // Nothing listens on port 9; a minute's time-out would outlast the test's own.
+  const queue = createBullMQQueue({
+    connection: { host: '127.0.0.1', port: 9 },
+    queueName: uniqueQueue('boot'),
+    timeoutMs: 60_000,
+  })
+  later(() => queue.close())
+  const event = createTestEvent('event.created')
+  await expect(queue.enqueue(event, context, { key: event.id })).rejects.toThrow(
+    /Redis is not connected/,
+  )
+  await new Promise((r) => setTimeout(r, 200))
+  await expect(queue.enqueue(event, context, { key: event.id })).rejects.toThrow(
+    /Redis is not connected/,
+  )
+})
+
+it("the worker's claim follows a handler that runs past claimMs; its keys live under the queue's prefix; a stalled job is not failed after one stall", async () => {
+  const queueName = uniqueQueue('claim')
+  const queue = createBullMQQueue({ connection, queueName })
+  later(() => queue.close())
+  const seen: string[] = []
+  const store = new RedisDedupeStore({
+    client: redis(),
+    prefix: `bull:${queueName}:`,
+    logger: false,
+  })
+  const handler = createWebhookHandler({
+    secret: 'unused-by-the-worker',
+    onAny: async (event) => {
+      // Four claim times later, the claim is still this handler's.
+      await new Promise((r) => setTimeout(r, 1_200))
+      seen.push(await store.claim(jobIdFor(event.id), 'another-worker'))
+    },
+  })
+  const worker = createWebhookWorker({ handler, connection, queueName, claimMs: 300 })
+  later(() => worker.close())
+  expect(worker.worker.opts.maxStalledCount).toBe(1_000)
+  const event = createTestEvent('event.created')
+  await queue.enqueue(event, context, { key: event.id })
+  await vi.waitFor(() => expect(seen).toEqual(['in_progress']), { timeout: 15_000 })
+  await vi.waitFor(async () =>
+    expect(await store.claim(jobIdFor(event.id), 'late')).toBe('completed'),
+  )
+  const keys = await redis().keys('*dedupe*')
+  expect(keys.filter((k) => k.includes(queueName))).toEqual([
+    `bull:${queueName}:dedupe:${jobIdFor(event.id)}`,
+  ])
+  expect(await redis().keys(`scheduling-kit:worker:${queueName}:*`)).toEqual([])
 })

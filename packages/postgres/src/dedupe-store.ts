@@ -88,6 +88,19 @@ export class PostgresDedupeStore implements DedupeStore {
     )
   }
 
+  /** Renews `owner`'s claim for `ms` while its handler runs; `false` when it no longer holds it. */
+  async extend(key: string, owner: string, ms: number): Promise<boolean> {
+    const { rowCount } = await run(
+      this.#pool,
+      WHO,
+      this.#table,
+      `UPDATE ${this.#table} SET expires_at = ${msFromNow(3)}
+       WHERE key = $1 AND owner = $2 AND state = 'in_progress'`,
+      [rowKey(key), owner, Math.max(1, Math.ceil(ms))],
+    )
+    return rowCount === 1
+  }
+
   async release(key: string, owner: string): Promise<void> {
     await this.#query(
       `DELETE FROM ${this.#table} WHERE key = $1 AND owner = $2 AND state = 'in_progress'`,

@@ -32,6 +32,12 @@ if (not v) or v == 'c:' .. ARGV[1] then
   redis.call('SET', KEYS[1], 'd:' .. ARGV[1], 'PX', ARGV[2])
 end
 return 0`)
+const EXTEND = script(`
+if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
 const RELEASE = script(`
 if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0`)
@@ -80,6 +86,14 @@ export class RedisDedupeStore implements DedupeStore {
 
   async complete(key: string, owner: string): Promise<void> {
     await COMPLETE(this.#client, [this.#prefix + encodeStoreKey(key)], [owner, this.#ttlMs])
+  }
+
+  /** Renews `owner`'s claim for `ms` while its handler runs; `false` when it no longer holds it. */
+  async extend(key: string, owner: string, ms: number): Promise<boolean> {
+    const pexpire = Math.max(1, Math.ceil(ms))
+    return (
+      (await EXTEND(this.#client, [this.#prefix + encodeStoreKey(key)], [owner, pexpire])) === 1
+    )
   }
 
   async release(key: string, owner: string): Promise<void> {

@@ -28,7 +28,9 @@ it('warns once per client at start-up when the server can evict keys, and not un
     new RedisDedupeStore({ client, logger })
     const evicting = () => warnings.filter((w) => /maxmemory-policy/.test(w))
     await expect.poll(() => evicting().length).toBe(1)
-    expect(evicting()[0]).toMatch(/maxmemory-policy is allkeys-lru.*Set maxmemory-policy noeviction/)
+    expect(evicting()[0]).toMatch(
+      /maxmemory-policy is allkeys-lru.*Set maxmemory-policy noeviction/,
+    )
     expect(quiet.filter((w) => /maxmemory-policy/.test(w))).toEqual([])
     expect(await checkEvictionPolicy(admin)).toEqual({ policy: 'allkeys-lru', evicts: true })
   } finally {

@@ -24,6 +24,11 @@ export interface DedupeStore {
   complete(key: string, owner: string): Promise<void> | void
   /** `owner` failed: the key is free for the retry. A no-op unless `owner` holds the claim. */
   release(key: string, owner: string): Promise<void> | void
+  /**
+   * Optional: renews `owner`'s claim for `ms` from now, while its handler still runs, so the
+   * claim cannot lapse under it. Resolves to `false` when `owner` no longer holds it.
+   */
+  extend?(key: string, owner: string, ms: number): Promise<boolean> | boolean
 }
 
 // Drawn on the first claim, not at import: workerd refuses random values in a module's global
