@@ -41,3 +41,49 @@ it('a database that never answers, or is gone: every store call rejects within t
     }
   }
 })
+
+it('a database that hangs after connecting (its process SIGSTOPped): with query_timeout every store call rejects', async () => {
+  // A process of this test's own between the pool and PostgreSQL, stopped mid-session: the
+  // connections stay open and nothing answers, as when the server itself is stopped.
+  const { spawn } = await import('node:child_process')
+  const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test')
+  const proxy = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const net = require('node:net')
+       const server = net.createServer((client) => {
+         const up = net.connect(${Number(target.port || 5432)}, ${JSON.stringify(target.hostname)})
+         client.pipe(up).pipe(client)
+         client.on('error', () => up.destroy()); up.on('error', () => client.destroy())
+       })
+       server.listen(0, '127.0.0.1', () => console.log(server.address().port))`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  try {
+    const port = await new Promise<number>((resolve) =>
+      proxy.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
+    )
+    const pool = new pg.Pool({
+      connectionString: `postgres://${target.username}@127.0.0.1:${port}${target.pathname}`,
+      connectionTimeoutMillis: 2_000,
+      query_timeout: 300,
+      max: 2,
+    })
+    pool.on('error', () => {})
+    try {
+      const tokens = new PostgresTokenStore({ pool, schema: 'public' })
+      await pool.query('SELECT 1') // connected, through the proxy
+      proxy.kill('SIGSTOP')
+      for (const call of [() => tokens.get('k'), () => tokens.acquireLease('k', 'o', 1_000)]) {
+        await expect(call()).rejects.toThrow(/timeout/i)
+      }
+    } finally {
+      proxy.kill('SIGCONT')
+      await pool.end().catch(() => {})
+    }
+  } finally {
+    proxy.kill('SIGKILL')
+  }
+})
