@@ -153,7 +153,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     const renewal =
       typeof dedupe.extend === 'function'
         ? setInterval(
-            () => void Promise.resolve(dedupe.extend!(key, owner, claimMs)).catch(() => {}),
+            () => void Promise.resolve(dedupe.extend!(key, owner)).catch(() => {}),
             Math.max(1, Math.floor(claimMs / 3)),
           )
         : undefined

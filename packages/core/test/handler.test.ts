@@ -408,6 +408,65 @@ describe('createWebhookHandler over HTTP', () => {
     ])
   })
 
+  it('a store blip at the release does not leave the claim in progress: the retry runs the handler', async () => {
+    const store = new MemoryDedupeStore()
+    let refuse = 2
+    const flaky = {
+      claim: (key: string, owner: string) => store.claim(key, owner),
+      complete: (key: string, owner: string) => store.complete(key, owner),
+      release: async (key: string, owner: string) => {
+        if (refuse-- > 0) throw new Error('connection lost')
+        return store.release(key, owner)
+      },
+    }
+    let calls = 0
+    const { url } = await start({
+      dedupe: flaky,
+      onAny: () => {
+        calls++
+        if (calls === 1) throw new Error('the handler failed once')
+      },
+    })
+    const body = JSON.stringify(envelope())
+    expect((await deliver(url, body)).status).toBe(500)
+    const retry = await deliver(url, body)
+    expect(retry.status).toBe(200)
+    expect(calls).toBe(2)
+  })
+
+  it('the claim is renewed while a handler runs, with a store that can extend it', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
+    try {
+      const store = new MemoryDedupeStore()
+      const extended: string[] = []
+      let finish: () => void = () => {}
+      const { url } = await start({
+        dedupe: {
+          claim: (key, owner) => store.claim(key, owner),
+          complete: (key, owner) => store.complete(key, owner),
+          release: (key, owner) => store.release(key, owner),
+          extend: (key) => {
+            extended.push(key)
+            return true
+          },
+        },
+        onAny: () => new Promise<void>((resolve) => (finish = resolve)),
+      })
+      const body = JSON.stringify(envelope())
+      const answer = deliver(url, body)
+      await vi.waitFor(() => expect(finish).not.toBe(undefined))
+      await new Promise((r) => setTimeout(r, 50))
+      vi.advanceTimersByTime(35_000)
+      finish()
+      expect((await answer).status).toBe(200)
+      expect(extended).toEqual(Array(3).fill(JSON.parse(body).id))
+      vi.advanceTimersByTime(35_000) // stopped with the handler
+      expect(extended).toHaveLength(3)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('uses a shared dedupe store the app provides', async () => {
     const store = new MemoryDedupeStore()
     const fn = vi.fn()

@@ -10,7 +10,10 @@ import {
 } from './sql.js'
 
 export interface PostgresDedupeStoreOptions extends PostgresStoreOptions {
-  /** How long a claim lasts if its holder never completes nor releases it, in ms. Default 5 minutes. */
+  /**
+   * How long a claim lasts if its holder never completes nor releases it, in ms: `extend()`
+   * renews it while the handlers run. Default 60 000.
+   */
   leaseMs?: number
   /** How long a completed key is remembered, in ms. Default 24 hours. */
   ttlMs?: number
@@ -46,7 +49,7 @@ export class PostgresDedupeStore implements DedupeStore {
   constructor(options: PostgresDedupeStoreOptions) {
     this.#table = tableOf(WHO, options, DEFAULT_DEDUPE_TABLE)
     this.#pool = options.pool
-    this.#leaseMs = positiveMs(options.leaseMs, 5 * 60_000, 'leaseMs')
+    this.#leaseMs = positiveMs(options.leaseMs, 60_000, 'leaseMs')
     this.#ttlMs = positiveMs(options.ttlMs, 24 * 60 * 60_000, 'ttlMs')
   }
 
@@ -88,8 +91,9 @@ export class PostgresDedupeStore implements DedupeStore {
     )
   }
 
-  /** Renews `owner`'s claim for `ms` while its handler runs; `false` when it no longer holds it. */
-  async extend(key: string, owner: string, ms: number): Promise<boolean> {
+  /** Renews `owner`'s claim for `leaseMs` while its handler runs; `false` when it no longer holds it. */
+  async extend(key: string, owner: string): Promise<boolean> {
+    const ms = this.#leaseMs
     const { rowCount } = await run(
       this.#pool,
       WHO,

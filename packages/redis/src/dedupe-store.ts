@@ -10,7 +10,10 @@ import {
 } from './scripts.js'
 
 export interface RedisDedupeStoreOptions extends RedisStoreOptions {
-  /** How long a claim lasts if its holder never completes nor releases it, in ms. Default 5 minutes. */
+  /**
+   * How long a claim lasts if its holder never completes nor releases it, in ms: `extend()`
+   * renews it while the handlers run. Default 60 000.
+   */
   leaseMs?: number
   /** How long a completed key is remembered, in ms. Default 24 hours. */
   ttlMs?: number
@@ -71,7 +74,7 @@ export class RedisDedupeStore implements DedupeStore {
     checkOptions('RedisDedupeStore', options)
     this.#client = options.client
     this.#prefix = `${options.prefix ?? DEFAULT_PREFIX}dedupe:`
-    this.#leaseMs = positiveMs(options.leaseMs, 5 * 60_000, 'leaseMs')
+    this.#leaseMs = positiveMs(options.leaseMs, 60_000, 'leaseMs')
     this.#ttlMs = positiveMs(options.ttlMs, 24 * 60 * 60_000, 'ttlMs')
     warnIfEvicting(this.#client, options.logger)
   }
@@ -88,8 +91,9 @@ export class RedisDedupeStore implements DedupeStore {
     await COMPLETE(this.#client, [this.#prefix + encodeStoreKey(key)], [owner, this.#ttlMs])
   }
 
-  /** Renews `owner`'s claim for `ms` while its handler runs; `false` when it no longer holds it. */
-  async extend(key: string, owner: string, ms: number): Promise<boolean> {
+  /** Renews `owner`'s claim for `leaseMs` while its handler runs; `false` when it no longer holds it. */
+  async extend(key: string, owner: string): Promise<boolean> {
+    const ms = this.#leaseMs
     const pexpire = Math.max(1, Math.ceil(ms))
     return (
       (await EXTEND(this.#client, [this.#prefix + encodeStoreKey(key)], [owner, pexpire])) === 1

@@ -52,6 +52,22 @@ export function runDedupeStoreConformance(
       assert.equal(await s.claim(k, 'b'), 'completed')
     })
 
+    it("extend (when the store has it) renews only its holder's claim, past the lease", async () => {
+      const s = await store(SHORT)
+      if (typeof s.extend !== 'function') return
+      const k = key('extend')
+      assert.equal(await s.claim(k, 'a'), 'claimed')
+      assert.equal(await s.extend(k, 'b'), false, 'another owner cannot extend it')
+      for (let i = 0; i < 4; i++) {
+        await sleep(SHORT.leaseMs / 2)
+        assert.equal(await s.extend(k, 'a'), true, 'the holder extends it')
+      }
+      // Twice the lease has passed since the claim: renewed, it still holds.
+      assert.equal(await s.claim(k, 'b'), 'in_progress')
+      await s.complete(k, 'a')
+      assert.equal(await s.extend(k, 'a'), false, 'a completed key is not a claim')
+    })
+
     it('release by the holder frees the key; release by another owner does not', async () => {
       const s = await store()
       const k = key('release')

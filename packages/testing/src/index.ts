@@ -11,6 +11,7 @@ export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conforman
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export {
+  type RaceStop,
   type RefreshRaceOptions,
   type RefreshRaceReport,
   type RefreshRaceRound,

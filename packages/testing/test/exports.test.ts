@@ -19,6 +19,7 @@ const NAMES = [
   'FakeSchedulingService',
   'FakeSchedulingServiceOptions',
   'OAuthFlowOptions',
+  'RaceStop',
   'RefreshRaceOptions',
   'RefreshRaceReport',
   'RefreshRaceRound',

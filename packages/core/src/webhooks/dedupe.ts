@@ -25,10 +25,12 @@ export interface DedupeStore {
   /** `owner` failed: the key is free for the retry. A no-op unless `owner` holds the claim. */
   release(key: string, owner: string): Promise<void> | void
   /**
-   * Optional: renews `owner`'s claim for `ms` from now, while its handler still runs, so the
-   * claim cannot lapse under it. Resolves to `false` when `owner` no longer holds it.
+   * Optional: renews `owner`'s claim for the store's lease time from now. Called every 10
+   * seconds while the handlers run (by the worker, every third of its `claimMs`), so a claim
+   * cannot lapse under a live handler and can be short for a dead one. Resolves to `false`
+   * when `owner` no longer holds it.
    */
-  extend?(key: string, owner: string, ms: number): Promise<boolean> | boolean
+  extend?(key: string, owner: string): Promise<boolean> | boolean
 }
 
 // Drawn on the first claim, not at import: workerd refuses random values in a module's global

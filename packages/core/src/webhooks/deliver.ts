@@ -15,6 +15,30 @@ function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
   )
 }
 
+/** How often a claim is renewed while the handlers run, with a store that can (`extend`). */
+const CLAIM_RENEW_MS = 10_000
+/** How long a failed `complete` or `release` is retried before it is left to lapse. */
+const SETTLE_MS = 5_000
+
+/**
+ * Runs a claim's `complete` or `release` again through a store blip, for up to five seconds:
+ * a claim left `in_progress` would have every retry of the delivery answered 409 until it
+ * lapses. Rejects with the last error after that.
+ */
+async function settle(call: () => Promise<void> | void): Promise<void> {
+  const until = performance.now() + SETTLE_MS
+  for (let pause = 25; ; pause = Math.min(pause * 2, 1_000)) {
+    try {
+      const result = call()
+      if (isThenable(result)) await result
+      return
+    } catch (error) {
+      if (performance.now() + pause >= until) throw error
+      await new Promise((resolve) => setTimeout(resolve, pause))
+    }
+  }
+}
+
 /** Hands the event to the queue or the handlers; a promise only when one of them is async. */
 function deliver(
   { event, context }: Received,
@@ -68,15 +92,29 @@ export async function deliverOnce(
       `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
     )
   }
+  // The claim follows the handlers: renewed while they run, when the store can.
+  let renewal: ReturnType<typeof setInterval> | undefined
+  if (dedupe.extend !== undefined) {
+    renewal = setInterval(() => {
+      Promise.resolve()
+        .then(() => dedupe.extend!(key, owner))
+        .catch(() => {})
+    }, CLAIM_RENEW_MS)
+    ;(renewal as { unref?: () => void }).unref?.()
+  }
   try {
     const delivered = deliver(delivery, key, queue, registry)
     if (delivered) await delivered
   } catch (error) {
-    const released = dedupe.release(key, owner)
-    if (isThenable(released)) await released
+    clearInterval(renewal)
+    // The handler's failure is the answer; a release the store keeps refusing only delays
+    // the retry until the claim lapses.
+    await settle(() => dedupe.release(key, owner)).catch(() => {})
     throw error
   }
+  clearInterval(renewal)
   const completed = dedupe.complete(key, owner)
-  if (isThenable(completed)) await completed
+  if (isThenable(completed))
+    await completed.then(undefined, () => settle(() => dedupe.complete(key, owner)))
   return received()
 }
