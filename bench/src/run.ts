@@ -1,4 +1,5 @@
 import { adapterBench, hostileHeaderBench } from './adapters.js'
+import { crashWindowBench } from './crash.js'
 import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
@@ -6,9 +7,11 @@ import { storesBench } from './stores.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,tokens,dedupe,stores,adapters,hostile picks sections; all by default.
+// BENCH_ONLY=verify,handle,tokens,dedupe,stores,crash,adapters,hostile picks sections; all by default.
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'verify,handle,tokens,dedupe,stores,adapters,hostile').split(','),
+  (process.env.BENCH_ONLY ?? 'verify,handle,tokens,dedupe,stores,crash,adapters,hostile').split(
+    ',',
+  ),
 )
 const all = [
   ...(only.has('verify') ? await verifyBench() : []),
@@ -16,6 +19,7 @@ const all = [
   ...(only.has('tokens') ? await tokenBench() : []),
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
+  ...(only.has('crash') ? await crashWindowBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),
   ...(only.has('hostile') ? await hostileHeaderBench() : []),
 ]
