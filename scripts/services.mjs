@@ -142,9 +142,15 @@ async function startPostgres() {
  */
 export async function ensureServices({ redis = true, postgres = true } = {}) {
   const own = process.env.SCHEDULING_KIT_OWN_SERVICES === '1'
-  // The queue's outage test stops and starts a redis-server of its own, whatever else runs.
+  // The queue's outage test stops and starts a redis-server of its own, whatever else runs; the
+  // Redis store's tests start a Redis Cluster of their own (redis-server, redis-cli), and the
+  // PostgreSQL store's a pgbouncer in transaction mode.
   if (!which('redis-server')) aptInstall('redis-server')
   const env = {}
+  if (postgres) {
+    if (!which('pgbouncer') && !existsSync('/usr/sbin/pgbouncer')) aptInstall('pgbouncer')
+    if (!which('pgbouncer')) env.PGBOUNCER = '/usr/sbin/pgbouncer'
+  }
   const started = []
   if (redis && process.env.REDIS_URL === undefined && (own || !(await redisAnswers(6379)))) {
     const server = await startRedis()

@@ -147,7 +147,7 @@ it('two workers SIGKILLed at random instants through a storm (1 000 deliveries, 
   // run (up to 40 kills), and start another in its place.
   let kills = 0
   const running = async () =>
-    !sendingDone || (await queue.queue.getJobCounts('completed')).completed < total
+    !sendingDone || ((await queue.queue.getJobCounts('completed')).completed ?? 0) < total
   while (kills < 40 && (await running())) {
     await new Promise((r) => setTimeout(r, 100 + Math.random() * 300))
     const index = Math.floor(Math.random() * 2)
