@@ -105,3 +105,61 @@ describe.each<Capabilities>(['cas', 'plain', 'cas-lease'])('refresh race, %s sto
     )
   }, 60_000)
 })
+
+describe('refresh race through store faults, cas-lease store', () => {
+  it('property: in every interleaving, with writes and lease releases that throw, the new tokens land and no caller fails', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(fc.boolean(), { maxLength: 8 }),
+        async (s, callers, faults) => {
+          const inner = new MemoryTokenStore()
+          await inner.set(KEY, {
+            accessToken: 'at_0',
+            refreshToken: 'rt_0',
+            tokenType: 'bearer',
+            expiresAt: Date.now() - 1000,
+            obtainedAt: Date.now() - 7_201_000,
+          })
+          const server = strictServer(s)
+          // Each write or release takes the next fault: true throws, as a cut connection does.
+          let next = 0
+          const faulty = (store: TokenStore): TokenStore => ({
+            ...store,
+            compareAndSet: async (k, r, v) => {
+              if (faults[next++] === true) throw new Error('connection cut at the write')
+              return store.compareAndSet!(k, r, v)
+            },
+            releaseLease: async (k, o) => {
+              if (faults[next++] === true) throw new Error('connection cut at the release')
+              return store.releaseLease!(k, o)
+            },
+          })
+          const managers = [0, 1].map(() =>
+            createTokenManager({
+              oauth: server,
+              store: faulty(scheduledStore(s, inner, 'cas-lease')),
+              lease: { pollMs: 1 },
+              invalidGrantWaitMs: 30,
+            }),
+          )
+          const calls = managers.flatMap((m) =>
+            Array.from({ length: callers }, () => m.getAccessToken(KEY)),
+          )
+          const settled = await s.waitFor(Promise.allSettled(calls))
+          const stored = (await inner.get(KEY))!
+          const failures = settled.filter((r) => r.status === 'rejected')
+          expect(failures.map((f) => String((f as PromiseRejectedResult).reason))).toEqual([])
+          expect(server.successes()).toBe(1)
+          expect(server.valid.has(stored.refreshToken)).toBe(true)
+          expect(new Set(settled.map((r) => (r as PromiseFulfilledResult<string>).value))).toEqual(
+            new Set([stored.accessToken]),
+          )
+          await s.waitFor(Promise.all(managers.map((m) => m.close())))
+        },
+      ),
+      { numRuns: 150 },
+    )
+  }, 60_000)
+})
