@@ -32,8 +32,12 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
   }
 }
 
-it(`${DELIVERIES} signed deliveries through Express into BullMQ; the worker fails 30% of first attempts and is killed and restarted mid-run: 0 lost, 0 handled twice`, async () => {
-  const queueName = uniqueQueue('storm')
+/**
+ * The service (retrying fast), an Express app that verifies, dedupes in Redis and enqueues to
+ * BullMQ, on loopback: what both storms send through.
+ */
+async function stormApp(name: string) {
+  const queueName = uniqueQueue(name)
   const prefix = `${queueName}:`
   const db = redis()
   const service = await startFakeSchedulingService({ retrySchedule: [100, 200, 400, 800, 1_600] })
@@ -41,17 +45,23 @@ it(`${DELIVERIES} signed deliveries through Express into BullMQ; the worker fail
   const queue = createBullMQQueue({ connection, queueName, backoffMs: 50 })
   later(() => queue.close())
   const app = express()
-  const settings = {
-    secret: '',
-    queue,
-    dedupe: new RedisDedupeStore({ client: db, prefix, logger: false }),
-  }
   const server = app.listen(0, '127.0.0.1')
   await new Promise((r) => server.once('listening', r))
   later(() => new Promise((r) => server.close(r)))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const { webhookSecret } = service.connectApp(url)
-  app.use(schedulingWebhooks({ ...settings, secret: webhookSecret }))
+  app.use(
+    schedulingWebhooks({
+      secret: webhookSecret,
+      queue,
+      dedupe: new RedisDedupeStore({ client: db, prefix, logger: false }),
+    }),
+  )
+  return { queueName, prefix, db, service, queue }
+}
+
+it(`${DELIVERIES} signed deliveries through Express into BullMQ; the worker fails 30% of first attempts and is killed and restarted mid-run: 0 lost, 0 handled twice`, async () => {
+  const { queueName, prefix, db, service, queue } = await stormApp('storm')
 
   const first = await startWorker(queueName, prefix)
   const sent: string[] = []
@@ -105,26 +115,7 @@ it(`${DELIVERIES} signed deliveries through Express into BullMQ; the worker fail
 
 it('two workers SIGKILLed at random instants through a storm (1 000 deliveries, 30% first-attempt failures): 0 lost, none failed as stalled, handled twice only after a kill between the handler and its mark', async () => {
   const total = 1_000
-  const queueName = uniqueQueue('kills')
-  const prefix = `${queueName}:`
-  const db = redis()
-  const service = await startFakeSchedulingService({ retrySchedule: [100, 200, 400, 800, 1_600] })
-  later(() => service.close())
-  const queue = createBullMQQueue({ connection, queueName, backoffMs: 50 })
-  later(() => queue.close())
-  const app = express()
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise((r) => server.once('listening', r))
-  later(() => new Promise((r) => server.close(r)))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const { webhookSecret } = service.connectApp(url)
-  app.use(
-    schedulingWebhooks({
-      secret: webhookSecret,
-      queue,
-      dedupe: new RedisDedupeStore({ client: db, prefix, logger: false }),
-    }),
-  )
+  const { queueName, prefix, db, service, queue } = await stormApp('kills')
   const start = () => startWorker(queueName, prefix, 100)
   const workers = await Promise.all([start(), start()])
   const killed = new Set<number>()

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '@scheduling-kit/conformance'
 import pg from 'pg'
 import { DATABASE_URL } from './helpers.js'
 
@@ -11,14 +11,6 @@ export interface LocalBouncer {
   /** The database URL through pgbouncer. */
   url: string
   stop(): Promise<void>
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /** The uid and gid of `postgres`: pgbouncer refuses to run as root. */

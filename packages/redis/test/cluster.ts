@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '@scheduling-kit/conformance'
 import { Cluster, Redis } from 'ioredis'
 
 /** A live Redis Cluster of three masters on free ports, started and stopped by a test. */
@@ -11,14 +11,6 @@ export interface LocalCluster {
   nodes: string[]
   client(): Cluster
   stop(): Promise<void>
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { runRefreshRace } from '@scheduling-kit/testing'
-import { afterEach, expect, it } from 'vitest'
+import { runRefreshRace, runRefreshRaceFaults } from '@scheduling-kit/testing'
+import { afterEach, describe, expect, it } from 'vitest'
 
 // Eight OS processes x 25 callers, each process with its own ioredis client and token manager,
 // against a strict token endpoint (single-use rotating refresh tokens).
@@ -34,69 +34,8 @@ it('the lease holder killed with SIGKILL mid-refresh: the others go on once its 
   for (const round of rest) expect(round.callers).toBe(200)
 }, 60_000)
 
-it('the lease holder killed with SIGKILL at random instants of its refresh, with a server that has a reuse grace period: nothing lost', async () => {
-  prefix()
-  const report = await runRefreshRace({
-    storeModule,
-    stop: 'random',
-    stopRounds: 6,
-    expiries: 7,
-    processes: 4,
-    callers: 10,
-    server: { reuseGraceMs: 15_000 },
-  })
-  expect(report.problems).toEqual([])
-  expect(report.rounds.filter((r) => r.killed)).toHaveLength(6)
-  expect(report.rounds.filter((r) => r.lost)).toHaveLength(0)
-}, 120_000)
-
-it('killed after the answer, before the write (the crash window): a strict server loses the connection, one with a grace period does not', async () => {
-  prefix()
-  const strict = await runRefreshRace({
-    storeModule,
-    stop: 'after-answer',
-    expiries: 1,
-    processes: 3,
-    callers: 5,
-  })
-  expect(strict.rounds[0]).toMatchObject({ killed: true, lost: true })
-  prefix()
-  const grace = await runRefreshRace({
-    storeModule,
-    stop: 'after-answer',
-    expiries: 2,
-    processes: 3,
-    callers: 5,
-    server: { reuseGraceMs: 15_000 },
-  })
-  expect(grace.problems).toEqual([])
-  expect(grace.rounds[0]).toMatchObject({ killed: true, lost: false, refreshes: 2 })
-}, 120_000)
-
-it('the store connection cut at the write after the refresh: the write is retried, nothing lost (strict server)', async () => {
-  prefix()
-  const report = await runRefreshRace({ storeModule, cutStoreAtWrite: true, expiries: 2 })
-  expect(report.problems).toEqual([])
-  expect(report.rounds.map((r) => [r.refreshRequests, r.lost])).toEqual([
-    [1, false],
-    [1, false],
-  ])
-}, 60_000)
-
-it('SIGTERM to the lease holder at random instants: it finishes its refresh and exits, nothing lost (strict server)', async () => {
-  prefix()
-  const report = await runRefreshRace({
-    storeModule,
-    stop: 'terminate',
-    stopRounds: 5,
-    expiries: 6,
-    processes: 4,
-    callers: 10,
-  })
-  expect(report.problems).toEqual([])
-  expect(report.rounds.filter((r) => r.killed)).toHaveLength(5)
-  for (const round of report.rounds) expect(round.refreshRequests).toBe(1)
-}, 120_000)
+// Killed at random instants, after the answer, SIGTERMed, its connection cut at the write.
+runRefreshRaceFaults({ describe, it, storeModule, prepare: prefix })
 
 it('the kit catches a store without the lease: more than one refresh per expiry', async () => {
   prefix()

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '@scheduling-kit/conformance'
 import { createOAuthClient, createTokenManager } from '@scheduling-kit/core'
 import { startTokenServer } from '@scheduling-kit/fake-auth'
 import { Redis } from 'ioredis'
@@ -19,14 +19,6 @@ afterAll(() => {
   child?.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
 })
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 async function startRedis(port: number): Promise<void> {
   child = spawn(

@@ -10,6 +10,7 @@ export type {
 export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conformance.js'
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
+export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'
 export {
   type RaceStop,
   type RefreshRaceOptions,
