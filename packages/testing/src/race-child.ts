@@ -66,11 +66,9 @@ async function main(): Promise<void> {
     oauth,
     store: writes,
     lease: { ttlMs: config.leaseTtlMs, pollMs: 5 },
-    // Two attempts that fit in the lease (the set-up check).
-    retry: {
-      attempts: 2,
-      requestTimeoutMs: Math.min(15_000, Math.floor((config.leaseTtlMs - 500) / 2)),
-    },
+    // One attempt as long as the lease allows (the set-up check): a loaded machine must not
+    // time the token request out.
+    retry: { attempts: 1, requestTimeoutMs: Math.min(15_000, config.leaseTtlMs) },
   })
   // The README's shutdown recipe: finish what is under way, then exit.
   process.once('SIGTERM', () => {

@@ -49,7 +49,7 @@ export interface RefreshRaceOptions {
   /** The token endpoint's behaviour (`reuseGraceMs`, `reuseRevokesFamily`). Default: strict. */
   server?: Pick<AuthServiceOptions, 'reuseGraceMs' | 'reuseRevokesFamily'>
   /**
-   * The token managers' lease. Default 60 s, or 2 s when a holder is stopped: the others wait
+   * The token managers' lease. Default 60 s, or 3 s when a holder is stopped: the others wait
    * that long for a killed holder's lease (a live holder renews it every third of that).
    */
   leaseTtlMs?: number
@@ -229,7 +229,7 @@ export async function runRefreshRace(options: RefreshRaceOptions): Promise<Refre
     key,
     callers,
     storeModule,
-    leaseTtlMs: options.leaseTtlMs ?? (stop === undefined ? 60_000 : 2_000),
+    leaseTtlMs: options.leaseTtlMs ?? (stop === undefined ? 60_000 : 3_000),
   }
   let stopRound = false
   let stopped = false
