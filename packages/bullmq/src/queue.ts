@@ -4,6 +4,7 @@ import type {
   WebhookContext,
   WebhookQueue,
 } from '@scheduling-kit/core'
+import { checkPersistence } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, jobIdFor, type WebhookJobData } from './job.js'
@@ -26,6 +27,11 @@ export interface BullMQQueueOptions {
   keepCompleted?: { age?: number; count?: number }
   /** Longest an enqueue may take before the delivery is answered 503, in ms. Default 5 000. */
   timeoutMs?: number
+  /**
+   * Told once connected when Redis keeps no append-only file: a restart would lose queued
+   * deliveries already answered 200. Default `console`; `false` skips the check.
+   */
+  logger?: { warn(message: string): void } | false
 }
 
 /** The queue `createBullMQQueue` returns: a `WebhookQueue`, with BullMQ's `Queue` and a `close()`. */
@@ -69,6 +75,22 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
   })
   // An error event with no listener would crash the process; a failed enqueue is answered 503.
   client.on('error', () => {})
+  if (options.logger !== false) {
+    const log = options.logger ?? console
+    client.once('ready', () => {
+      checkPersistence(client).then(
+        ({ appendonly, durable }) => {
+          if (durable) return
+          log.warn(
+            appendonly === undefined
+              ? `${who}: could not read appendonly (CONFIG GET refused). Make sure it is yes, with appendfsync everysec or always: a Redis restart without it loses queued deliveries already answered 200.`
+              : `${who}: this Redis keeps no append-only file (appendonly no): a restart loses queued deliveries already answered 200, which the service will not send again. Set appendonly yes and appendfsync everysec (or always).`,
+          )
+        },
+        () => {},
+      )
+    })
+  }
   const defaultJobOptions: JobsOptions = {
     attempts: positive(who, 'attempts', options.attempts, 10),
     backoff: { type: 'exponential', delay: positive(who, 'backoffMs', options.backoffMs, 1_000) },

@@ -2,9 +2,10 @@ import { createWebhookHandler } from '@scheduling-kit/core'
 import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { createTestEvent } from '@scheduling-kit/testing'
 import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
 import { expect, it, vi } from 'vitest'
 import { createBullMQQueue, createWebhookWorker, jobIdFor } from '../src/index.js'
-import { connection, later, redis, uniqueQueue } from './helpers.js'
+import { connection, later, ownRedis, redis, uniqueQueue } from './helpers.js'
 
 const context = { webhookId: 'wh_1', secretIndex: 0, headers: {} }
 
@@ -158,4 +159,32 @@ it("the worker's claim follows a handler that runs past claimMs; its keys live u
     `bull:${queueName}:dedupe:${jobIdFor(event.id)}`,
   ])
   expect(await redis().keys(`scheduling-kit:worker:${queueName}:*`)).toEqual([])
+})
+
+it('warns once connected when the Redis behind the queue keeps no append-only file', async () => {
+  // A Redis of this test's own (started with appendonly no): the shared one is left alone.
+  const own = await ownRedis()
+  const admin = new Redis(own.url)
+  later(() => admin.quit())
+  const warnings: string[] = []
+  const queue = createBullMQQueue({
+    connection: { url: own.url },
+    queueName: uniqueQueue('aof'),
+    logger: { warn: (m) => warnings.push(m) },
+  })
+  later(() => queue.close())
+  await vi.waitFor(() => expect(warnings).toHaveLength(1))
+  expect(warnings[0]).toMatch(/appendonly no.*answered 200.*appendfsync everysec/)
+
+  await admin.config('SET', 'appendonly', 'yes')
+  const quiet: string[] = []
+  const durable = createBullMQQueue({
+    connection: { url: own.url },
+    queueName: uniqueQueue('aof'),
+    logger: { warn: (m) => quiet.push(m) },
+  })
+  later(() => durable.close())
+  await durable.ready()
+  await new Promise((r) => setTimeout(r, 100))
+  expect(quiet).toEqual([])
 })
