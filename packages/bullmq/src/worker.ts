@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type DedupeStore, isWebhookError, type WebhookHandler } from '@scheduling-kit/core'
-import { serverText } from '@scheduling-kit/core/adapter'
+import { keepClaim, serverText, settleClaim } from '@scheduling-kit/core/adapter'
 import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -57,24 +57,6 @@ export interface WebhookWorker {
 
 /** How long a job waits before looking again at a claim another attempt holds, in ms. */
 const CLAIMED_ELSEWHERE_DELAY_MS = 1_000
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * Runs a claim's `complete` or `release` until it lands, for at most `withinMs`: a Redis blip
- * must not leave a claim `in_progress` (every retry of the delivery waiting) until it lapses.
- */
-async function settle(call: () => Promise<void> | void, withinMs: number): Promise<void> {
-  const until = performance.now() + withinMs
-  for (let pause = 25; ; pause = Math.min(pause * 2, 1_000)) {
-    try {
-      return await call()
-    } catch (error) {
-      if (performance.now() + pause >= until) throw error
-      await sleep(pause)
-    }
-  }
-}
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -150,24 +132,17 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       throw new DelayedError()
     }
     // The claim follows the handler: renewed while it runs.
-    const renewal =
-      typeof dedupe.extend === 'function'
-        ? setInterval(
-            () => void Promise.resolve(dedupe.extend!(key, owner)).catch(() => {}),
-            Math.max(1, Math.floor(claimMs / 3)),
-          )
-        : undefined
+    const stopRenewing = keepClaim(dedupe, key, owner, Math.max(1, Math.floor(claimMs / 3)))
     try {
       await dispatch(job)
     } catch (error) {
-      clearInterval(renewal)
-      await settle(() => dedupe.release(key, owner), claimMs).catch(() => {})
+      stopRenewing()
+      await settleClaim(() => dedupe.release(key, owner), claimMs).catch(() => {})
       throw error
-    } finally {
-      clearInterval(renewal)
     }
+    stopRenewing()
     // A failure here leaves the claim to lapse after claimMs; the job is done either way.
-    await settle(() => dedupe.complete(key, owner), claimMs).catch(() => {})
+    await settleClaim(() => dedupe.complete(key, owner), claimMs).catch(() => {})
     return 'handled'
   }
 

@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll } from 'vitest'
 
@@ -42,6 +45,9 @@ export interface OwnRedis {
 export async function ownRedis(): Promise<OwnRedis> {
   const port = await freePort()
   const url = `redis://127.0.0.1:${port}`
+  // Its working directory, where anything it writes (an append-only file, a snapshot) goes.
+  const dir = mkdtempSync(join(tmpdir(), 'sk-own-redis-'))
+  later(() => rmSync(dir, { recursive: true, force: true }))
   let child: ChildProcess | undefined
   const own: OwnRedis = {
     url,
@@ -50,7 +56,7 @@ export async function ownRedis(): Promise<OwnRedis> {
       child = spawn(
         process.env.REDIS_SERVER ?? 'redis-server',
         ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        { stdio: 'ignore' },
+        { cwd: dir, stdio: 'ignore' },
       )
       const deadline = Date.now() + 10_000
       for (;;) {

@@ -1,4 +1,5 @@
-// @scheduling-kit/core/adapter: the plumbing a framework adapter needs and an app does not.
+// @scheduling-kit/core/adapter: the plumbing a framework adapter (or a store, or the queue's
+// worker) needs and an app does not.
 // An adapter gets the raw body and headers from its framework, calls core, and writes core's
 // answer back. Every name here is pinned by test/exports.test.ts.
 
@@ -14,4 +15,5 @@ export {
   readBody,
   tooLarge as payloadTooLargeError,
 } from './webhooks/body.js'
+export { keepClaim, settleClaim } from './webhooks/claim.js'
 export { attachWebhookMethods, type WebhookMethods } from './webhooks/methods.js'

@@ -440,6 +440,8 @@ describe('createWebhookHandler over HTTP', () => {
       const store = new MemoryDedupeStore()
       const extended: string[] = []
       let finish: () => void = () => {}
+      let started: () => void = () => {}
+      const running = new Promise<void>((resolve) => (started = resolve))
       const { url } = await start({
         dedupe: {
           claim: (key, owner) => store.claim(key, owner),
@@ -450,12 +452,15 @@ describe('createWebhookHandler over HTTP', () => {
             return true
           },
         },
-        onAny: () => new Promise<void>((resolve) => (finish = resolve)),
+        onAny: () =>
+          new Promise<void>((resolve) => {
+            finish = resolve
+            started()
+          }),
       })
       const body = JSON.stringify(envelope())
       const answer = deliver(url, body)
-      await vi.waitFor(() => expect(finish).not.toBe(undefined))
-      await new Promise((r) => setTimeout(r, 50))
+      await running // the handler runs: its claim is held
       vi.advanceTimersByTime(35_000)
       finish()
       expect((await answer).status).toBe(200)

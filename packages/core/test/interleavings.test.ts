@@ -41,6 +41,19 @@ function strictServer(s: fc.Scheduler) {
   }
 }
 
+/** The store both "processes" share, holding an expired record whose refresh token is `rt_0`. */
+async function expiredStore(): Promise<MemoryTokenStore> {
+  const inner = new MemoryTokenStore()
+  await inner.set(KEY, {
+    accessToken: 'at_0',
+    refreshToken: 'rt_0',
+    tokenType: 'bearer',
+    expiresAt: Date.now() - 1000,
+    obtainedAt: Date.now() - 7_201_000,
+  })
+  return inner
+}
+
 /** The shared store, each call one scheduled step, offering only the capabilities named. */
 function scheduledStore(s: fc.Scheduler, inner: MemoryTokenStore, caps: Capabilities): TokenStore {
   const step =
@@ -72,14 +85,7 @@ describe.each<Capabilities>(['cas', 'plain', 'cas-lease'])('refresh race, %s sto
   it('property: in every interleaving no caller fails, the stored refresh token is valid and unflagged', async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 3 }), async (s, callers) => {
-        const inner = new MemoryTokenStore()
-        await inner.set(KEY, {
-          accessToken: 'at_0',
-          refreshToken: 'rt_0',
-          tokenType: 'bearer',
-          expiresAt: Date.now() - 1000,
-          obtainedAt: Date.now() - 7_201_000,
-        })
+        const inner = await expiredStore()
         const server = strictServer(s)
         const managers = [0, 1].map(() =>
           createTokenManager({
@@ -114,14 +120,7 @@ describe('refresh race through store faults, cas-lease store', () => {
         fc.integer({ min: 1, max: 3 }),
         fc.array(fc.boolean(), { maxLength: 8 }),
         async (s, callers, faults) => {
-          const inner = new MemoryTokenStore()
-          await inner.set(KEY, {
-            accessToken: 'at_0',
-            refreshToken: 'rt_0',
-            tokenType: 'bearer',
-            expiresAt: Date.now() - 1000,
-            obtainedAt: Date.now() - 7_201_000,
-          })
+          const inner = await expiredStore()
           const server = strictServer(s)
           // Each write or release takes the next fault: true throws, as a cut connection does.
           let next = 0

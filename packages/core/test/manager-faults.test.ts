@@ -279,17 +279,19 @@ describe('clocks', () => {
     const skewed = createTokenManager({ oauth: oauth(undefined, ahead), store, now: ahead })
     const before = Date.now()
     await skewed.getAccessToken('u1')
+    const after = Date.now()
     const stored = (await store.get('u1'))!
     // Stamped on the server's clock (whole seconds), not 30 s late.
     expect(stored.expiresAt).toBeLessThanOrEqual(Date.now() + 7_200_000)
     expect(stored.expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 7_200_000)
-    // An instance with a true clock, just past the real expiry, refreshes instead of handing
-    // out the token the API now refuses.
+    // An instance with a true clock, just past the real expiry (a 7 200 s token issued by
+    // `after`), refreshes instead of handing out the token the API now refuses. Stamped 30 s
+    // late, the record would still look valid to it.
     const honest = createTokenManager({
       oauth: oauth(),
       store,
       refreshRatio: 0,
-      now: () => stored.expiresAt + 1_000,
+      now: () => after + 7_200_000 + 1_000,
     })
     expect(await honest.getAccessToken('u1')).not.toBe(stored.accessToken)
   })

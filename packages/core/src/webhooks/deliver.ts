@@ -1,6 +1,7 @@
 import { serverText, WebhookError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, received, type WebhookResponse } from './answer.js'
+import { keepClaim, settleClaim } from './claim.js'
 import { newClaimOwner } from './dedupe.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookQueue } from './options.js'
@@ -19,25 +20,6 @@ function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
 const CLAIM_RENEW_MS = 10_000
 /** How long a failed `complete` or `release` is retried before it is left to lapse. */
 const SETTLE_MS = 5_000
-
-/**
- * Runs a claim's `complete` or `release` again through a store blip, for up to five seconds:
- * a claim left `in_progress` would have every retry of the delivery answered 409 until it
- * lapses. Rejects with the last error after that.
- */
-async function settle(call: () => Promise<void> | void): Promise<void> {
-  const until = performance.now() + SETTLE_MS
-  for (let pause = 25; ; pause = Math.min(pause * 2, 1_000)) {
-    try {
-      const result = call()
-      if (isThenable(result)) await result
-      return
-    } catch (error) {
-      if (performance.now() + pause >= until) throw error
-      await new Promise((resolve) => setTimeout(resolve, pause))
-    }
-  }
-}
 
 /** Hands the event to the queue or the handlers; a promise only when one of them is async. */
 function deliver(
@@ -93,28 +75,20 @@ export async function deliverOnce(
     )
   }
   // The claim follows the handlers: renewed while they run, when the store can.
-  let renewal: ReturnType<typeof setInterval> | undefined
-  if (dedupe.extend !== undefined) {
-    renewal = setInterval(() => {
-      Promise.resolve()
-        .then(() => dedupe.extend!(key, owner))
-        .catch(() => {})
-    }, CLAIM_RENEW_MS)
-    ;(renewal as { unref?: () => void }).unref?.()
-  }
+  const stopRenewing = keepClaim(dedupe, key, owner, CLAIM_RENEW_MS)
   try {
     const delivered = deliver(delivery, key, queue, registry)
     if (delivered) await delivered
   } catch (error) {
-    clearInterval(renewal)
+    stopRenewing()
     // The handler's failure is the answer; a release the store keeps refusing only delays
     // the retry until the claim lapses.
-    await settle(() => dedupe.release(key, owner)).catch(() => {})
+    await settleClaim(() => dedupe.release(key, owner), SETTLE_MS).catch(() => {})
     throw error
   }
-  clearInterval(renewal)
+  stopRenewing()
   const completed = dedupe.complete(key, owner)
   if (isThenable(completed))
-    await completed.then(undefined, () => settle(() => dedupe.complete(key, owner)))
+    await completed.then(undefined, () => settleClaim(() => dedupe.complete(key, owner), SETTLE_MS))
   return received()
 }
