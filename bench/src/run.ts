@@ -4,14 +4,17 @@ import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { storesBench } from './stores.js'
+import { subscriptionsBench } from './subscriptions.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,tokens,dedupe,stores,crash,adapters,hostile picks sections; all by default.
+// BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,crash,adapters,hostile picks
+// sections; all by default.
 const only = new Set(
-  (process.env.BENCH_ONLY ?? 'verify,handle,tokens,dedupe,stores,crash,adapters,hostile').split(
-    ',',
-  ),
+  (
+    process.env.BENCH_ONLY ??
+    'verify,handle,tokens,dedupe,stores,subscriptions,crash,adapters,hostile'
+  ).split(','),
 )
 const all = [
   ...(only.has('verify') ? await verifyBench() : []),
@@ -19,6 +22,7 @@ const all = [
   ...(only.has('tokens') ? await tokenBench() : []),
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
+  ...(only.has('subscriptions') ? await subscriptionsBench() : []),
   ...(only.has('crash') ? await crashWindowBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),
   ...(only.has('hostile') ? await hostileHeaderBench() : []),

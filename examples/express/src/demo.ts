@@ -2,17 +2,10 @@
 // to end. Exits 0 when every check came out as expected.
 import { EVENT_TYPES } from '@scheduling-kit/express'
 import { createTestEvent, sendTestEvent } from '@scheduling-kit/testing'
+import { createChecks, explain } from './checks.js'
 import { connectAccount, startStack } from './stack.js'
 
-const rows: Array<[string, string, string]> = []
-/** A note on what the app's console prints next, set apart from the checks. */
-const explain = (...lines: string[]) => {
-  console.log(`\n  # ${lines.join('\n  # ')}`)
-}
-const check = (what: string, expected: unknown, got: unknown) => {
-  rows.push([what, String(expected), String(got)])
-  console.log(`${String(expected) === String(got) ? 'ok  ' : 'FAIL'} ${what}: ${got}`)
-}
+const { check, finish } = createChecks()
 
 const stack = await startStack({ autoApprove: false, retrySchedule: [300, 1_000] })
 const { service, example, appUrl } = stack
@@ -92,15 +85,4 @@ try {
   await stack.close()
 }
 
-const width = Math.max(...rows.map((r) => r[0].length))
-console.log(`\n${'check'.padEnd(width)}  ${'expected'.padEnd(12)}  got`)
-for (const [what, expected, got] of rows) {
-  console.log(
-    `${what.padEnd(width)}  ${expected.padEnd(12)}  ${got}${expected === got ? '' : '   <-- unexpected'}`,
-  )
-}
-const ok = rows.every(([, e, g]) => e === g)
-console.log(
-  ok ? '\nDemo finished: every check as expected.' : '\nDemo finished with unexpected results.',
-)
-process.exitCode = ok ? 0 : 1
+finish()

@@ -1,15 +1,17 @@
 // One instance of the app: every instance shares Redis for the tokens (one refresh per expiry
-// across all of them), the sign-in states and webhook dedupe, and the durable queue.
+// across all of them), the sign-in states and webhook dedupe, the durable queue, and the
+// connected accounts' webhooks, which every instance reconciles on a schedule.
 import type { AddressInfo } from 'node:net'
 import { createBullMQQueue } from '@scheduling-kit/bullmq'
 import {
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
+  createWebhookSubscriptions,
   schedulingOAuth,
   schedulingWebhooks,
 } from '@scheduling-kit/express'
-import { RedisDedupeStore, RedisTokenStore } from '@scheduling-kit/redis'
+import { RedisDedupeStore, RedisSubscriptionStore, RedisTokenStore } from '@scheduling-kit/redis'
 import express from 'express'
 import { Redis } from 'ioredis'
 import { fromEnv } from './config.js'
@@ -34,18 +36,27 @@ const oauthOptions = {
 }
 const manager = createTokenManager({ oauth: createOAuthClient(oauthOptions), store: tokenStore })
 
+// Each connected account gets its own webhook, delivering to /webhooks/accounts.
+const subscriptions = createWebhookSubscriptions({
+  url: `${config.publicUrl}/webhooks/accounts`,
+  tokens: manager,
+  apiUrl: config.apiUrl,
+  store: new RedisSubscriptionStore({ client: redis, prefix: config.prefix }),
+})
+const dedupe = new RedisDedupeStore({ client: redis, prefix: config.prefix })
+const queue = createBullMQQueue({
+  connection: { url: config.redisUrl },
+  queueName: config.queueName,
+})
+
 const app = express()
 app.use((_req, res, next) => {
   res.setHeader('x-instance', config.instance)
   next()
 })
-app.use(
-  schedulingWebhooks({
-    secret: config.webhookSecret,
-    dedupe: new RedisDedupeStore({ client: redis, prefix: config.prefix }),
-    queue: createBullMQQueue({ connection: { url: config.redisUrl }, queueName: config.queueName }),
-  }),
-)
+// The app's own webhook (one secret), and the connected accounts' (a secret each).
+app.use(schedulingWebhooks({ secret: config.webhookSecret, dedupe, queue }))
+app.use(schedulingWebhooks({ subscriptions, path: '/webhooks/accounts', dedupe, queue }))
 const oauth = schedulingOAuth({
   ...oauthOptions,
   apiUrl: config.apiUrl,
@@ -53,6 +64,7 @@ const oauth = schedulingOAuth({
   // The login may reach one instance and the callback another: the state is single-use across all.
   stateStore: new RedisDedupeStore({ client: redis, prefix: `${config.prefix}state:` }),
   cookieSecret: config.cookieSecret,
+  subscriptions,
 })
 app.use('/auth/scheduling', oauth)
 app.get('/api/me', async (req, res, next) => {
@@ -69,4 +81,23 @@ app.get('/api/me', async (req, res, next) => {
 const server = app.listen(config.port, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo
   process.send?.({ type: 'ready', port })
+})
+
+// Repairs drifted webhooks every 5 minutes, on every instance at once: an account another
+// instance is working on is skipped. The demo also asks for a run (a message).
+async function reconcile() {
+  const report = await subscriptions.reconcile()
+  if (report.created + report.deleted > 0 || report.failed.length > 0)
+    console.log(
+      `[${config.instance}] reconcile: ${JSON.stringify({ ...report, accounts: undefined })}`,
+    )
+  return report
+}
+setInterval(() => void reconcile().catch(() => {}), 5 * 60_000).unref()
+process.on('message', (message: { type?: string }) => {
+  if (message?.type !== 'reconcile') return
+  void reconcile().then(
+    (report) => process.send?.({ type: 'reconciled', report: { ...report, accounts: undefined } }),
+    (error: Error) => process.send?.({ type: 'reconciled', error: error.message }),
+  )
 })

@@ -1,7 +1,8 @@
 // pnpm demo:multi: three instances of the app behind a round-robin proxy and one worker
 // process, sharing Redis for tokens, sign-in states, webhook dedupe and the queue. Connects an
 // account (login and callback on different instances), races the token refresh across all
-// three, sends a storm of deliveries with replays, and ends with a summary table.
+// three, sends a storm of deliveries with replays, connects more accounts (each its own
+// webhook) and has every instance reconcile them at once, and ends with a summary table.
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { AnyWebhookEvent } from '@scheduling-kit/express'
@@ -154,6 +155,57 @@ try {
   check('events handled by the worker', DELIVERIES, new Set(handled).size)
   check('events handled twice', 0, handled.length - new Set(handled).size)
   check('events lost', 0, sent.filter((id) => !handled.includes(id)).length)
+
+  // 4. Connected accounts' webhooks: two more accounts connect; the service disables one
+  // webhook and loses another; all three instances reconcile at the same moment.
+  for (const account of ['acct_2', 'acct_3'])
+    await completeOAuthFlow(`${proxy.url}/auth/scheduling/login`, { account })
+  const accountsUrl = `${proxy.url}/webhooks/accounts`
+  const accountHooks = (account: string) =>
+    service.webhooks(account).filter((w) => w.url === accountsUrl)
+  check(
+    'connected accounts with their own webhook',
+    '1 1 1',
+    ['acct_1', 'acct_2', 'acct_3'].map((a) => accountHooks(a).length).join(' '),
+  )
+  service.setWebhookState(accountHooks('acct_2')[0]!.id, 'disabled')
+  service.dropWebhook(accountHooks('acct_3')[0]!.id)
+  const reports = await Promise.all(
+    children.slice(0, INSTANCES).map(
+      (child) =>
+        new Promise<{ report?: { created: number; busy: string[] }; error?: string }>((resolve) => {
+          const answer = (message: { type?: string }) => {
+            if (message?.type !== 'reconciled') return
+            child.off('message', answer)
+            resolve(message as never)
+          }
+          child.on('message', answer)
+          child.send({ type: 'reconcile' })
+        }),
+    ),
+  )
+  check('reconcile runs that failed', 0, reports.filter((r) => r.error !== undefined).length)
+  check(
+    'webhooks created by the three runs together',
+    2,
+    reports.reduce((sum, r) => sum + (r.report?.created ?? 0), 0),
+  )
+  check(
+    'active webhooks per account afterwards',
+    '1 1 1',
+    ['acct_1', 'acct_2', 'acct_3']
+      .map((a) => accountHooks(a).filter((w) => w.state === 'active').length)
+      .join(' '),
+  )
+  for (const account of ['acct_1', 'acct_2', 'acct_3'])
+    await service.trigger('event.created', { account })
+  const perAccount = `${shared.prefix}handled-accounts`
+  await until(
+    "the worker to handle the accounts' events",
+    async () => (await redis.llen(perAccount)) >= 3,
+  )
+  const attributed = (await redis.lrange(perAccount, 0, -1)).map((line) => line.split(' ')[0])
+  check('events handled, by account', 'acct_1 acct_2 acct_3', attributed.sort().join(' '))
 } finally {
   for (const child of children) child.kill()
   redis.disconnect()

@@ -10,9 +10,11 @@ const redis = new Redis(config.redisUrl)
 // The same handlers the app would register; the worker runs them through `.handler`.
 const webhooks = schedulingWebhooks({
   secret: config.webhookSecret,
-  onAny: async (event) => {
-    // The app's work for the event; here, a list the demo reads.
-    await redis.rpush(`${config.prefix}handled`, event.id)
+  onAny: async (event, { account }) => {
+    // The app's work for the event; here, a list the demo reads (one per connected account's
+    // deliveries, which name their account).
+    if (account === undefined) await redis.rpush(`${config.prefix}handled`, event.id)
+    else await redis.rpush(`${config.prefix}handled-accounts`, `${account} ${event.id}`)
   },
 })
 const worker = createWebhookWorker({

@@ -12,6 +12,7 @@ import { defineHardeningCases } from './hardening.js'
 import type { AdapterHarness, AppSetup, ParserPlacement } from './harness.js'
 import { FAIL_WRITE_HEADER } from './harness.js'
 import { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
+import { defineSubscriptionCases } from './subscriptions.js'
 
 export const SECRET = 'conformance-secret'
 export const COOKIE_SECRET = 'conformance-cookie-secret-0123456789'
@@ -610,4 +611,5 @@ export function runConformance(harness: AdapterHarness): void {
 
   defineAttackCases(harness, { start, auth: () => auth, defaultParser })
   defineHardeningCases(harness, { start, auth: () => auth, defaultParser })
+  defineSubscriptionCases(harness, { start, auth: () => auth, defaultParser })
 }

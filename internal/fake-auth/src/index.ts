@@ -1,6 +1,78 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { json, readText } from './http.js'
+import { WebhookRegistry } from './webhooks.js'
+
+// The webhook API's types live here, not in ./webhooks: @scheduling-kit/testing inlines this
+// file's declarations into its own, and a relative import would be left dangling there.
+/** A webhook of the fake service, as it keeps it (the API shows it without `account` and `events`). */
+export interface FakeWebhook {
+  id: string
+  url: string
+  secret: string
+  state: 'active' | 'disabled' | 'deleted'
+  /** The account whose events it receives; `undefined` for an app-wide webhook made by the control API. */
+  account: string | undefined
+  /** Event types it receives; all when empty. */
+  events: string[]
+  version: string
+  created_at: string
+  /** Failed deliveries in a row (a success resets it). */
+  failures: number
+}
+
+/** Answers the next API requests with a failure instead (see `failApi`). */
+export interface ApiFailure {
+  /** The status answered: 429, 500, 502, 503, ... */
+  status: number
+  /** How many requests in a row. Default 1. */
+  count?: number
+  /** A `Retry-After` header (seconds, or an HTTP date); none when absent. */
+  retryAfter?: string
+  /** Only requests of this method. Default any. */
+  method?: string
+  /**
+   * The request is carried out before the failure is answered (a create that landed, a delete
+   * that happened), as when a gateway loses the answer. Default false.
+   */
+  landed?: boolean
+  /** Hold the answer this long first, in ms (a client's time-out). */
+  delayMs?: number
+}
+
+/** What the API has answered, by status, and how many requests of each kind it took. */
+export interface ApiCounters {
+  requests: number
+  byStatus: Record<number, number>
+  created: number
+  deleted: number
+  listed: number
+}
+
+/** The accounts' webhooks and the webhook API's switches, as the fake service exposes them. */
+export interface WebhookApi {
+  readonly counters: ApiCounters
+  /** Makes a webhook (the API's create, or the control API's with an id or secret of its own). */
+  create(input: {
+    url: string
+    account?: string
+    secret?: string
+    id?: string
+    events?: string[]
+  }): FakeWebhook
+  get(id: string): FakeWebhook | undefined
+  /** Every webhook, oldest first; of one account when given (`null`: the app-wide ones). */
+  all(account?: string | null): FakeWebhook[]
+  /** Removes a webhook as the API's delete does. */
+  remove(id: string): FakeWebhook | undefined
+  /** Sets a webhook's state, as the service does on its own (`disabled` after failures, say). */
+  setState(id: string, state: FakeWebhook['state']): boolean
+  /** The next API requests (of `method`, when given) fail this way. */
+  failApi(failure: ApiFailure): void
+  /** Answers `/v1/webhooks` and `/v1/webhooks/{id}`; `false` for any other path. */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+}
 
 export interface AuthServiceOptions {
   clientId?: string
@@ -71,8 +143,10 @@ export interface AuthService {
   readonly tokenRequests: TokenRequest[]
   /** The account an `Authorization: Bearer` value belongs to, if it is valid now. */
   accountOf(authorization: string | undefined): string | undefined
-  /** Answers the service's OAuth and `/me` paths; `false` for any other. */
+  /** Answers the service's OAuth, `/me` and `/v1/webhooks` paths; `false` for any other. */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>
+  /** The accounts' webhooks and the webhook API's switches (`failApi`) and counters. */
+  readonly webhooks: WebhookApi
   /**
    * A code, as if the user approved on the consent page. With `codeChallenge` (S256), its
    * exchange needs the matching verifier; without, the exchange checks none (a test's stand-in
@@ -135,30 +209,6 @@ const ESC: Record<string, string> = {
   "'": '&#39;',
 }
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ESC[c]!)
-
-function json(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-) {
-  res
-    .writeHead(status, {
-      'content-type': 'application/json',
-      'cache-control': 'no-store',
-      ...headers,
-    })
-    .end(JSON.stringify(body))
-}
-
-async function readText(req: IncomingMessage, limit = 64 * 1024): Promise<string> {
-  let text = ''
-  for await (const chunk of req) {
-    text += chunk
-    if (text.length > limit) throw new Error('body too large')
-  }
-  return text
-}
 
 /**
  * A strict OAuth 2 authorization server and `/me` endpoint: single-use codes bound to the
@@ -276,7 +326,7 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
         `<p>Whatever you choose, you will be sent back to <strong id="consent-origin">${esc(target.host)}</strong> ` +
         `(<code id="consent-redirect">${esc(target.origin + target.pathname)}</code>).</p>` +
         `<form method="post" action="/oauth/authorize">${hidden}` +
-        `<label>Account <input name="account" id="consent-account" value="${esc(nextAccount)}"></label>` +
+        `<label>Account <input name="account" id="consent-account" value="${esc(query.get('login_hint') || nextAccount)}"></label>` +
         '<p><button name="decision" value="allow" id="allow">Allow</button> ' +
         '<button name="decision" value="deny" id="deny">Deny</button></p></form>',
     )
@@ -335,7 +385,8 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
         error: 'access_denied',
         error_description: 'The account owner denied the request.',
       })
-    approve(res, target, query, nextAccount)
+    // A login hint names the account to approve as, when no consent page asks.
+    approve(res, target, query, query.get('login_hint') || nextAccount)
   }
 
   /** `POST /oauth/authorize`: the consent page's answer. */
@@ -464,14 +515,18 @@ export function createAuthService(options: AuthServiceOptions = {}): AuthService
     })
   }
 
+  const webhooks = new WebhookRegistry(accountOf)
+
   return {
     clientId,
     clientSecret,
     counters,
     tokenRequests,
     accountOf,
-    /** Answers the service's OAuth and `/me` paths; `false` for any other. */
+    webhooks,
+    /** Answers the service's OAuth, `/me` and `/v1/webhooks` paths; `false` for any other. */
     async handle(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+      if (await webhooks.handle(req, res)) return true
       const path = (req.url ?? '').split('?')[0]
       if (req.method === 'GET' && path === '/oauth/authorize') authorizeEndpoint(req, res)
       else if (req.method === 'POST' && path === '/oauth/authorize')

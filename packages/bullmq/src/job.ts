@@ -10,6 +10,8 @@ export interface WebhookJobData {
   event: AnyWebhookEvent
   webhookId: string | undefined
   secretIndex: number
+  /** The connected account it belongs to, when the handler verifies with subscriptions. */
+  account?: string
 }
 
 /**

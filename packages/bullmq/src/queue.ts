@@ -137,6 +137,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
       event,
       webhookId: context.webhookId,
       secretIndex: context.secretIndex,
+      ...(context.account === undefined ? {} : { account: context.account }),
     }
     // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
     // 503 now and the service retries it, rather than after `timeoutMs`.

@@ -106,9 +106,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
         }))
 
   async function dispatch(job: Job<WebhookJobData>): Promise<void> {
-    const { event, webhookId, secretIndex } = job.data
+    const { event, webhookId, secretIndex, account } = job.data
     try {
-      await handler.dispatch(event, { webhookId, secretIndex })
+      await handler.dispatch(event, { webhookId, secretIndex, account })
     } catch (error) {
       // The handler's own error (message and stack) is the job's failure, not the HTTP wording.
       throw isWebhookError(error) && error.code === 'handler_failed' ? error.cause : error

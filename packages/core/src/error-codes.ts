@@ -44,6 +44,7 @@ export type ClientErrorCode =
   | 'reauthorization_required'
   | 'stale_write'
   | 'closed'
+  | 'subscription_busy'
 
 /** Codes of errors the OAuth routes answer with, each with its HTTP status. */
 export const OAUTH_FLOW_ERROR_STATUS = {

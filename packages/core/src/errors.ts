@@ -193,21 +193,84 @@ export class InvalidResponseError extends SchedulingError<'invalid_response'> {
   }
 }
 
+/**
+ * The field errors of a 422 answer (`{ "errors": { "url": [{ "message": "must be a valid URL" }] } }`),
+ * as `field: message` lines, cleaned and capped; empty when the body has none.
+ */
+function fieldErrors(body: unknown): Record<string, string[]> {
+  const errors = (body as { errors?: unknown } | undefined)?.errors
+  const out: Record<string, string[]> = {}
+  if (typeof errors !== 'object' || errors === null || Array.isArray(errors)) return out
+  for (const [field, list] of Object.entries(errors).slice(0, 20)) {
+    const messages = (Array.isArray(list) ? list : [list])
+      .slice(0, 5)
+      .map((item) =>
+        typeof item === 'string'
+          ? item
+          : typeof (item as { message?: unknown })?.message === 'string'
+            ? (item as { message: string }).message
+            : undefined,
+      )
+      .filter((m): m is string => m !== undefined)
+      .map((m) => serverText(m, 200))
+    if (messages.length > 0) out[serverText(field, 64)] = messages
+  }
+  return out
+}
+
 /** The API answered with a non-2xx status. `body` is the parsed JSON, or the text. */
 export class ApiError extends SchedulingError<'api_error'> {
   readonly body: unknown
   /** The address called (without its query string), when known. */
   readonly url: string | undefined
+  /** The answer's headers, lower-case names (`retry-after`, `x-request-id`, ...). */
+  readonly headers: Readonly<Record<string, string>>
+  /** The method and path called: `POST /webhooks`. */
+  readonly request: string
+  /** A 422's errors by field: `{ url: ['must be a valid URL'] }`. Empty for other answers. */
+  readonly fields: Readonly<Record<string, readonly string[]>>
+  /** The wait a 429 or 503 asked for (`Retry-After`), in ms, when it gave one. */
+  readonly retryAfterMs: number | undefined
 
-  constructor(status: number, method: string, path: string, body: unknown, url?: string) {
+  constructor(
+    status: number,
+    method: string,
+    path: string,
+    body: unknown,
+    url?: string,
+    more?: { headers?: Headers; retryAfterMs?: number; note?: string },
+  ) {
+    const fields = status === 422 ? fieldErrors(body) : {}
+    const named = Object.entries(fields)
+      .map(([field, messages]) => `${field} ${messages.join('; ')}`)
+      .join(', ')
     super(
       'api_error',
-      `${method} ${path} failed with status ${status}${url === undefined ? '' : ` (${displayUrl(url)})`}.`,
+      `${method} ${path} failed with status ${status}${url === undefined ? '' : ` (${displayUrl(url)})`}` +
+        (named === '' ? '' : `: ${named}`) +
+        `.${more?.note === undefined ? '' : ` ${more.note}`}`,
       { status },
     )
     this.body = body
     this.url = url === undefined ? undefined : displayUrl(url)
+    this.request = `${method} ${path}`
+    this.fields = fields
+    this.retryAfterMs = more?.retryAfterMs
+    const headers: Record<string, string> = {}
+    more?.headers?.forEach((value, name) => {
+      headers[name] = value
+    })
+    this.headers = headers
   }
+}
+
+/** True for an error the API answered (a non-2xx status), optionally of one status. */
+export function isApiError(error: unknown, status?: number): error is ApiError {
+  return (
+    isSchedulingError(error) &&
+    error.code === 'api_error' &&
+    (status === undefined || error.status === status)
+  )
 }
 
 /** No tokens are stored for this key: the account was never connected, or was disconnected. */
@@ -265,6 +328,23 @@ export class ClosedError extends SchedulingError<'closed'> {
     super('closed', `${what} is closed: it is shutting down and takes no new work.`, {
       status: 503,
     })
+  }
+}
+
+/**
+ * Another instance held an account's subscription lease for longer than this one would wait
+ * (`leaseWaitMs`), or kept changing its record: nothing was changed; try again.
+ */
+export class SubscriptionBusyError extends SchedulingError<'subscription_busy'> {
+  readonly key: string
+
+  constructor(what: string, key: string, waitedMs: number) {
+    super(
+      'subscription_busy',
+      `Could not ${what} "${key}": another instance is changing its webhooks${waitedMs > 0 ? ` (waited ${waitedMs} ms for its lease)` : ''}. Nothing was changed; try again.`,
+      { status: 503 },
+    )
+    this.key = key
   }
 }
 

@@ -8,6 +8,9 @@ export {
   type SchedulingClientOptions,
   type SchedulingUser,
 } from './api/client.js'
+export type { CursorPage, CursorPageOptions } from './api/paginate.js'
+export type { ApiRetryOptions } from './api/retry.js'
+export type { ApiWebhook, CreatedWebhook, WebhooksApi } from './api/webhooks.js'
 // ---- Errors -------------------------------------------------------------------------------
 export {
   type ClientErrorCode,
@@ -24,6 +27,7 @@ export {
   ClosedError,
   ConfigError,
   InvalidResponseError,
+  isApiError,
   isOAuthFlowError,
   isSchedulingError,
   isTransientError,
@@ -36,6 +40,7 @@ export {
   SchedulingError,
   StaleWriteError,
   StoreFullError,
+  SubscriptionBusyError,
   TimeoutError,
   WebhookError,
 } from './errors.js'
@@ -47,6 +52,25 @@ export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './
 export { type ReadConnectionOptions, readConnectedKey } from './oauth/connection.js'
 export type { OAuthRequest, OAuthResponse, OAuthRoutesOptions } from './oauth/options.js'
 export { createOAuthRoutes, type OAuthRoutes } from './oauth/routes.js'
+// ---- Connected accounts' webhooks ---------------------------------------------------------
+export type { WebhookOwner } from './subscriptions/lookup.js'
+export {
+  MemorySubscriptionStore,
+  type StoredSubscription,
+  type SubscribedWebhook,
+  type SubscriptionRecord,
+  type SubscriptionStore,
+} from './subscriptions/store.js'
+export {
+  createWebhookSubscriptions,
+  type EnsureResult,
+  type ReconcileAccount,
+  type ReconcileReport,
+  type RemoveResult,
+  type RotateResult,
+  type WebhookSubscriptions,
+  type WebhookSubscriptionsOptions,
+} from './subscriptions/subscriptions.js'
 // ---- Tokens -------------------------------------------------------------------------------
 export type { TokenState, TokenStatus } from './tokens/machine.js'
 export { createTokenManager, type GetTokenOptions, type TokenManager } from './tokens/manager.js'
@@ -92,6 +116,7 @@ export {
 } from './webhooks/handler.js'
 export type {
   QueueDelivery,
+  SubscriptionLookup,
   WebhookErrorContext,
   WebhookErrorFn,
   WebhookHandlerOptions,

@@ -22,13 +22,16 @@ export {
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
+  createWebhookSubscriptions,
   type DedupeStore,
   EVENT_TYPES,
+  isApiError,
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
   type Logger,
   MemoryDedupeStore,
+  MemorySubscriptionStore,
   MemoryTokenStore,
   NotConnectedError,
   OAuthFlowError,
@@ -37,6 +40,7 @@ export {
   ReauthorizationRequiredError,
   readConnectedKey,
   type SecretSource,
+  type SubscriptionStore,
   type TokenRecord,
   type TokenStore,
   type WebhookContext,
@@ -47,6 +51,7 @@ export {
   type WebhookHandlerFn,
   type WebhookHandlerOptions,
   type WebhookQueue,
+  type WebhookSubscriptions,
 } from '@scheduling-kit/core'
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void

@@ -27,13 +27,16 @@ export {
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
+  createWebhookSubscriptions,
   type DedupeStore,
   EVENT_TYPES,
+  isApiError,
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
   type Logger,
   MemoryDedupeStore,
+  MemorySubscriptionStore,
   MemoryTokenStore,
   NotConnectedError,
   OAuthFlowError,
@@ -42,6 +45,7 @@ export {
   ReauthorizationRequiredError,
   readConnectedKey,
   type SecretSource,
+  type SubscriptionStore,
   type TokenRecord,
   type TokenStore,
   type WebhookContext,
@@ -52,6 +56,7 @@ export {
   type WebhookHandlerFn,
   type WebhookHandlerOptions,
   type WebhookQueue,
+  type WebhookSubscriptions,
 } from '@scheduling-kit/core'
 
 export type SchedulingWebhooksOptions = WebhookHandlerOptions

@@ -20,13 +20,16 @@ export {
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
+  createWebhookSubscriptions,
   type DedupeStore,
   EVENT_TYPES,
+  isApiError,
   isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
   type Logger,
   MemoryDedupeStore,
+  MemorySubscriptionStore,
   MemoryTokenStore,
   NotConnectedError,
   OAuthFlowError,
@@ -35,6 +38,7 @@ export {
   ReauthorizationRequiredError,
   readConnectedKey,
   type SecretSource,
+  type SubscriptionStore,
   type TokenRecord,
   type TokenStore,
   type WebhookContext,
@@ -45,6 +49,7 @@ export {
   type WebhookHandlerFn,
   type WebhookHandlerOptions,
   type WebhookQueue,
+  type WebhookSubscriptions,
 } from '@scheduling-kit/core'
 
 export interface SchedulingWebhooksMiddleware

@@ -1,4 +1,8 @@
 export { PostgresDedupeStore, type PostgresDedupeStoreOptions } from './dedupe-store.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrate.js'
 export type { PostgresPool, PostgresStoreOptions } from './sql.js'
+export {
+  PostgresSubscriptionStore,
+  type PostgresSubscriptionStoreOptions,
+} from './subscription-store.js'
 export { PostgresTokenStore, type PostgresTokenStoreOptions } from './token-store.js'

@@ -1,6 +1,7 @@
 import {
   DEFAULT_DEDUPE_TABLE,
   DEFAULT_SCHEMA,
+  DEFAULT_SUBSCRIPTION_TABLE,
   DEFAULT_TOKEN_TABLE,
   identifier,
   MIGRATIONS_TABLE,
@@ -14,6 +15,8 @@ export interface MigrateOptions {
   tokenTable?: string
   /** Default `scheduling_kit_dedupe`: pass the same `table` to `PostgresDedupeStore`. */
   dedupeTable?: string
+  /** Default `scheduling_kit_subscriptions`: pass the same `table` to `PostgresSubscriptionStore`. */
+  subscriptionTable?: string
 }
 
 export interface MigrateResult {
@@ -22,7 +25,7 @@ export interface MigrateResult {
 }
 
 interface Migration {
-  kind: 'tokens' | 'dedupe'
+  kind: 'tokens' | 'dedupe' | 'subscriptions'
   version: number
   sql(table: string, name: string, schema: string): string
 }
@@ -83,6 +86,24 @@ const MIGRATIONS: Migration[] = [
       END IF;
     END $$`,
   },
+  // subscriptions: one row per account (`key` as rowKey holds it, `account` the key itself),
+  // its record (NULL once deleted: the version stays), the webhook ids it lists (GIN-indexed,
+  // for the lookup of each delivery), and the account's lease.
+  {
+    kind: 'subscriptions',
+    version: 1,
+    sql: (t, name) => `CREATE TABLE ${t} (
+      key text PRIMARY KEY,
+      account text NOT NULL,
+      record jsonb,
+      webhook_ids text[] NOT NULL DEFAULT '{}',
+      version integer NOT NULL DEFAULT 0,
+      lease_owner text,
+      lease_expires_at timestamptz,
+      updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    );
+    CREATE INDEX "${name.slice(0, 54)}$webhooks" ON ${t} USING gin (webhook_ids)`,
+  },
 ]
 
 /**
@@ -110,13 +131,17 @@ export async function migrate(
   const names = {
     tokens: options.tokenTable ?? DEFAULT_TOKEN_TABLE,
     dedupe: options.dedupeTable ?? DEFAULT_DEDUPE_TABLE,
+    subscriptions: options.subscriptionTable ?? DEFAULT_SUBSCRIPTION_TABLE,
   }
-  if (names.tokens === names.dedupe) {
-    throw new TypeError('migrate: tokenTable and dedupeTable must be different tables.')
+  if (new Set(Object.values(names)).size !== 3) {
+    throw new TypeError(
+      'migrate: tokenTable, dedupeTable and subscriptionTable must be three different tables.',
+    )
   }
   const tables = {
     tokens: `${schema}.${identifier('migrate', 'tokenTable', names.tokens)}`,
     dedupe: `${schema}.${identifier('migrate', 'dedupeTable', names.dedupe)}`,
+    subscriptions: `${schema}.${identifier('migrate', 'subscriptionTable', names.subscriptions)}`,
   }
   const log = `${schema}.${identifier('migrate', 'table', MIGRATIONS_TABLE)}`
   const client = await pool.connect()
@@ -138,7 +163,7 @@ export async function migrate(
     )`)
     const done = await client.query<{ table_name: string; version: number }>(
       `SELECT table_name, version FROM ${log} WHERE table_name = ANY($1)`,
-      [[names.tokens, names.dedupe]],
+      [Object.values(names)],
     )
     const have = new Set(done.rows.map((r) => `${r.table_name}@${r.version}`))
     for (const migration of MIGRATIONS) {

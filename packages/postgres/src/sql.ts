@@ -24,6 +24,7 @@ export type PostgresPool = Pick<Pool, 'query' | 'connect'>
 export const DEFAULT_SCHEMA = 'public'
 export const DEFAULT_TOKEN_TABLE = 'scheduling_kit_tokens'
 export const DEFAULT_DEDUPE_TABLE = 'scheduling_kit_dedupe'
+export const DEFAULT_SUBSCRIPTION_TABLE = 'scheduling_kit_subscriptions'
 export const MIGRATIONS_TABLE = 'scheduling_kit_migrations'
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
@@ -43,7 +44,7 @@ export interface PostgresStoreOptions {
   pool: PostgresPool
   /** Schema of the table. Default `public`. */
   schema?: string
-  /** Table name. Defaults: `scheduling_kit_tokens`, `scheduling_kit_dedupe`. */
+  /** Table name. Defaults: `scheduling_kit_tokens`, `scheduling_kit_dedupe`, `scheduling_kit_subscriptions`. */
   table?: string
 }
 

@@ -10,6 +10,8 @@ const NAMES = [
   'PostgresDedupeStoreOptions',
   'PostgresPool',
   'PostgresStoreOptions',
+  'PostgresSubscriptionStore',
+  'PostgresSubscriptionStoreOptions',
   'PostgresTokenStore',
   'PostgresTokenStoreOptions',
 ]
@@ -20,6 +22,7 @@ it(
     await expectExports(new URL('../dist/', import.meta.url), NAMES, [
       'migrate',
       'PostgresDedupeStore',
+      'PostgresSubscriptionStore',
       'PostgresTokenStore',
     ])
   },

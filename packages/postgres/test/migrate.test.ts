@@ -10,11 +10,19 @@ it('applies each version once; a second run applies nothing', async () => {
     'scheduling_kit_tokens@1',
     'scheduling_kit_dedupe@1',
     'scheduling_kit_dedupe@2',
+    'scheduling_kit_subscriptions@1',
   ])
   expect((await migrate(p, { schema })).applied).toEqual([])
   expect(
-    (await migrate(p, { schema, tokenTable: 'other_tokens', dedupeTable: 'other_dedupe' })).applied,
-  ).toEqual(['other_tokens@1', 'other_dedupe@1', 'other_dedupe@2'])
+    (
+      await migrate(p, {
+        schema,
+        tokenTable: 'other_tokens',
+        dedupeTable: 'other_dedupe',
+        subscriptionTable: 'other_subs',
+      })
+    ).applied,
+  ).toEqual(['other_tokens@1', 'other_dedupe@1', 'other_dedupe@2', 'other_subs@1'])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
   expect((await store.get('k'))!.version).toBe(1)
@@ -53,12 +61,13 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
   expect(applied.sort()).toEqual([
     'scheduling_kit_dedupe@1',
     'scheduling_kit_dedupe@2',
+    'scheduling_kit_subscriptions@1',
     'scheduling_kit_tokens@1',
   ])
   const { rows } = await pool().query(
     `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
   )
-  expect(rows[0].n).toBe(3)
+  expect(rows[0].n).toBe(4)
 })
 
 it('refuses an unsafe schema name and one table for both', async () => {
@@ -66,7 +75,7 @@ it('refuses an unsafe schema name and one table for both', async () => {
     /schema must be a plain identifier/,
   )
   await expect(migrate(pool(), { tokenTable: 't', dedupeTable: 't' })).rejects.toThrow(
-    /must be different/,
+    /must be three different/,
   )
 })
 
@@ -74,7 +83,7 @@ it('index names cannot clash with a table: a token table named like the dedupe i
   const p = pool()
   const schema = uniqueSchema('clash')
   const { applied } = await migrate(p, { schema, dedupeTable: 'd', tokenTable: 'd_expires' })
-  expect(applied).toEqual(['d_expires@1', 'd@1', 'd@2'])
+  expect(applied).toEqual(['d_expires@1', 'd@1', 'd@2', 'scheduling_kit_subscriptions@1'])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'd_expires' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
   expect((await store.get('k'))?.accessToken).toBe('a')
@@ -99,6 +108,7 @@ it('a database migrated with the old index name gets it renamed (dedupe@2)', asy
   expect((await migrate(p, { schema })).applied).toEqual([
     'scheduling_kit_tokens@1',
     'scheduling_kit_dedupe@2',
+    'scheduling_kit_subscriptions@1',
   ])
   const { rows } = await p.query(
     'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1',
@@ -123,7 +133,7 @@ it('works for a role that owns its schema but may not create schemas in the data
       /permission denied/,
     )
     const { applied } = await migrate(owner, { schema: role })
-    expect(applied).toHaveLength(3)
+    expect(applied).toHaveLength(4)
     const store = new PostgresTokenStore({ pool: owner, schema: role })
     await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
     expect((await store.get('k'))?.accessToken).toBe('a')

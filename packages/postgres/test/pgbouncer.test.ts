@@ -1,11 +1,17 @@
 import {
   runDedupeStoreConformance,
   runRefreshRace,
+  runSubscriptionStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate, PostgresDedupeStore, PostgresTokenStore } from '../src/index.js'
+import {
+  migrate,
+  PostgresDedupeStore,
+  PostgresSubscriptionStore,
+  PostgresTokenStore,
+} from '../src/index.js'
 import { uniqueSchema } from './helpers.js'
 import { type LocalBouncer, startPgbouncer } from './pgbouncer.js'
 
@@ -32,6 +38,12 @@ runTokenStoreConformance(() => new PostgresTokenStore({ pool, schema }), {
   name: 'PostgresTokenStore behind pgbouncer (transaction mode): TokenStore conformance',
 })
 
+runSubscriptionStoreConformance(() => new PostgresSubscriptionStore({ pool, schema }), {
+  describe,
+  it,
+  name: 'PostgresSubscriptionStore behind pgbouncer (transaction mode): SubscriptionStore conformance',
+})
+
 runDedupeStoreConformance((timing) => new PostgresDedupeStore({ pool, schema, ...timing }), {
   describe,
   it,
@@ -49,6 +61,7 @@ it('migrate() from 6 pools at once through pgbouncer: each version applied once'
     expect(results.flatMap((r) => r.applied).sort()).toEqual([
       'scheduling_kit_dedupe@1',
       'scheduling_kit_dedupe@2',
+      'scheduling_kit_subscriptions@1',
       'scheduling_kit_tokens@1',
     ])
   } finally {

@@ -1,6 +1,10 @@
-import { runDedupeStoreConformance, runTokenStoreConformance } from '@scheduling-kit/testing'
+import {
+  runDedupeStoreConformance,
+  runSubscriptionStoreConformance,
+  runTokenStoreConformance,
+} from '@scheduling-kit/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { PostgresDedupeStore, PostgresTokenStore } from '../src/index.js'
+import { PostgresDedupeStore, PostgresSubscriptionStore, PostgresTokenStore } from '../src/index.js'
 import { migratedSchema, pool } from './helpers.js'
 
 const shared = pool(20)
@@ -23,6 +27,12 @@ runDedupeStoreConformance(
     name: 'PostgresDedupeStore: DedupeStore conformance',
   },
 )
+
+runSubscriptionStoreConformance(() => new PostgresSubscriptionStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresSubscriptionStore: SubscriptionStore conformance',
+})
 
 const record = { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 }
 

@@ -6,4 +6,8 @@ export {
   type Persistence,
 } from './eviction.js'
 export type { RedisClient, RedisStoreOptions } from './scripts.js'
+export {
+  RedisSubscriptionStore,
+  type RedisSubscriptionStoreOptions,
+} from './subscription-store.js'
 export { RedisTokenStore, type RedisTokenStoreOptions } from './token-store.js'

@@ -57,3 +57,28 @@ export function checkOptions(name: string, options: RedisStoreOptions): void {
 export function hashTagged(key: string): string {
   return `{${encodeStoreKey(key, (k) => k.startsWith('}'))}}`
 }
+
+// Taken with SET NX PX first; this only extends a lease its owner already holds.
+const EXTEND_LEASE = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
+
+/** Deletes a key when it holds `ARGV[1]`: a lease released by its owner only, an index entry by its record only. */
+export const RELEASE_LEASE = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`)
+
+/** Takes the lease at `leaseKey` for `owner`, or extends it when `owner` holds it already. */
+export async function takeLease(
+  client: RedisClient,
+  leaseKey: string,
+  owner: string,
+  ttlMs: number,
+): Promise<boolean> {
+  const ms = Math.max(1, Math.ceil(ttlMs))
+  if ((await client.set(leaseKey, owner, 'PX', ms, 'NX')) === 'OK') return true
+  return (await EXTEND_LEASE(client, [leaseKey], [owner, ms])) === 1
+}

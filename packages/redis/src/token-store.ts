@@ -4,9 +4,11 @@ import {
   checkOptions,
   DEFAULT_PREFIX,
   hashTagged,
+  RELEASE_LEASE,
   type RedisClient,
   type RedisStoreOptions,
   script,
+  takeLease,
 } from './scripts.js'
 
 export interface RedisTokenStoreOptions extends RedisStoreOptions {}
@@ -37,17 +39,6 @@ redis.call('HDEL', KEYS[1], 'r')
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
 return 0`)
-// Taken with SET NX PX first; this only extends a lease its owner already holds.
-const EXTEND_LEASE = script(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0`)
-const RELEASE_LEASE = script(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0`)
-
 /**
  * A `TokenStore` in Redis with every capability: versioned compare-and-set (no lost update)
  * and the refresh lease (one refresher for all instances). Records never expire: run Redis
@@ -109,9 +100,7 @@ export class RedisTokenStore implements TokenStore {
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const ms = Math.max(1, Math.ceil(ttlMs))
-    if ((await this.#client.set(this.#lease(key), owner, 'PX', ms, 'NX')) === 'OK') return true
-    return (await EXTEND_LEASE(this.#client, [this.#lease(key)], [owner, ms])) === 1
+    return await takeLease(this.#client, this.#lease(key), owner, ttlMs)
   }
 
   async releaseLease(key: string, owner: string): Promise<void> {

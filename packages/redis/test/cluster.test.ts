@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto'
 import {
   runDedupeStoreConformance,
   runRefreshRace,
+  runSubscriptionStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RedisDedupeStore, RedisTokenStore } from '../src/index.js'
+import { RedisDedupeStore, RedisSubscriptionStore, RedisTokenStore } from '../src/index.js'
 import { type LocalCluster, startCluster } from './cluster.js'
 import { uniquePrefix } from './helpers.js'
 
@@ -33,6 +34,25 @@ runDedupeStoreConformance(
       ...timing,
     }),
   { describe, it, name: 'RedisDedupeStore on a Redis Cluster: DedupeStore conformance' },
+)
+
+// One prefix and one client for the whole kit: its eight instances must share the store.
+const subscriptionPrefix = uniquePrefix('c-subscriptions')
+let subscriptionClient: ReturnType<typeof client> | undefined
+runSubscriptionStoreConformance(
+  () => {
+    subscriptionClient ??= client()
+    return new RedisSubscriptionStore({
+      client: subscriptionClient,
+      prefix: subscriptionPrefix,
+      logger: false,
+    })
+  },
+  {
+    describe,
+    it,
+    name: 'RedisSubscriptionStore on a Redis Cluster: SubscriptionStore conformance',
+  },
 )
 
 it('keys of any shape (a leading "}", braces, lone surrogates): set, lease, compare-and-set and delete, no CROSSSLOT', async () => {

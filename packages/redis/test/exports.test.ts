@@ -11,6 +11,8 @@ const NAMES = [
   'RedisDedupeStore',
   'RedisDedupeStoreOptions',
   'RedisStoreOptions',
+  'RedisSubscriptionStore',
+  'RedisSubscriptionStoreOptions',
   'RedisTokenStore',
   'RedisTokenStoreOptions',
 ]
@@ -22,6 +24,7 @@ it(
       'checkEvictionPolicy',
       'checkPersistence',
       'RedisDedupeStore',
+      'RedisSubscriptionStore',
       'RedisTokenStore',
     ])
   },

@@ -1,6 +1,10 @@
-import { runDedupeStoreConformance, runTokenStoreConformance } from '@scheduling-kit/testing'
+import {
+  runDedupeStoreConformance,
+  runSubscriptionStoreConformance,
+  runTokenStoreConformance,
+} from '@scheduling-kit/testing'
 import { describe, expect, it } from 'vitest'
-import { RedisDedupeStore, RedisTokenStore } from '../src/index.js'
+import { RedisDedupeStore, RedisSubscriptionStore, RedisTokenStore } from '../src/index.js'
 import { redis, uniquePrefix } from './helpers.js'
 
 const client = redis()
@@ -14,6 +18,12 @@ runDedupeStoreConformance(
   (timing) =>
     new RedisDedupeStore({ client, prefix: uniquePrefix('dedupe'), logger: false, ...timing }),
   { describe, it, name: 'RedisDedupeStore: DedupeStore conformance' },
+)
+
+const subscriptionPrefix = uniquePrefix('subscriptions')
+runSubscriptionStoreConformance(
+  () => new RedisSubscriptionStore({ client, prefix: subscriptionPrefix, logger: false }),
+  { describe, it, name: 'RedisSubscriptionStore: SubscriptionStore conformance' },
 )
 
 describe('RedisTokenStore', () => {

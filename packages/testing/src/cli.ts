@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { EVENT_TYPES, signPayload } from '@scheduling-kit/core'
+import { runWebhooks, WEBHOOKS_HELP } from './cli-webhooks.js'
 import { createTestEvent } from './events.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
@@ -10,10 +11,12 @@ Commands:
   serve      Run the fake scheduling service (OAuth, API, webhooks) on this machine
   trigger    Send one signed event to a webhook receiver and print its answer
   sign       Print the signature header for a body read from standard input
+  webhooks   List, get, create or delete an account's webhooks on the API (a real service)
 
 Run "scheduling-kit <command> --help" for a command's options.`
 
 const HELP: Record<string, string> = {
+  webhooks: WEBHOOKS_HELP,
   serve: `Usage: scheduling-kit serve [options]
 
 Runs the fake scheduling service until stopped (Ctrl-C).
@@ -45,6 +48,7 @@ Options:
   --url <url>           The webhook receiver
   --secret <s>          The webhook's signing secret (with --url)
   --webhook-id <id>     The x-service-webhook-id header (default wh_test; with --service: only this webhook)
+  --account <id>        With --service: an event of this account, sent to its webhooks
   --service <url>       A running fake service (scheduling-kit serve)
   --help                Show this help
 
@@ -173,6 +177,7 @@ async function trigger(args: string[]): Promise<number> {
     url: { type: 'string' },
     secret: { type: 'string' },
     'webhook-id': { type: 'string' },
+    account: { type: 'string' },
     service: { type: 'string' },
     all: { type: 'boolean' },
   })
@@ -234,7 +239,7 @@ async function triggerThroughService(type: string, values: Values): Promise<numb
     res = await fetch(control, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ type, webhookId: values['webhook-id'] }),
+      body: JSON.stringify({ type, webhookId: values['webhook-id'], account: values.account }),
     })
   } catch (error) {
     console.error(unreachable(control, error))
@@ -265,6 +270,42 @@ async function sign(args: string[]): Promise<number> {
   return 0
 }
 
+async function webhooks(args: string[]): Promise<number> {
+  const { values, positionals } = parse('webhooks', args, {
+    'api-url': { type: 'string' },
+    token: { type: 'string' },
+    json: { type: 'boolean' },
+  })
+  if (values.help) {
+    console.log(HELP.webhooks)
+    return 0
+  }
+  const [action, target, ...extra] = positionals
+  if (action === undefined) fail('Missing the action: list, get, create or delete.', 'webhooks')
+  if (!['list', 'get', 'create', 'delete'].includes(action))
+    fail(`Unknown action "${action}".`, 'webhooks')
+  if (action === 'list' && target !== undefined)
+    fail(`Unexpected argument "${target}".`, 'webhooks')
+  if (action !== 'list' && target === undefined)
+    fail(
+      `${action} needs ${action === 'create' ? 'the receiver URL' : 'the webhook id'}.`,
+      'webhooks',
+    )
+  if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`, 'webhooks')
+  if (action === 'create' && !URL.canParse(target!))
+    fail(`"${target}" is not an absolute URL.`, 'webhooks')
+  const apiUrl = (values['api-url'] as string | undefined) ?? process.env.SCHEDULING_API_URL
+  if (apiUrl === undefined || !URL.canParse(apiUrl))
+    fail(
+      "--api-url (or SCHEDULING_API_URL) must be the API's absolute address with /v1.",
+      'webhooks',
+    )
+  const token = (values.token as string | undefined) ?? process.env.SCHEDULING_TOKEN
+  if (token === undefined || token === '')
+    fail('--token (or SCHEDULING_TOKEN) is required: a personal access token.', 'webhooks')
+  return await runWebhooks({ action, target, apiUrl, token, json: values.json === true })
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -274,6 +315,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'serve') return serve(rest)
   if (command === 'trigger') return trigger(rest)
   if (command === 'sign') return sign(rest)
+  if (command === 'webhooks') return webhooks(rest)
   fail(`Unknown command "${command}".`)
 }
 

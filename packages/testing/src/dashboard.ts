@@ -4,7 +4,7 @@ import type { DeliveryAttempt, Webhook } from './service.js'
 
 /** What the dashboard shows: the service's state, read at each page load. */
 export interface DashboardState {
-  webhooks: ReadonlyArray<Pick<Webhook, 'id' | 'url' | 'events'>>
+  webhooks: ReadonlyArray<Pick<Webhook, 'id' | 'url' | 'events' | 'state' | 'account'>>
   deliveries: readonly DeliveryAttempt[]
   accounts: readonly AccountGrants[]
   /** A line to show above everything, after a button was pressed. */
@@ -21,7 +21,7 @@ const STYLE =
   'form.inline{display:inline}code{font-size:.85rem}'
 
 function webhookRows(state: DashboardState): string {
-  if (state.webhooks.length === 0) return '<tr><td colspan="4">No webhook registered.</td></tr>'
+  if (state.webhooks.length === 0) return '<tr><td colspan="6">No webhook registered.</td></tr>'
   const options = EVENT_TYPES.map((t) => `<option>${t}</option>`).join('')
   return state.webhooks
     .map((w) => {
@@ -30,8 +30,16 @@ function webhookRows(state: DashboardState): string {
       const lastText = last
         ? `<span class="${last.ok ? 'ok' : 'fail'}">${last.status ?? esc(last.error ?? 'no answer')}</span>`
         : '—'
+      const disable =
+        w.state === 'active'
+          ? `<form class="inline" method="post" action="/_control/webhooks/state"><input type="hidden" name="redirect" value="1">` +
+            `<input type="hidden" name="id" value="${esc(w.id)}"><input type="hidden" name="state" value="disabled">` +
+            '<button class="disable">Disable</button></form>'
+          : ''
       return (
-        `<tr data-webhook="${esc(w.id)}"><td><code>${esc(w.id)}</code></td><td>${esc(w.url)}</td>` +
+        `<tr data-webhook="${esc(w.id)}" data-account="${esc(w.account ?? '')}"><td><code>${esc(w.id)}</code></td>` +
+        `<td class="account">${w.account === undefined ? 'app-wide' : `<code>${esc(w.account)}</code>`}</td><td>${esc(w.url)}</td>` +
+        `<td class="state ${w.state === 'active' ? 'ok' : 'fail'}">${esc(w.state)} ${disable}</td>` +
         `<td>${mine.length} attempt(s), last: ${lastText}</td><td>` +
         `<form class="inline" method="post" action="/_control/trigger"><input type="hidden" name="redirect" value="1">` +
         `<input type="hidden" name="webhookId" value="${esc(w.id)}">` +
@@ -71,7 +79,11 @@ function accountRows(state: DashboardState): string {
         `<td class="grants">${a.grants - a.revoked} active, ${a.revoked} revoked</td>` +
         `<td class="live">${a.liveAccessTokens}</td><td>` +
         `${button('/_control/tokens/expire', 'Expire access token', 'expire')} ` +
-        `${button('/_control/grants/revoke', 'Revoke grant', 'revoke')}</td></tr>`
+        `${button('/_control/grants/revoke', 'Revoke grant', 'revoke')} ` +
+        `<form class="inline" method="post" action="/_control/trigger"><input type="hidden" name="redirect" value="1">` +
+        `<input type="hidden" name="account" value="${esc(a.account)}">` +
+        `<select name="type" class="event-type" aria-label="Event type for ${esc(a.account)}">${EVENT_TYPES.map((t) => `<option>${t}</option>`).join('')}</select> ` +
+        '<button class="send-account">Send to its webhooks</button></form></td></tr>'
       )
     })
     .join('')
@@ -92,7 +104,7 @@ export function dashboardPage(state: DashboardState): string {
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fake scheduling service</title>' +
     `<style>${STYLE}</style></head><body><h1>Fake scheduling service</h1>` +
     (state.notice ? `<p class="notice" id="notice">${esc(state.notice)}</p>` : '') +
-    '<h2>Webhooks</h2><table id="webhooks"><tr><th>id</th><th>url</th><th>deliveries</th><th>send an event</th></tr>' +
+    '<h2>Webhooks</h2><table id="webhooks"><tr><th>id</th><th>account</th><th>url</th><th>state</th><th>deliveries</th><th>send an event</th></tr>' +
     `${webhookRows(state)}</table>` +
     '<h2>Connected accounts</h2><table id="accounts"><tr><th>account</th><th>grants</th><th>live access tokens</th><th></th></tr>' +
     `${accountRows(state)}</table>` +

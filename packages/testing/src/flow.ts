@@ -5,8 +5,17 @@ const cookiesOf = (res: Response) =>
     .filter((c) => !c.endsWith('='))
 
 export interface OAuthFlowOptions {
-  /** The account to approve as on the consent page. Default `acct_1`. */
+  /**
+   * The account to approve as: typed on the consent page, and sent as `login_hint` so a
+   * service that approves at once (`autoApprove`) connects this account too. Default: the
+   * service's own choice (`acct_1` unless `auth.setAuthorize` named another).
+   */
   account?: string
+  /**
+   * The app's own cookies (its session, say), sent with the login and the callback requests
+   * besides the sign-in cookies, as a browser would: `"sid=abc; theme=dark"`.
+   */
+  cookie?: string
   /** Press "Deny" instead of "Allow". */
   deny?: boolean
 }
@@ -27,12 +36,15 @@ export async function completeOAuthFlow(
   loginUrl: string,
   options: OAuthFlowOptions = {},
 ): Promise<{ cookie: string; callback: Response }> {
-  const login = await fetch(loginUrl, { redirect: 'manual' })
+  const own = options.cookie ? { cookie: options.cookie } : undefined
+  const login = await fetch(loginUrl, { redirect: 'manual', headers: own })
   const location = login.headers.get('location')
   if (login.status !== 302 || !location)
     throw new Error(`${loginUrl} answered ${login.status}, not a redirect`)
-  const state = cookiesOf(login).join('; ')
-  let step = await fetch(location, { redirect: 'manual' })
+  const state = [options.cookie, ...cookiesOf(login)].filter(Boolean).join('; ')
+  const authorize = new URL(location)
+  if (options.account !== undefined) authorize.searchParams.set('login_hint', options.account)
+  let step = await fetch(authorize, { redirect: 'manual' })
   if (step.status === 200) {
     const html = await step.text()
     const form = new URLSearchParams()
@@ -47,7 +59,7 @@ export async function completeOAuthFlow(
       )
     }
     form.set('decision', options.deny ? 'deny' : 'allow')
-    form.set('account', options.account ?? 'acct_1')
+    if (options.account !== undefined) form.set('account', options.account)
     step = await fetch(new URL('/oauth/authorize', step.url), {
       method: 'POST',
       redirect: 'manual',

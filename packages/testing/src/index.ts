@@ -1,5 +1,7 @@
 export type {
   AccountGrants,
+  ApiCounters,
+  ApiFailure,
   AuthCounters,
   AuthFailure,
   AuthorizeMode,
@@ -24,6 +26,7 @@ export {
   type FakeSchedulingService,
   type FakeSchedulingServiceOptions,
   startFakeSchedulingService,
+  type TriggerOptions,
   type Webhook,
 } from './service.js'
 export {
@@ -33,3 +36,7 @@ export {
   WEBHOOK_USER_AGENT,
 } from './sign.js'
 export { runTokenStoreConformance, type StoreConformanceOptions } from './store-conformance.js'
+export {
+  runSubscriptionStoreConformance,
+  type SubscriptionConformanceOptions,
+} from './subscription-conformance.js'

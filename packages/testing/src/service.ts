@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { AnyWebhookEvent } from '@scheduling-kit/core'
-import { type AuthService, createAuthService } from '@scheduling-kit/fake-auth'
+import {
+  type ApiCounters,
+  type ApiFailure,
+  type AuthService,
+  createAuthService,
+  type FakeWebhook,
+} from '@scheduling-kit/fake-auth'
 import { dashboardPage } from './dashboard.js'
 import { createTestEvent, type TestEventOverrides } from './events.js'
 import { signedRequest } from './sign.js'
@@ -27,14 +33,32 @@ export interface FakeSchedulingServiceOptions {
   retrySchedule?: number[]
   /** How long a receiver has to answer, ms. Default 10 000. */
   deliveryTimeoutMs?: number
+  /**
+   * Failed delivery attempts in a row after which the service sets a webhook `disabled` and
+   * stops delivering to it (retries included). Default: never.
+   */
+  disableAfter?: number
+  /**
+   * Whether an account's event goes to each of its active webhooks (true, the default: during a
+   * rotation the same payload id then reaches both) or to its newest one only.
+   */
+  deliverToEachWebhook?: boolean
 }
 
+/** A webhook as the fake service keeps it. */
 export interface Webhook {
   id: string
   url: string
   secret: string
   /** Event types it receives; all when empty. */
   events: string[]
+  /** `active`, or `disabled` / `deleted` (the service's doing): either gets no delivery. */
+  state: 'active' | 'disabled' | 'deleted'
+  /** The account whose events it receives; `undefined` for an app-wide webhook (`registerWebhook`, `connectApp`). */
+  account: string | undefined
+  created_at: string
+  /** Failed deliveries in a row. */
+  failures: number
 }
 
 /** What an app needs to talk to the fake service (see `connectApp`). */
@@ -64,6 +88,14 @@ export interface DeliveryAttempt {
   retryAt?: string
 }
 
+/** Where `trigger` sends an event, and what it holds. */
+export type TriggerOptions = TestEventOverrides & {
+  /** The account the event belongs to: it goes to that account's active webhooks. */
+  account?: string
+  /** One webhook only. */
+  webhookId?: string
+}
+
 /** The fake service, running: its addresses, its OAuth side, and controls for tests. */
 export interface FakeSchedulingService {
   /** Its address, `http://127.0.0.1:<port>`. */
@@ -76,17 +108,39 @@ export interface FakeSchedulingService {
   readonly clientSecret: string
   /** OAuth controls: `setAuthorize`, `failNext`, `setLatency`, `counters`, `tokenRequests`, ... */
   readonly auth: AuthService
-  /** Registers a webhook (a fresh secret unless one is given). */
-  registerWebhook(input: { url: string; secret?: string; events?: string[]; id?: string }): Webhook
+  /**
+   * Registers a webhook (a fresh secret unless one is given): app-wide, or an account's when
+   * `account` is given (as the API's `POST /v1/webhooks` with that account's token does).
+   */
+  registerWebhook(input: {
+    url: string
+    secret?: string
+    events?: string[]
+    id?: string
+    account?: string
+  }): Webhook
+  /** The webhooks, oldest first: every one, or one account's (`null`: the app-wide ones). */
+  webhooks(account?: string | null): Webhook[]
+  /** Sets a webhook's state as the service would on its own: `disabled`, or `deleted` (still listed). */
+  setWebhookState(id: string, state: Webhook['state']): void
+  /** Removes a webhook without a trace, as if the service lost it. */
+  dropWebhook(id: string): void
+  /** Makes the next webhook API requests fail (429 with or without `Retry-After`, 5xx, slow, landed). */
+  failApi(failure: ApiFailure): void
+  /** What the webhook API answered so far. */
+  readonly api: ApiCounters
   /**
    * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
    * registered with a fresh secret. Returns the settings the app needs.
    */
   connectApp(publicUrl: string, paths?: { callback?: string; webhook?: string }): AppSettings
-  /** Sends an event of `type` to every webhook subscribed to it; retries failed deliveries. */
+  /**
+   * Sends an event of `type` and retries failed deliveries: with `account`, to that account's
+   * active webhooks; with `webhookId`, to that webhook; else to the app-wide webhooks.
+   */
   trigger(
     type: string,
-    overrides?: TestEventOverrides & { webhookId?: string },
+    overrides?: TriggerOptions,
   ): Promise<{ event: AnyWebhookEvent; deliveries: DeliveryAttempt[] }>
   allowRedirectUri(uri: string): void
   /** Makes one access token, or all of an account's, expire now. */
@@ -191,7 +245,8 @@ export async function startFakeSchedulingService(
     auth.addPersonalAccessToken(value, account)
   const retrySchedule = options.retrySchedule ?? [10_000, 60_000, 300_000, 1_800_000, 7_200_000]
   const timeoutMs = options.deliveryTimeoutMs ?? 10_000
-  const webhooks = new Map<string, Webhook>()
+  const registry = auth.webhooks
+  const disableAfter = options.disableAfter
   const log: DeliveryAttempt[] = []
   const timers = new Set<ReturnType<typeof setTimeout>>()
   const inFlight = new Set<Promise<unknown>>()
@@ -204,7 +259,7 @@ export async function startFakeSchedulingService(
 
   /** One attempt; schedules the next on failure. Resolves to the attempt's record. */
   function attempt(
-    webhook: Webhook,
+    webhook: FakeWebhook,
     event: AnyWebhookEvent,
     deliveryId: string,
     n: number,
@@ -236,12 +291,18 @@ export async function startFakeSchedulingService(
       } catch (error) {
         record.error = error instanceof Error ? error.message : String(error)
       }
+      webhook.failures = record.ok ? 0 : webhook.failures + 1
+      if (!record.ok && disableAfter !== undefined && webhook.failures >= disableAfter) {
+        registry.setState(webhook.id, 'disabled')
+      }
       const delay = retrySchedule[n - 1]
-      if (!record.ok && delay !== undefined) {
+      if (!record.ok && delay !== undefined && isLive(webhook)) {
         record.retryAt = new Date(Date.now() + delay).toISOString()
         const timer = setTimeout(() => {
           timers.delete(timer)
-          void attempt(webhook, event, deliveryId, n + 1)
+          // A webhook disabled or deleted since gets no more retries.
+          if (isLive(webhook)) void attempt(webhook, event, deliveryId, n + 1)
+          else settleIdle()
         }, delay)
         timers.add(timer)
       }
@@ -256,11 +317,15 @@ export async function startFakeSchedulingService(
     return run
   }
 
+  /** Whether a webhook still gets deliveries: it exists and is active. */
+  const isLive = (webhook: FakeWebhook) => registry.get(webhook.id)?.state === 'active'
+
   function registerWebhook(input: {
     url: string
     secret?: string
     events?: string[]
     id?: string
+    account?: string
   }): Webhook {
     if (typeof input?.url !== 'string' || !URL.canParse(input.url))
       throw new Error('registerWebhook: url must be an absolute URL')
@@ -268,27 +333,28 @@ export async function startFakeSchedulingService(
     if (protocol !== 'http:' && protocol !== 'https:')
       throw new Error('registerWebhook: url must be an http: or https: URL')
     // A webhook is never replaced: its URL and secret stay what they were when it was made.
-    if (input.id !== undefined && webhooks.has(input.id))
+    if (input.id !== undefined && registry.get(input.id) !== undefined)
       throw new Refused(409, `registerWebhook: a webhook ${input.id} exists already`)
-    const webhook: Webhook = {
-      id: input.id ?? id('wh'),
-      url: input.url,
-      secret: input.secret ?? randomBytes(24).toString('base64url'),
-      events: input.events ?? [],
-    }
-    webhooks.set(webhook.id, webhook)
-    return webhook
+    return registry.create(input)
   }
 
-  /** Sends an event to every webhook that wants it (or one); resolves after the first attempts. */
-  async function trigger(type: string, overrides?: TestEventOverrides & { webhookId?: string }) {
-    const { webhookId, ...rest } = overrides ?? {}
+  /** Where an event goes: one webhook, an account's active ones, or the app-wide ones. */
+  function targetsOf(type: string, webhookId?: string, account?: string): FakeWebhook[] {
+    if (webhookId !== undefined) {
+      const one = registry.get(webhookId)
+      return one !== undefined && one.state === 'active' ? [one] : []
+    }
+    const live = registry
+      .all(account ?? null)
+      .filter((w) => w.state === 'active' && (w.events.length === 0 || w.events.includes(type)))
+    return account !== undefined && options.deliverToEachWebhook === false ? live.slice(-1) : live
+  }
+
+  /** Sends an event where `targetsOf` says; resolves after the first attempts. */
+  async function trigger(type: string, overrides?: TriggerOptions) {
+    const { webhookId, account, ...rest } = overrides ?? {}
     const event = createTestEvent(type, rest)
-    const targets = [...webhooks.values()].filter(
-      (w) =>
-        (webhookId === undefined || w.id === webhookId) &&
-        (w.events.length === 0 || w.events.includes(type)),
-    )
+    const targets = targetsOf(type, webhookId, account)
     const deliveries = await Promise.all(targets.map((w) => attempt(w, event, id('dlv'), 1)))
     return { event, deliveries }
   }
@@ -332,7 +398,7 @@ export async function startFakeSchedulingService(
     switch (`${req.method} ${path}`) {
       case 'GET /_control':
         return json(res, 200, {
-          webhooks: [...webhooks.values()].map(({ secret, ...w }) => w),
+          webhooks: registry.all().map(({ secret, ...w }) => w),
           deliveries: log.length,
           counters: auth.counters,
           accounts: auth.accounts(),
@@ -346,15 +412,47 @@ export async function startFakeSchedulingService(
             secret: str('secret'),
             events: body.events as string[] | undefined,
             id: str('id'),
+            account: str('account'),
           }),
+        )
+      case 'POST /_control/webhooks/state': {
+        const webhookId = str('id') ?? ''
+        const state = str('state') ?? 'disabled'
+        if (state !== 'active' && state !== 'disabled' && state !== 'deleted')
+          return json(res, 400, { error: 'state is active, disabled or deleted' })
+        if (!registry.setState(webhookId, state))
+          return json(res, 404, { error: `no webhook ${webhookId}` })
+        return done(res, form, 200, { id: webhookId, state }, `Webhook ${webhookId} is ${state}.`)
+      }
+      case 'POST /_control/api-failures': {
+        const status = Number(body.status ?? 500)
+        if (!Number.isInteger(status) || status < 400 || status > 599)
+          return json(res, 400, { error: 'status must be a 4xx or 5xx code' })
+        registry.failApi({
+          status,
+          count: Number(body.count ?? 1),
+          retryAfter: str('retryAfter'),
+          method: str('method'),
+          landed: body.landed === true,
+        })
+        return json(res, 200, { ok: true })
+      }
+      case 'GET /_control/accounts':
+        return json(
+          res,
+          200,
+          auth.accounts().map((a) => ({
+            ...a,
+            webhooks: registry.all(a.account).map(({ secret, ...w }) => w),
+          })),
         )
       case 'POST /_control/trigger': {
         const type = str('type')
         if (!type) return json(res, 400, { error: 'type is required' })
         const webhookId = str('webhookId')
-        if (webhookId !== undefined && !webhooks.has(webhookId))
+        if (webhookId !== undefined && registry.get(webhookId) === undefined)
           return json(res, 404, { error: `no webhook ${webhookId}` })
-        const result = await trigger(type, { webhookId })
+        const result = await trigger(type, { webhookId, account: str('account') })
         const answers = result.deliveries.map((d) => d.status ?? d.error).join(', ')
         return done(
           res,
@@ -393,7 +491,7 @@ export async function startFakeSchedulingService(
 
   function dashboard(res: ServerResponse) {
     const page = dashboardPage({
-      webhooks: [...webhooks.values()],
+      webhooks: registry.all(),
       deliveries: log,
       accounts: auth.accounts(),
       notice,
@@ -447,6 +545,15 @@ export async function startFakeSchedulingService(
     /** OAuth controls: `setAuthorize`, `failNext`, `setLatency`, `counters`, `tokenRequests`, ... */
     auth,
     registerWebhook,
+    webhooks: (account?: string | null) => registry.all(account),
+    setWebhookState: (webhookId: string, state: Webhook['state']) => {
+      if (!registry.setState(webhookId, state)) throw new Error(`no webhook ${webhookId}`)
+    },
+    dropWebhook: (webhookId: string) => {
+      registry.remove(webhookId)
+    },
+    failApi: (failure: ApiFailure) => registry.failApi(failure),
+    api: registry.counters,
     /**
      * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
      * registered with a fresh secret. Returns the settings the app needs.

@@ -8,6 +8,8 @@ import { expect, it } from 'vitest'
 const NAMES = [
   'AppSettings',
   'AccountGrants',
+  'ApiCounters',
+  'ApiFailure',
   'AuthCounters',
   'AuthFailure',
   'AuthorizeMode',
@@ -27,15 +29,18 @@ const NAMES = [
   'runDedupeStoreConformance',
   'runRefreshRace',
   'runRefreshRaceFaults',
+  'runSubscriptionStoreConformance',
   'runTokenStoreConformance',
   'sendTestEvent',
   'SignedRequestOptions',
   'signedRequest',
   'StoreConformanceOptions',
   'startFakeSchedulingService',
+  'SubscriptionConformanceOptions',
   'TestEventOverrides',
   'TokenRequest',
   'TokenResponseBody',
+  'TriggerOptions',
   'WEBHOOK_USER_AGENT',
   'Webhook',
 ]
@@ -46,7 +51,10 @@ it(
     for (const file of ['index.d.ts', 'index.d.cts']) {
       const dist = fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
       expect(exportedNames(dist)).toEqual([...NAMES].sort())
-      expect(readFileSync(dist, 'utf8')).not.toMatch(/fake-auth|internal\//)
+      const text = readFileSync(dist, 'utf8')
+      expect(text).not.toMatch(/fake-auth|internal\//)
+      // Every import is of a package: a relative one would point into the private sources.
+      expect(text.match(/from '\.{1,2}\/[^']*'/g) ?? []).toEqual([])
     }
   },
   TYPE_CHECK_TIMEOUT_MS,

@@ -11,12 +11,14 @@ import {
   createWebhookHandler,
   EVENT_TYPES,
   isKnownEventType,
+  MemorySubscriptionStore,
   MemoryTokenStore,
   parseEnvelope,
 } from '@scheduling-kit/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createTestEvent,
+  runSubscriptionStoreConformance,
   runTokenStoreConformance,
   signedRequest,
   startFakeSchedulingService,
@@ -381,6 +383,13 @@ describe("the fake service is this machine's own", () => {
   })
 })
 
+const memorySubscriptions = new MemorySubscriptionStore()
+runSubscriptionStoreConformance(() => memorySubscriptions, {
+  describe,
+  it,
+  name: 'MemorySubscriptionStore: SubscriptionStore conformance',
+})
+
 runTokenStoreConformance(() => new MemoryTokenStore(), {
   describe,
   it,
@@ -415,7 +424,7 @@ describe('runTokenStoreConformance', () => {
 
 describe('scheduling-kit CLI', () => {
   it('prints help for every command, and exits 2 on bad arguments', async () => {
-    for (const command of ['serve', 'trigger', 'sign']) {
+    for (const command of ['serve', 'trigger', 'sign', 'webhooks']) {
       const { stdout } = await run('node', [CLI, command, '--help'])
       expect(stdout).toContain(`scheduling-kit ${command}`)
     }

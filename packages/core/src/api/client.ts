@@ -1,7 +1,17 @@
-import { ApiError, ConfigError } from '../errors.js'
-import { type FetchLike, parseJson, send } from '../http.js'
+import { ApiError, ConfigError, isSchedulingError } from '../errors.js'
+import { type FetchLike, parseJson, send, sleep } from '../http.js'
 import { withoutTrailingSlashes } from '../paths.js'
 import type { TokenManager } from '../tokens/manager.js'
+import { type CursorPageOptions, paginate } from './paginate.js'
+import {
+  type ApiRetryOptions,
+  backoffMs,
+  IDEMPOTENT,
+  type RetrySettings,
+  retryAfterMs,
+  retrySettings,
+} from './retry.js'
+import { type WebhooksApi, webhooksApi } from './webhooks.js'
 
 /** The user `GET /me` returns. The service has not published its fields. */
 export interface SchedulingUser {
@@ -19,30 +29,40 @@ export interface SchedulingClientOptions {
   timeoutMs?: number
   /** Largest answer read, in bytes. Default 10 MiB. */
   maxBodyBytes?: number
+  /**
+   * Retries: a 429 waits what its `Retry-After` asks (up to `maxRetryAfterMs`), else backs off
+   * with jitter, and is retried whatever the method (the server did nothing). A 5xx, a time-out
+   * or no answer is retried only for GET, HEAD, OPTIONS, PUT and DELETE: a POST that may have
+   * landed is never sent again blindly.
+   */
+  retry?: ApiRetryOptions
 }
 
 export interface SchedulingClient {
   /** `GET {baseUrl}/me`: the user the credential belongs to. */
   me<T = SchedulingUser>(): Promise<T>
   /**
-   * Calls any endpoint, `path` relative to `baseUrl` (e.g. `/webhooks?page=2`). Resolves to the
-   * parsed JSON (the text when it is not JSON, `undefined` when empty); throws `ApiError` on a
-   * non-2xx answer.
+   * Calls any endpoint, `path` relative to `baseUrl` (e.g. `/events?state=active`). Resolves to
+   * the parsed JSON (the text when it is not JSON, `undefined` when empty); throws `ApiError`
+   * on a non-2xx answer, after the retries `retry` allows.
    */
   request<T = unknown>(path: string, init?: RequestInit): Promise<T>
+  /**
+   * Every entry of a cursor-paginated list (`{ entries, metadata: { after } }`), page after
+   * page, following `after` until it is null.
+   *
+   * @example
+   * ```ts
+   * for await (const event of api.paginate('/events', { query: { state: 'active' } })) { ... }
+   * ```
+   */
+  paginate<T = unknown>(path: string, options?: CursorPageOptions): AsyncIterable<T>
+  /** The account's webhooks: `list()`, `get(id)`, `create({ url })`, `delete(id)`. */
+  readonly webhooks: WebhooksApi
 }
 
-/**
- * A client of the service's HTTP API with a bearer token.
- *
- * @example
- * ```ts
- * const api = createSchedulingClient({ baseUrl: 'https://api.example.com/v1', token: process.env.PAT! })
- * const me = await api.me()
- * const webhooks = await api.request('/webhooks?page=2')
- * ```
- */
-export function createSchedulingClient(options: SchedulingClientOptions): SchedulingClient {
+/** Checks the options; throws `ConfigError` naming the fix. */
+function checkOptions(options: SchedulingClientOptions) {
   if (typeof options?.baseUrl !== 'string' || !URL.canParse(options.baseUrl)) {
     throw new ConfigError(
       'createSchedulingClient: baseUrl must be an absolute URL, e.g. https://api.example.com/v1.',
@@ -63,10 +83,88 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       'createSchedulingClient: an OAuth token is { manager, key } with a token manager.',
     )
   }
+  return oauth
+}
+
+/** Whether a failure may be tried again, and after how long; `undefined` when it may not. */
+function nextWait(
+  error: unknown,
+  method: string,
+  attempt: number,
+  settings: RetrySettings,
+): number | undefined {
+  if (attempt >= settings.attempts || !isSchedulingError(error)) return undefined
+  if (error.code === 'api_error' && error.status === 429) {
+    const asked = (error as ApiError).retryAfterMs
+    if (asked !== undefined) return asked <= settings.maxRetryAfter ? asked : undefined
+    return backoffMs(attempt, settings)
+  }
+  if (!IDEMPOTENT.has(method)) return undefined
+  const transient =
+    error.code === 'network_error' ||
+    error.code === 'timeout' ||
+    (error.code === 'api_error' && error.status >= 500)
+  if (!transient) return undefined
+  const asked = error.code === 'api_error' ? (error as ApiError).retryAfterMs : undefined
+  return asked !== undefined && asked <= settings.maxRetryAfter
+    ? asked
+    : backoffMs(attempt, settings)
+}
+
+/**
+ * A client of the service's HTTP API with a bearer token: retries what is safe to retry,
+ * honours `Retry-After`, refreshes an OAuth token once on a 401.
+ *
+ * @example
+ * ```ts
+ * const api = createSchedulingClient({ baseUrl: 'https://api.example.com/v1', token: process.env.PAT! })
+ * const me = await api.me()
+ * for await (const webhook of api.webhooks.list()) console.log(webhook.id, webhook.url)
+ * ```
+ */
+export function createSchedulingClient(options: SchedulingClientOptions): SchedulingClient {
+  const oauth = checkOptions(options)
+  const token = options.token
   const base = withoutTrailingSlashes(options.baseUrl)
   const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const timeoutMs = options.timeoutMs ?? 30_000
   const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024
+  const retry = retrySettings(options.retry)
+
+  /** One try, with the one refresh a 401 earns an OAuth connection. */
+  async function once<T>(path: string, init: RequestInit, method: string): Promise<T> {
+    const what = `${method} ${path.split('?')[0]}`
+    let bearer = oauth ? await oauth.manager.getAccessToken(oauth.key) : (token as string)
+    for (let refreshed = false; ; refreshed = true) {
+      const headers = new Headers(init.headers)
+      headers.set('authorization', `Bearer ${bearer}`)
+      if (!headers.has('accept')) headers.set('accept', 'application/json')
+      const answer = await send(
+        `${base}${path}`,
+        { ...init, method, headers },
+        { fetch: fetchImpl, timeoutMs, what, maxBodyBytes },
+      )
+      if (answer.status === 401 && oauth && !refreshed) {
+        // The token may have been revoked or expired early: refresh once, then try again.
+        bearer = await oauth.manager.getAccessToken(oauth.key, { rejectedToken: bearer })
+        continue
+      }
+      const body = answer.text === '' ? undefined : (parseJson(answer.text) ?? answer.text)
+      if (answer.status >= 200 && answer.status < 300) return body as T
+      const wait =
+        answer.status === 429 || answer.status === 503
+          ? retryAfterMs(answer.headers.get('retry-after'))
+          : undefined
+      const tooLong = answer.status === 429 && wait !== undefined && wait > retry.maxRetryAfter
+      throw new ApiError(answer.status, method, path.split('?')[0]!, body, `${base}${path}`, {
+        headers: answer.headers,
+        retryAfterMs: wait,
+        note: tooLong
+          ? `The server asks to wait ${Math.ceil(wait / 1000)} s, longer than retry.maxRetryAfterMs: try again later.`
+          : undefined,
+      })
+    }
+  }
 
   async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
     // A path, never a URL: the bearer token must not be sent to another host.
@@ -76,31 +174,23 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       )
     }
     const method = (init.method ?? 'GET').toUpperCase()
-    const what = `${method} ${path.split('?')[0]}`
-    let bearer = oauth ? await oauth.manager.getAccessToken(oauth.key) : (token as string)
     for (let attempt = 1; ; attempt++) {
-      const headers = new Headers(init.headers)
-      headers.set('authorization', `Bearer ${bearer}`)
-      if (!headers.has('accept')) headers.set('accept', 'application/json')
-      const answer = await send(
-        `${base}${path}`,
-        { ...init, method, headers },
-        { fetch: fetchImpl, timeoutMs, what, maxBodyBytes },
-      )
-      if (answer.status === 401 && oauth && attempt === 1) {
-        // The token may have been revoked or expired early: refresh once, then try again.
-        bearer = await oauth.manager.getAccessToken(oauth.key, { rejectedToken: bearer })
-        continue
+      try {
+        return await once<T>(path, init, method)
+      } catch (error) {
+        const wait = nextWait(error, method, attempt, retry)
+        if (wait === undefined) throw error
+        await sleep(wait)
       }
-      const body = answer.text === '' ? undefined : (parseJson(answer.text) ?? answer.text)
-      if (answer.status < 200 || answer.status >= 300)
-        throw new ApiError(answer.status, method, path.split('?')[0]!, body, `${base}${path}`)
-      return body as T
     }
   }
 
-  return {
+  const client: SchedulingClient = {
     request,
     me: <T>() => request<T>('/me'),
+    paginate: <T>(path: string, pageOptions?: CursorPageOptions) =>
+      paginate<T>(request, path, pageOptions),
+    webhooks: webhooksApi(request),
   }
+  return client
 }

@@ -1,8 +1,10 @@
 import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors.js'
+import { consoleLogger, describeError, emit } from '../log.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import { connectionCookie, newConnectionNonce } from './connection.js'
-import { redirect, step } from './flow.js'
+import { privateHeaders, redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
+import { noticePage, wantsJson } from './page.js'
 import { checkState, claimState, clearStateCookie } from './state.js'
 
 /**
@@ -150,14 +152,68 @@ export async function callback<Req>(
     () => 'The tokens could not be saved in the token store.',
     () => settings.store.set(key, record),
   )
+  const webhookFailure = await ensureWebhook(request, key, settings)
   const { onConnected } = settings.options
   await step(
     'connected_hook_failed',
     () => 'The tokens were stored, but the onConnected hook failed.',
     () => onConnected?.({ key, account, record, request: request.raw }),
   )
-  return redirect(signIn.r ?? settings.successRedirect, [
+  const cookies = [
     clearStateCookie(request, settings.secure),
     await connectionCookie(key, connection, settings.cookieSecret, settings.secure),
-  ])
+  ]
+  const target = signIn.r ?? settings.successRedirect
+  if (webhookFailure === undefined) return redirect(target, cookies)
+  return webhookPendingPage(request, target, cookies)
+}
+
+/**
+ * Makes the connected account's webhook (option `subscriptions`). A failure does not undo the
+ * connection: it is logged with its cause and returned, for the page to say so; `reconcile`
+ * creates the webhook later (the subscription store holds the account already).
+ */
+async function ensureWebhook<Req>(
+  request: OAuthRequest<Req>,
+  key: string,
+  settings: RouteSettings<Req>,
+): Promise<unknown> {
+  const subscriptions = settings.options.subscriptions
+  if (subscriptions === undefined) return undefined
+  try {
+    await subscriptions.ensure(key)
+    return undefined
+  } catch (error) {
+    emit(
+      settings.logger ?? request.logger ?? consoleLogger,
+      'error',
+      `schedulingOAuth: "${key}" is connected, but its webhook could not be set up; reconcile() sets it up later. ${describeError(error)}`,
+    )
+    return error
+  }
+}
+
+/** The page after a connection whose webhook is still to be made: connected, and says what is missing. */
+function webhookPendingPage<Req>(
+  request: OAuthRequest<Req>,
+  target: string,
+  cookies: string[],
+): OAuthResponse {
+  const headers = { ...privateHeaders(), 'set-cookie': cookies }
+  if (wantsJson(request.headers)) {
+    return {
+      status: 200,
+      headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ connected: true, webhook: 'pending' }),
+    }
+  }
+  return {
+    status: 200,
+    headers: { ...headers, 'content-type': 'text/html; charset=utf-8' },
+    body: noticePage(
+      'Connected, with one step left',
+      'Your scheduling account is connected, but its webhook could not be set up yet, so changes in it may reach this app late. It is set up again automatically; nothing is needed from you.',
+      target,
+    ),
+  }
 }

@@ -1,5 +1,6 @@
 import { OAuthFlowError } from '../errors.js'
 import { getHeader } from '../headers.js'
+import { consoleLogger, emit } from '../log.js'
 import { clearConnectionCookie, readConnection } from './connection.js'
 import { privateHeaders, redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
@@ -56,6 +57,7 @@ export async function disconnect<Req>(
       'There is no connected account to disconnect.',
     )
   }
+  await removeWebhook(request, key, settings)
   await step(
     'store_failed',
     () => 'The tokens could not be deleted from the token store.',
@@ -80,4 +82,31 @@ export async function disconnect<Req>(
   }
   const returnTo = safeReturnTo(url.searchParams.get('returnTo'))
   return redirect(returnTo ?? settings.successRedirect, [clear], 303)
+}
+
+/**
+ * Deletes the account's webhook (option `subscriptions`) while its token still works, before
+ * the tokens go. The subscription store failing refuses the disconnect (nothing changed, the
+ * user can try again); the service failing to delete is logged, and the disconnect goes on.
+ */
+async function removeWebhook<Req>(
+  request: OAuthRequest<Req>,
+  key: string,
+  settings: RouteSettings<Req>,
+): Promise<void> {
+  const subscriptions = settings.options.subscriptions
+  if (subscriptions === undefined) return
+  const result = await step(
+    'store_failed',
+    () =>
+      "The account's webhook could not be removed (the subscription store failed); nothing was disconnected.",
+    () => subscriptions.remove(key),
+  )
+  if (result.failed.length > 0) {
+    emit(
+      settings.logger ?? request.logger ?? consoleLogger,
+      'warn',
+      `schedulingOAuth: "${key}" is disconnected, but the service did not delete its webhook(s) ${result.failed.join(', ')}. Their late deliveries are answered without handlers for the grace period, then refused; the account owner can delete them in the service's settings.`,
+    )
+  }
 }

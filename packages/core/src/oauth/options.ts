@@ -5,6 +5,7 @@ import type { HeadersInput } from '../headers.js'
 import type { FetchLike } from '../http.js'
 import { checkLogger, consoleLogger, developmentMode, type Logger } from '../log.js'
 import { withoutTrailingSlashes } from '../paths.js'
+import type { WebhookSubscriptions } from '../subscriptions/subscriptions.js'
 import type { AccountInfo, TokenRecord } from '../tokens/record.js'
 import type { TokenStore } from '../tokens/store.js'
 import { type DedupeStore, MemoryDedupeStore } from '../webhooks/dedupe.js'
@@ -45,6 +46,13 @@ export interface OAuthRoutesOptions<Req = unknown> {
   }) => unknown
   /** Called once the tokens are deleted. */
   onDisconnected?: (connection: { key: string; request: Req }) => unknown
+  /**
+   * Connected accounts' webhooks (`createWebhookSubscriptions`): connecting ensures the
+   * account's webhook, and `/disconnect` removes it while the account's token still works,
+   * before the tokens are deleted. When the webhook cannot be made, the account is connected
+   * all the same, the page and the log say so, and `reconcile` makes it later.
+   */
+  subscriptions?: Pick<WebhookSubscriptions, 'ensure' | 'remove'>
   /** The key `/disconnect` deletes. Default: the account this browser connected (a signed cookie). */
   disconnectKey?: (request: Req) => string | undefined | Promise<string | undefined>
   /** Told of every error answer, for logging. */
@@ -233,6 +241,15 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
     throw new ConfigError('schedulingOAuth: pkce must be true or false.')
   }
   checkStores(options.tokenStore, states)
+  const subscriptions = options.subscriptions
+  if (
+    subscriptions !== undefined &&
+    (typeof subscriptions?.ensure !== 'function' || typeof subscriptions.remove !== 'function')
+  ) {
+    throw new ConfigError(
+      'schedulingOAuth: subscriptions must be what createWebhookSubscriptions returns.',
+    )
+  }
   const cookieSecret = cookieSecretOf(options as OAuthRoutesOptions<never>, logger)
   const origins = originsOf(options.redirectUri, options.allowedOrigins)
   const identify =

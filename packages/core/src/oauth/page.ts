@@ -36,3 +36,13 @@ export function errorPage(
     '</body></html>'
   )
 }
+
+/** A small page that tells something and links on. */
+export function noticePage(title: string, message: string, continueHref: string): string {
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta name="viewport" content="width=device-width">' +
+    `<title>${escapeHtml(title)}</title></head><body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">` +
+    `<h1>${escapeHtml(title)}</h1><p id="notice">${escapeHtml(message)}</p>` +
+    `<p><a id="continue" href="${escapeHtml(continueHref)}">Continue</a></p></body></html>`
+  )
+}

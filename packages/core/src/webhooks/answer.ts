@@ -37,6 +37,15 @@ export const duplicate = (): WebhookResponse => ({
   body: DUPLICATE_BODY,
 })
 
+const REMOVED_BODY = JSON.stringify({ received: true, removed: true })
+
+/** 200: a late delivery to a webhook of an account this app removed; no handler ran. */
+export const removed = (): WebhookResponse => ({
+  status: 200,
+  headers: { ...JSON_HEADERS },
+  body: REMOVED_BODY,
+})
+
 /** The JSON error answer, with `Allow` on a 405 and `Connection: close` when the body was left unread. */
 export function errorAnswer(error: WebhookError): WebhookResponse {
   const extra: Record<string, string> = {}

@@ -1,6 +1,6 @@
 import { serverText, WebhookError } from '../errors.js'
 import { isThenable } from '../thenable.js'
-import { duplicate, received, type WebhookResponse } from './answer.js'
+import { duplicate, received, removed, type WebhookResponse } from './answer.js'
 import { keepClaim, settleClaim } from './claim.js'
 import { newClaimOwner } from './dedupe.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -58,6 +58,7 @@ export async function deliverOnce(
 ): Promise<WebhookResponse> {
   const { dedupe, queue } = settings
   const { event } = delivery
+  if (delivery.removed) return removed()
   const { key } = delivery
   if (dedupe === undefined) {
     const delivered = deliver(delivery, key, queue, registry)

@@ -206,6 +206,7 @@ class Endpoint implements WebhookHandler {
       webhookId: context?.webhookId,
       secretIndex: context?.secretIndex ?? 0,
       headers: context?.headers ?? {},
+      account: context?.account,
     })
   }
 

@@ -1,5 +1,6 @@
 import { ConfigError, type WebhookError } from '../errors.js'
 import { checkLogger, type Logger } from '../log.js'
+import type { WebhookSubscriptions } from '../subscriptions/subscriptions.js'
 import { BodyBudget } from './body.js'
 import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
 import {
@@ -55,9 +56,22 @@ export type WebhookErrorFn = (
   context: WebhookErrorContext,
 ) => unknown | Promise<unknown>
 
+/** What the handler needs of `createWebhookSubscriptions`' result. */
+export type SubscriptionLookup = Pick<WebhookSubscriptions, 'lookup'>
+
 export interface WebhookHandlerOptions extends HeaderNames {
-  /** The signing secret, several while rotating, or a lookup `(webhookId) => secret`. */
-  secret: SecretSource
+  /**
+   * The signing secret, several while rotating, or a lookup `(webhookId) => secret`. Not with
+   * `subscriptions`, which gives each connected account's webhook its own.
+   */
+  secret?: SecretSource
+  /**
+   * Connected accounts' webhooks (`createWebhookSubscriptions`): each delivery is verified with
+   * the secret of the webhook its `x-service-webhook-id` names, and handlers get
+   * `context.account`. A webhook id this app never created is refused (401 `secret_unknown`);
+   * one of an account it removed is answered 200 without handlers for the grace period.
+   */
+  subscriptions?: SubscriptionLookup
   /** The path answered, relative to where the handler is mounted. Default `/webhooks/scheduling`. */
   path?: string
   /** Handlers by event type or pattern: `{ 'event.created': fn, 'event.checkout.*': fn }`. */
@@ -96,6 +110,8 @@ export type WebhookHandlerRestOptions = Omit<WebhookHandlerOptions, 'secret'>
 /** The options with every default applied, as the handler uses them. */
 export interface Settings {
   secret: SecretSource
+  /** Connected accounts' webhooks, when given: they take the place of `secret`. */
+  subscriptions: SubscriptionLookup | undefined
   /** The usable secrets when `secret` is not a lookup, computed once. */
   fixedSecrets: readonly string[] | undefined
   path: string
@@ -178,7 +194,21 @@ export function resolveSettings(
   rest?: WebhookHandlerRestOptions,
 ): Settings {
   const options = optionsOf(input, rest)
-  assertSecretSource(options.secret, 'createWebhookHandler')
+  const subscriptions = options.subscriptions
+  if (subscriptions !== undefined) {
+    if (typeof subscriptions?.lookup !== 'function') {
+      throw new ConfigError(
+        'createWebhookHandler: subscriptions must be what createWebhookSubscriptions returns.',
+      )
+    }
+    if (options.secret !== undefined) {
+      throw new ConfigError(
+        'createWebhookHandler: pass secret or subscriptions, not both: with subscriptions, each delivery is verified with the secret of the webhook it names.',
+      )
+    }
+  } else assertSecretSource(options.secret, 'createWebhookHandler')
+  // With subscriptions, no static secret applies: every delivery's comes from its webhook.
+  const secret: SecretSource = subscriptions === undefined ? options.secret! : () => undefined
   if (
     options.path !== undefined &&
     (typeof options.path !== 'string' || !options.path.startsWith('/'))
@@ -201,14 +231,18 @@ export function resolveSettings(
     throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
   }
   return {
-    secret: options.secret,
-    fixedSecrets: staticSecrets(options.secret),
+    secret,
+    subscriptions,
+    fixedSecrets: subscriptions === undefined ? staticSecrets(secret) : undefined,
     path: normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH),
     limit,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     budget: new BodyBudget(maxPending),
     dedupe: options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore()),
-    identities: typeof options.secret === 'function' ? new SecretIdentities() : undefined,
+    identities:
+      typeof options.secret === 'function' && subscriptions === undefined
+        ? new SecretIdentities()
+        : undefined,
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
     queue: options.queue,

@@ -1,7 +1,8 @@
 import { defaultProvider } from '../crypto/default.js'
-import { WebhookError } from '../errors.js'
+import { serverText, WebhookError } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 import type { Logger } from '../log.js'
+import type { WebhookOwner } from '../subscriptions/lookup.js'
 import { isThenable } from '../thenable.js'
 import {
   type BodySource,
@@ -19,7 +20,7 @@ import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookErrorContext } from './options.js'
 import type { WebhookContext } from './registry.js'
-import { resolveSecrets } from './secrets.js'
+import { MAX_WEBHOOK_ID, resolveSecrets } from './secrets.js'
 import { match } from './signature.js'
 import { rejectSignature, requireSignature } from './verify.js'
 
@@ -48,6 +49,8 @@ export interface WebhookRequest {
 export interface Received {
   event: AnyWebhookEvent
   context: WebhookContext
+  /** A late delivery to a webhook of an account this app removed: answered 200, no handler runs. */
+  removed?: true
   /**
    * The dedupe key: what the signature proved, never text the sender chose. The payload id,
    * under the identity of the secret that verified it when secrets are looked up per request.
@@ -164,6 +167,18 @@ export async function receive(
   state.webhookId = webhookId
   const read = bytesOf(request, declared, settings)
   const body = read instanceof Uint8Array ? read : await read
+  if (settings.subscriptions !== undefined) {
+    const found = ownerOf(webhookId, settings)
+    return forAccount(
+      isThenable(found) ? await found : found,
+      body,
+      signature,
+      webhookId!,
+      settings,
+      request.headers,
+      state,
+    )
+  }
   const secrets =
     settings.fixedSecrets ??
     (await resolveSecrets(settings.secret, webhookId, settings.webhookIdHeader))
@@ -180,4 +195,76 @@ export async function receive(
     context,
     key: `${typeof identity === 'string' ? identity : await identity}:${event.id}`,
   }
+}
+
+/**
+ * The dedupe key of a connected account's delivery: the account and the payload id, so one
+ * occurrence sent to two webhooks of the account (during a rotation) runs its handlers once,
+ * and two accounts that both receive one payload id each run theirs. Length-prefixed: no
+ * account key can make two pairs collide.
+ */
+export const accountKey = (account: string, payloadId: string) =>
+  `account:${account.length}:${account}:${payloadId}`
+
+/** What a webhook id looks like: printable ASCII without spaces (a character class: linear). */
+const WEBHOOK_ID = /^[\x21-\x7e]+$/
+
+/**
+ * The connected account and secret of the webhook a delivery names (option `subscriptions`);
+ * synchronous when the lookup answers from its cache.
+ */
+function ownerOf(
+  webhookId: string | undefined,
+  settings: Settings,
+): WebhookOwner | undefined | Promise<WebhookOwner | undefined> {
+  const header = settings.webhookIdHeader
+  if (webhookId === undefined || webhookId === '') {
+    throw new WebhookError(
+      'secret_unknown',
+      `This request has no ${header} header: with subscriptions, the secret is the one of the webhook it names.`,
+    )
+  }
+  // Only what a webhook id can be reaches a store: printable ASCII, no space, bounded.
+  if (webhookId.length > MAX_WEBHOOK_ID || !WEBHOOK_ID.test(webhookId)) {
+    throw new WebhookError(
+      'secret_unknown',
+      `The ${header} header is no webhook id (printable ASCII without spaces, at most ${MAX_WEBHOOK_ID} characters); no secret was looked up.`,
+    )
+  }
+  return settings.subscriptions!.lookup(webhookId)
+}
+
+/**
+ * Verifies a delivery with the secret of the connected account's webhook it names, and tells
+ * whose it is. The webhook id is unsigned text, but only the secret stored for that webhook
+ * verifies it: a delivery signed with one account's secret and naming another's webhook fails.
+ * A promise only when Web Crypto verifies.
+ */
+function forAccount(
+  owner: WebhookOwner | undefined,
+  body: Uint8Array,
+  signature: string,
+  webhookId: string,
+  settings: Settings,
+  headers: HeadersInput,
+  state: WebhookErrorContext,
+): Received | Promise<Received> {
+  if (owner === undefined) {
+    throw new WebhookError(
+      'secret_unknown',
+      `No connected account has webhook "${serverText(webhookId, 64)}": this app never created it, or removed it longer ago than the grace period.`,
+    )
+  }
+  const secrets = [owner.secret]
+  const matched = match(defaultProvider, body, signature, secrets)
+  const accept = (index: number): Received | Promise<Received> => {
+    if (index < 0) return rejectSignature(body, signature, secrets, settings.signatureHeader)
+    const event = parseEnvelope(body)
+    state.event = event
+    const context: WebhookContext = { webhookId, secretIndex: 0, headers, account: owner.account }
+    const received: Received = { event, context, key: accountKey(owner.account, event.id) }
+    if (!owner.handle) received.removed = true
+    return received
+  }
+  return isThenable(matched) ? matched.then(accept) : accept(matched)
 }

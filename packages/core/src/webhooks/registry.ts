@@ -28,6 +28,11 @@ export interface WebhookContext {
   webhookId: string | undefined
   /** Which secret verified the request (0 unless rotating). */
   secretIndex: number
+  /**
+   * The connected account the delivery belongs to (its token store key), when the handler
+   * verifies with `subscriptions`: the account whose webhook's secret signed it.
+   */
+  account?: string
   /** The request headers. */
   headers: HeadersInput
 }

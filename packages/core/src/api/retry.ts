@@ -1,0 +1,67 @@
+import { ConfigError } from '../errors.js'
+
+/** How the API client retries (option `retry`). */
+export interface ApiRetryOptions {
+  /** Tries in all, the first included. Default 4. */
+  attempts?: number
+  /** First backoff when the server gave no `Retry-After`, in ms; doubled each time, with full jitter. Default 500. */
+  baseDelayMs?: number
+  /** Longest backoff without `Retry-After`, in ms. Default 10 000. */
+  maxDelayMs?: number
+  /**
+   * Longest `Retry-After` honoured, in ms. A 429 asking for a longer wait is not waited on:
+   * it is thrown at once as an `ApiError` whose `retryAfterMs` says how long. Default 60 000.
+   */
+  maxRetryAfterMs?: number
+}
+
+export interface RetrySettings {
+  attempts: number
+  baseDelay: number
+  maxDelay: number
+  maxRetryAfter: number
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ConfigError(
+      `createSchedulingClient: retry.${name} must be a whole number, 0 or more.`,
+    )
+  }
+  return value
+}
+
+export function retrySettings(options: ApiRetryOptions | undefined): RetrySettings {
+  return {
+    attempts: Math.max(1, positive(options?.attempts, 4, 'attempts')),
+    baseDelay: positive(options?.baseDelayMs, 500, 'baseDelayMs'),
+    maxDelay: positive(options?.maxDelayMs, 10_000, 'maxDelayMs'),
+    maxRetryAfter: positive(options?.maxRetryAfterMs, 60_000, 'maxRetryAfterMs'),
+  }
+}
+
+/**
+ * The wait a `Retry-After` header asks for, in ms: delay-seconds or an HTTP date (RFC 9110
+ * section 10.2.3), or `undefined` when absent or unreadable. A date in the past is no wait.
+ */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (header === null) return undefined
+  const value = header.trim()
+  if (value.length > 64) return undefined
+  if (/^\d+$/.test(value)) return Number(value) * 1000
+  // An HTTP date names its day and month in letters: "-1" or "2" with junk is no date.
+  if (!/^[A-Za-z]{3}, /.test(value)) return undefined
+  const at = Date.parse(value)
+  if (Number.isNaN(at)) return undefined
+  return Math.max(0, at - now)
+}
+
+/** Full-jitter exponential backoff before try `attempt + 1` (`attempt` starts at 1). */
+export function backoffMs(attempt: number, settings: RetrySettings): number {
+  const ceiling = Math.min(settings.maxDelay, settings.baseDelay * 2 ** (attempt - 1))
+  return Math.floor(Math.random() * ceiling)
+}
+
+/** Methods a failure may be repeated for: the request changed nothing, or repeating it changes nothing more. */
+export const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE', 'PUT'])

@@ -1,0 +1,63 @@
+import { isThenable } from '../thenable.js'
+
+/** Who a webhook belongs to, as a delivery is verified. */
+export interface WebhookOwner {
+  /** The account's key (the token store key): handlers get it as `context.account`. */
+  account: string
+  /** The webhook's signing secret. */
+  secret: string
+  /**
+   * Whether its deliveries run handlers: false once the account was removed (its late
+   * deliveries are answered 200 without running anything, for the grace period).
+   */
+  handle: boolean
+  /** When this answer stops holding (its grace period ends), ms since the epoch. */
+  until?: number
+}
+
+/** The most webhook ids remembered; past it, the cache starts afresh. */
+const MAX_ENTRIES = 10_000
+
+/**
+ * Remembers each webhook id's owner for `ttlMs`, so most deliveries need no store read and no
+ * promise: a hit is answered synchronously. Only found owners are kept (an unknown id is
+ * looked up each time, so a flood of made-up ids cannot fill the cache), and this process's
+ * own changes forget the ids they touch at once.
+ */
+export class OwnerCache {
+  readonly #ttl: number
+  readonly #now: () => number
+  readonly #entries = new Map<string, { owner: WebhookOwner; until: number }>()
+
+  constructor(ttlMs: number, now: () => number = Date.now) {
+    this.#ttl = ttlMs
+    this.#now = now
+  }
+
+  lookup(
+    webhookId: string,
+    load: () => Promise<WebhookOwner | undefined>,
+  ): WebhookOwner | undefined | Promise<WebhookOwner | undefined> {
+    const hit = this.#entries.get(webhookId)
+    if (hit !== undefined) {
+      if (hit.until > this.#now()) return hit.owner
+      this.#entries.delete(webhookId)
+    }
+    const loaded = load()
+    if (this.#ttl === 0 || !isThenable(loaded)) return loaded
+    return loaded.then((owner) => {
+      if (owner !== undefined) {
+        if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
+        this.#entries.set(webhookId, {
+          owner,
+          until: Math.min(this.#now() + this.#ttl, owner.until ?? Number.POSITIVE_INFINITY),
+        })
+      }
+      return owner
+    })
+  }
+
+  forget(webhookId: string): void {
+    this.#entries.delete(webhookId)
+  }
+}

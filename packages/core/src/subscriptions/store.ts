@@ -1,0 +1,135 @@
+/** One webhook this app created for an account, with the secret the service gave it. */
+export interface SubscribedWebhook {
+  /** `wh_...` */
+  id: string
+  /** The signing secret, as the create answered it (lists never show it again). */
+  secret: string
+  /** Where it sends deliveries. */
+  url: string
+  /** When it was created, ms since the epoch. */
+  createdAt: number
+  /**
+   * When this app retired it (rotated away, repaired, or the account removed), ms since the
+   * epoch. Its deliveries still verify for the grace period after.
+   */
+  removedAt?: number
+  /** The service confirmed it is gone (deleted, or not found): nothing is left to delete. */
+  gone?: boolean
+}
+
+/** What the subscriptions keep per account. */
+export interface SubscriptionRecord {
+  /** Whether the account should have a webhook: false once `remove` ran (disconnected). */
+  active: boolean
+  /** Its webhooks, the live one(s) and the retired ones still in their grace period. */
+  webhooks: SubscribedWebhook[]
+  /** Last change, ms since the epoch. */
+  updatedAt: number
+}
+
+/** A record as read from a store, with the version a compare-and-set names. */
+export interface StoredSubscription extends SubscriptionRecord {
+  version: number
+}
+
+/**
+ * Where subscriptions live: one record per account key, found also by any webhook id it
+ * lists, written only by compare-and-set, with a lease per account so one instance at a time
+ * changes an account's webhooks. `MemorySubscriptionStore` (one process),
+ * `RedisSubscriptionStore` and `PostgresSubscriptionStore` (many) implement it; every one
+ * passes `runSubscriptionStoreConformance` from `@scheduling-kit/testing`.
+ */
+export interface SubscriptionStore {
+  get(key: string): Promise<StoredSubscription | undefined>
+  /**
+   * Writes `record` when the stored version is `expectedVersion` (`undefined`: only when no
+   * record is stored); resolves to whether it was written. The webhook ids the record lists
+   * then find it (`findByWebhook`); ids it no longer lists do not.
+   */
+  compareAndSet(
+    key: string,
+    record: SubscriptionRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean>
+  /** Deletes the record when its version is `expectedVersion`; resolves to whether it did. */
+  delete(key: string, expectedVersion: number): Promise<boolean>
+  /** The record that lists this webhook id, and its account key. */
+  findByWebhook(webhookId: string): Promise<{ key: string; record: StoredSubscription } | undefined>
+  /** Every account key with a record, each once. */
+  keys(): AsyncIterable<string>
+  /** Takes (or, for its owner, extends) the account's lease for `ttlMs`; false when another holds it. */
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>
+  /** Gives the lease up, if `owner` still holds it. */
+  releaseLease(key: string, owner: string): Promise<void>
+}
+
+/** A record as written: its fields checked and copied, so a caller's later change cannot reach a store. */
+export function copyRecord(record: SubscriptionRecord): SubscriptionRecord {
+  return {
+    active: record.active,
+    updatedAt: record.updatedAt,
+    webhooks: record.webhooks.map((w) => ({ ...w })),
+  }
+}
+
+/**
+ * Subscriptions in this process's memory: for one instance, tests and the demo. Several
+ * instances need `RedisSubscriptionStore` or `PostgresSubscriptionStore`.
+ */
+export class MemorySubscriptionStore implements SubscriptionStore {
+  readonly #records = new Map<string, StoredSubscription>()
+  readonly #byWebhook = new Map<string, string>()
+  readonly #leases = new Map<string, { owner: string; until: number }>()
+
+  async get(key: string): Promise<StoredSubscription | undefined> {
+    const found = this.#records.get(key)
+    return found === undefined ? undefined : { ...copyRecord(found), version: found.version }
+  }
+
+  async compareAndSet(
+    key: string,
+    record: SubscriptionRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean> {
+    const current = this.#records.get(key)
+    if ((current?.version ?? undefined) !== expectedVersion) return false
+    for (const w of current?.webhooks ?? []) this.#byWebhook.delete(w.id)
+    const next = { ...copyRecord(record), version: (current?.version ?? 0) + 1 }
+    this.#records.set(key, next)
+    for (const w of next.webhooks) this.#byWebhook.set(w.id, key)
+    return true
+  }
+
+  async delete(key: string, expectedVersion: number): Promise<boolean> {
+    const current = this.#records.get(key)
+    if (current === undefined || current.version !== expectedVersion) return false
+    for (const w of current.webhooks) this.#byWebhook.delete(w.id)
+    this.#records.delete(key)
+    return true
+  }
+
+  async findByWebhook(
+    webhookId: string,
+  ): Promise<{ key: string; record: StoredSubscription } | undefined> {
+    const key = this.#byWebhook.get(webhookId)
+    if (key === undefined) return undefined
+    const record = await this.get(key)
+    return record === undefined ? undefined : { key, record }
+  }
+
+  async *keys(): AsyncIterable<string> {
+    yield* [...this.#records.keys()]
+  }
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now()
+    const held = this.#leases.get(key)
+    if (held !== undefined && held.owner !== owner && held.until > now) return false
+    this.#leases.set(key, { owner, until: now + ttlMs })
+    return true
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    if (this.#leases.get(key)?.owner === owner) this.#leases.delete(key)
+  }
+}

@@ -1,0 +1,149 @@
+import type {
+  StoredSubscription,
+  SubscriptionRecord,
+  SubscriptionStore,
+} from '@scheduling-kit/core'
+import {
+  DEFAULT_SUBSCRIPTION_TABLE,
+  msFromNow,
+  type PostgresPool,
+  type PostgresStoreOptions,
+  rowKey,
+  run,
+  tableOf,
+} from './sql.js'
+
+export interface PostgresSubscriptionStoreOptions extends PostgresStoreOptions {}
+
+const WHO = 'PostgresSubscriptionStore'
+
+/** Rows `keys()` reads at a time. */
+const PAGE = 500
+
+/**
+ * A `SubscriptionStore` in PostgreSQL: one row per account with its record, its webhook ids
+ * (an array column with a GIN index, for the lookup by webhook id), a version for
+ * compare-and-set and the account's lease, on the database clock. A deleted record leaves its
+ * row's version behind, so a write based on a read from before the delete fails. Run
+ * `migrate(pool)` first.
+ *
+ * @example
+ * ```ts
+ * await migrate(pool)
+ * const store = new PostgresSubscriptionStore({ pool })
+ * const subscriptions = createWebhookSubscriptions({ url, tokens, apiUrl, store })
+ * ```
+ */
+export class PostgresSubscriptionStore implements SubscriptionStore {
+  readonly #pool: PostgresPool
+  readonly #table: string
+
+  constructor(options: PostgresSubscriptionStoreOptions) {
+    this.#table = tableOf(WHO, options, DEFAULT_SUBSCRIPTION_TABLE)
+    this.#pool = options.pool
+  }
+
+  #query<Row>(text: string, values: unknown[]) {
+    return run<Row>(this.#pool, WHO, this.#table, text, values)
+  }
+
+  async get(key: string): Promise<StoredSubscription | undefined> {
+    const { rows } = await this.#query<{ record: SubscriptionRecord; version: number }>(
+      `SELECT record, version FROM ${this.#table} WHERE key = $1 AND record IS NOT NULL`,
+      [rowKey(key)],
+    )
+    const row = rows[0]
+    return row === undefined ? undefined : { ...row.record, version: row.version }
+  }
+
+  async compareAndSet(
+    key: string,
+    record: SubscriptionRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean> {
+    const ids = record.webhooks.map((w) => w.id)
+    const json = JSON.stringify(record)
+    const { rowCount } =
+      expectedVersion === undefined
+        ? await this.#query(
+            `INSERT INTO ${this.#table} AS t (key, account, record, webhook_ids, version)
+             VALUES ($1, $2, $3::jsonb, $4::text[], 1)
+             ON CONFLICT (key) DO UPDATE
+             SET record = EXCLUDED.record, webhook_ids = EXCLUDED.webhook_ids,
+                 account = EXCLUDED.account, version = t.version + 1, updated_at = clock_timestamp()
+             WHERE t.record IS NULL`,
+            [rowKey(key), key, json, ids],
+          )
+        : await this.#query(
+            `UPDATE ${this.#table}
+             SET record = $2::jsonb, webhook_ids = $3::text[], version = version + 1,
+                 updated_at = clock_timestamp()
+             WHERE key = $1 AND version = $4 AND record IS NOT NULL`,
+            [rowKey(key), json, ids, expectedVersion],
+          )
+    return rowCount === 1
+  }
+
+  async delete(key: string, expectedVersion: number): Promise<boolean> {
+    const { rowCount } = await this.#query(
+      `UPDATE ${this.#table}
+       SET record = NULL, webhook_ids = '{}', updated_at = clock_timestamp()
+       WHERE key = $1 AND version = $2 AND record IS NOT NULL`,
+      [rowKey(key), expectedVersion],
+    )
+    return rowCount === 1
+  }
+
+  async findByWebhook(
+    webhookId: string,
+  ): Promise<{ key: string; record: StoredSubscription } | undefined> {
+    const { rows } = await this.#query<{
+      account: string
+      record: SubscriptionRecord
+      version: number
+    }>(
+      `SELECT account, record, version FROM ${this.#table}
+       WHERE webhook_ids @> ARRAY[$1::text] AND record IS NOT NULL LIMIT 1`,
+      [webhookId],
+    )
+    const row = rows[0]
+    return row === undefined
+      ? undefined
+      : { key: row.account, record: { ...row.record, version: row.version } }
+  }
+
+  async *keys(): AsyncIterable<string> {
+    let after = ''
+    for (;;) {
+      const { rows } = await this.#query<{ key: string; account: string }>(
+        `SELECT key, account FROM ${this.#table}
+         WHERE key > $1 AND record IS NOT NULL ORDER BY key LIMIT ${PAGE}`,
+        [after],
+      )
+      for (const row of rows) yield row.account
+      if (rows.length < PAGE) return
+      after = rows.at(-1)!.key
+    }
+  }
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    const { rowCount } = await this.#query(
+      `INSERT INTO ${this.#table} AS t (key, account, lease_owner, lease_expires_at)
+       VALUES ($1, $2, $3, ${msFromNow(4)})
+       ON CONFLICT (key) DO UPDATE
+       SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
+       WHERE t.lease_owner IS NULL OR t.lease_owner = EXCLUDED.lease_owner
+          OR t.lease_expires_at <= clock_timestamp()`,
+      [rowKey(key), key, owner, Math.max(1, Math.ceil(ttlMs))],
+    )
+    return rowCount === 1
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    await this.#query(
+      `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL
+       WHERE key = $1 AND lease_owner = $2`,
+      [rowKey(key), owner],
+    )
+  }
+}

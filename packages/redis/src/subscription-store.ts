@@ -1,0 +1,218 @@
+import type {
+  StoredSubscription,
+  SubscriptionRecord,
+  SubscriptionStore,
+} from '@scheduling-kit/core'
+import type { Cluster } from 'ioredis'
+import { warnIfEvicting } from './eviction.js'
+import {
+  checkOptions,
+  DEFAULT_PREFIX,
+  hashTagged,
+  RELEASE_LEASE,
+  type RedisClient,
+  type RedisStoreOptions,
+  script,
+  takeLease,
+} from './scripts.js'
+
+export interface RedisSubscriptionStoreOptions extends RedisStoreOptions {}
+
+/** How long a deleted record's version is kept, so a write based on a read before the delete fails. */
+const TOMBSTONE_MS = 24 * 60 * 60_000
+
+// A record is a hash: `r` the record as JSON, `v` its version, `i` its webhook ids as JSON, `k`
+// the account key. Refused (0) unless the version is the expected one; else the ids it listed
+// before, for the caller to unindex those it no longer lists.
+const COMPARE_AND_SET = script(`
+local r = redis.call('HGET', KEYS[1], 'r')
+if ARGV[2] == '' then
+  if r then return 0 end
+elseif (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[2] then
+  return 0
+end
+local old = redis.call('HGET', KEYS[1], 'i') or '[]'
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'r', ARGV[1], 'i', ARGV[3], 'k', ARGV[4])
+redis.call('PERSIST', KEYS[1])
+return old`)
+// Keeps only the version, for a day.
+const DELETE = script(`
+local r = redis.call('HGET', KEYS[1], 'r')
+if (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
+local old = redis.call('HGET', KEYS[1], 'i') or '[]'
+redis.call('HDEL', KEYS[1], 'r', 'i', 'k')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return old`)
+
+// The lookup of a delivery in one round trip: the index entry names the record's Redis key,
+// which the script reads too. A key not declared in KEYS is fine on one Redis server, not on a
+// Cluster (another slot): there, two round trips.
+const FIND = script(`
+local entry = redis.call('GET', KEYS[1])
+if not entry then return nil end
+local names = cjson.decode(entry)
+local record = redis.call('HMGET', names[2], 'v', 'r')
+return {names[1], record[1], record[2]}`)
+
+/** A glob's special characters escaped, for `SCAN MATCH`. */
+const globEscaped = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`)
+
+/**
+ * A `SubscriptionStore` in Redis: each account's record with compare-and-set on a version,
+ * an index from each webhook id to its account, and a lease per account. Index entries are
+ * written before the record (a delivery to a webhook just created finds it) and checked
+ * against it on every lookup; entries of ids a record dropped are removed after it.
+ *
+ * Keys: `<prefix>subscription:{<key>}`, `<prefix>subscription-lease:{<key>}`,
+ * `<prefix>subscription-webhook:<webhook id>`. Each operation touches one key at a time, so
+ * it works on a Redis Cluster; `keys()` scans every master.
+ *
+ * @example
+ * ```ts
+ * const store = new RedisSubscriptionStore({ client: new Redis(process.env.REDIS_URL) })
+ * const subscriptions = createWebhookSubscriptions({ url, tokens, apiUrl, store })
+ * ```
+ */
+export class RedisSubscriptionStore implements SubscriptionStore {
+  readonly #client: RedisClient
+  readonly #prefix: string
+  readonly #cluster: boolean
+
+  constructor(options: RedisSubscriptionStoreOptions) {
+    checkOptions('RedisSubscriptionStore', options)
+    this.#client = options.client
+    this.#prefix = options.prefix ?? DEFAULT_PREFIX
+    this.#cluster = 'nodes' in this.#client && typeof this.#client.nodes === 'function'
+    warnIfEvicting(this.#client, options.logger)
+  }
+
+  /** An index entry's value: the account key and its record's Redis key. */
+  #entry(key: string): string {
+    return JSON.stringify([key, this.#record(key)])
+  }
+
+  #record(key: string): string {
+    return `${this.#prefix}subscription:${hashTagged(key)}`
+  }
+
+  #lease(key: string): string {
+    return `${this.#prefix}subscription-lease:${hashTagged(key)}`
+  }
+
+  #index(webhookId: string): string {
+    return `${this.#prefix}subscription-webhook:${webhookId}`
+  }
+
+  async get(key: string): Promise<StoredSubscription | undefined> {
+    const [version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
+    if (json === null || json === undefined) return undefined
+    return { ...(JSON.parse(json) as SubscriptionRecord), version: Number(version) }
+  }
+
+  async compareAndSet(
+    key: string,
+    record: SubscriptionRecord,
+    expectedVersion: number | undefined,
+  ): Promise<boolean> {
+    const ids = record.webhooks.map((w) => w.id)
+    // Indexed first: a delivery to a webhook created a moment ago finds its record.
+    const entry = this.#entry(key)
+    await Promise.all(ids.map((id) => this.#client.set(this.#index(id), entry)))
+    const old = await COMPARE_AND_SET(
+      this.#client,
+      [this.#record(key)],
+      [
+        JSON.stringify(record),
+        expectedVersion === undefined ? '' : String(expectedVersion),
+        JSON.stringify(ids),
+        key,
+      ],
+    )
+    if (old === 0) {
+      // Refused: unindex what the stored record does not list (it may list some of them).
+      const kept = new Set((await this.get(key))?.webhooks.map((w) => w.id))
+      await this.#unindex(
+        key,
+        ids.filter((id) => !kept.has(id)),
+      )
+      return false
+    }
+    const now = new Set(ids)
+    await this.#unindex(
+      key,
+      (JSON.parse(String(old)) as string[]).filter((id) => !now.has(id)),
+    )
+    return true
+  }
+
+  async #unindex(key: string, ids: readonly string[]): Promise<void> {
+    const entry = this.#entry(key)
+    await Promise.all(ids.map((id) => RELEASE_LEASE(this.#client, [this.#index(id)], [entry])))
+  }
+
+  async delete(key: string, expectedVersion: number): Promise<boolean> {
+    const old = await DELETE(
+      this.#client,
+      [this.#record(key)],
+      [String(expectedVersion), TOMBSTONE_MS],
+    )
+    if (old === 0) return false
+    await this.#unindex(key, JSON.parse(String(old)) as string[])
+    return true
+  }
+
+  async findByWebhook(
+    webhookId: string,
+  ): Promise<{ key: string; record: StoredSubscription } | undefined> {
+    let key: string
+    let version: string | null | undefined
+    let json: string | null | undefined
+    if (this.#cluster) {
+      const entry = await this.#client.get(this.#index(webhookId))
+      if (entry === null) return undefined
+      key = (JSON.parse(entry) as [string, string])[0]
+      ;[version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
+    } else {
+      const found = (await FIND(this.#client, [this.#index(webhookId)], [])) as
+        | [string, string | null, string | null]
+        | null
+      if (found === null) return undefined
+      ;[key, version, json] = found
+    }
+    if (json === null || json === undefined) return undefined
+    const record = { ...(JSON.parse(json) as SubscriptionRecord), version: Number(version) }
+    // An index entry is a pointer; the record decides.
+    if (!record.webhooks.some((w) => w.id === webhookId)) return undefined
+    return { key, record }
+  }
+
+  async *keys(): AsyncIterable<string> {
+    const match = `${globEscaped(`${this.#prefix}subscription:`)}*`
+    const nodes = this.#cluster ? (this.#client as Cluster).nodes('master') : [this.#client]
+    // SCAN may return a key twice: each is given once.
+    const given = new Set<string>()
+    for (const node of nodes) {
+      let cursor = '0'
+      do {
+        const [next, found] = await node.scan(cursor, 'MATCH', match, 'COUNT', 500)
+        cursor = next
+        if (found.length === 0) continue
+        const names = await Promise.all(found.map((redisKey) => node.hget(redisKey, 'k')))
+        for (const name of names) {
+          if (name === null || given.has(name)) continue
+          given.add(name)
+          yield name
+        }
+      } while (cursor !== '0')
+    }
+  }
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return await takeLease(this.#client, this.#lease(key), owner, ttlMs)
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    await RELEASE_LEASE(this.#client, [this.#lease(key)], [owner])
+  }
+}
