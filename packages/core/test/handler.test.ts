@@ -157,7 +157,7 @@ describe('createWebhookHandler over HTTP', () => {
     const { url } = await start({ onAny: fn })
     const body = JSON.stringify(envelope())
     const first = deliver(url, body)
-    await vi.waitFor(() => expect(fn).toHaveBeenCalledOnce())
+    await vi.waitFor(() => expect(fn).toHaveBeenCalledOnce(), { timeout: 15_000 })
     const second = await deliver(url, body)
     expect(second.status).toBe(409)
     expect(second.json.error.code).toBe('delivery_in_progress')
@@ -496,10 +496,10 @@ describe('createWebhookHandler over HTTP', () => {
     })
     const body = JSON.stringify(envelope())
     const slow = deliver(url, body)
-    await vi.waitFor(() => expect(gates).toHaveLength(1))
+    await vi.waitFor(() => expect(gates).toHaveLength(1), { timeout: 15_000 })
     now = 1_500 // the slow delivery's claim lapsed: the service's retry takes the key over
     const retry = deliver(url, body)
-    await vi.waitFor(() => expect(gates).toHaveLength(2))
+    await vi.waitFor(() => expect(gates).toHaveLength(2), { timeout: 15_000 })
     gates[0]!.reject(new Error('the slow one failed'))
     expect((await slow).status).toBe(500)
     // Its release must leave the retry's claim alone: a third delivery still sees it in progress.
