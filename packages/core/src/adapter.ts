@@ -3,9 +3,10 @@
 // An adapter gets the raw body and headers from its framework, calls core, and writes core's
 // answer back. Every name here is pinned by test/exports.test.ts.
 
+export { cipherOption, RecordSealer } from './credentials/sealed.js'
 export { serverText } from './errors.js'
 export { getHeader } from './headers.js'
-export { encodeStoreKey } from './keys.js'
+export { decodeStoreKey, encodeStoreKey } from './keys.js'
 export { consoleLogger, Summarizer } from './log.js'
 export { withoutTrailingSlashes } from './paths.js'
 export {

@@ -84,7 +84,23 @@ export const OAUTH_FLOW_ERROR_STATUS = {
 export type OAuthFlowErrorCode = keyof typeof OAUTH_FLOW_ERROR_STATUS
 
 /** Codes of errors a store raises itself. */
-export type StoreErrorCode = 'store_full'
+export type StoreErrorCode = 'store_full' | CredentialErrorCode
+
+/**
+ * Codes of a sealed credential that cannot be opened (`CredentialError`). None of them means
+ * "no record" or "reauthorization required": the record is kept as it is, for you to fix.
+ */
+export type CredentialErrorCode =
+  /** Sealed with a key id the cipher was not given (or the store was given no cipher). */
+  | 'credential_key_unknown'
+  /** Sealed for another store key: a record copied from another account. */
+  | 'credential_mismatch'
+  /** Its tag does not authenticate it: changed in place, or another key under the same id. */
+  | 'credential_tampered'
+  /** Not a whole envelope: a field missing, cut short, or not base64url. */
+  | 'credential_malformed'
+  /** Stored in plaintext, and the cipher's `plaintext` option is `'refuse'`. */
+  | 'credential_plaintext'
 
 export type SchedulingErrorCode =
   | WebhookErrorCode

@@ -1,5 +1,6 @@
 import {
   type ConfigErrorCode,
+  type CredentialErrorCode,
   OAUTH_FLOW_ERROR_STATUS,
   type OAuthFlowErrorCode,
   type SchedulingErrorCode,
@@ -360,6 +361,24 @@ export class StoreFullError extends SchedulingError<'store_full'> {
       `${what} holds ${maxEntries} unexpired entries, its limit (maxEntries): this one was refused rather than forgetting one before its time. Raise maxEntries, or use a shared store (Redis, PostgreSQL).`,
       { status: 503 },
     )
+  }
+}
+
+/**
+ * A stored credential could not be opened. It names the store key and the key id (never a
+ * key, a token or a secret). The record is left as it is: this is not "no record", and not
+ * "reauthorization required"; fix the cipher's keys (or restore the record) and it reads again.
+ */
+export class CredentialError extends SchedulingError<CredentialErrorCode> {
+  /** The store key of the record. */
+  readonly key: string
+  /** The key id the sealed value names, when it names one. */
+  readonly keyId: string | undefined
+
+  constructor(code: CredentialErrorCode, key: string, keyId: string | undefined, why: string) {
+    super(code, `Cannot open the sealed credentials of "${key}": ${why}.`, { status: 500 })
+    this.key = key
+    this.keyId = keyId
   }
 }
 

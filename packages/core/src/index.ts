@@ -11,10 +11,24 @@ export {
 export type { CursorPage, CursorPageOptions } from './api/paginate.js'
 export type { ApiRetryOptions } from './api/retry.js'
 export type { ApiWebhook, CreatedWebhook, WebhooksApi } from './api/webhooks.js'
+// ---- Credentials at rest ------------------------------------------------------------------
+export {
+  type CredentialCipher,
+  type CredentialCipherOptions,
+  type CredentialContext,
+  type CredentialKey,
+  createCredentialCipher,
+  generateCredentialKey,
+  isSealedCredential,
+  type OpenedCredential,
+} from './credentials/cipher.js'
+export type { ReencryptResult } from './credentials/sealed.js'
+export { encryptSubscriptionStore, encryptTokenStore } from './credentials/wrap.js'
 // ---- Errors -------------------------------------------------------------------------------
 export {
   type ClientErrorCode,
   type ConfigErrorCode,
+  type CredentialErrorCode,
   OAUTH_FLOW_ERROR_STATUS,
   type OAuthFlowErrorCode,
   type SchedulingErrorCode,
@@ -26,6 +40,7 @@ export {
   ApiError,
   ClosedError,
   ConfigError,
+  CredentialError,
   InvalidResponseError,
   isApiError,
   isOAuthFlowError,
@@ -50,12 +65,14 @@ export type { Logger } from './log.js'
 // ---- Connecting accounts (OAuth 2) ---------------------------------------------------------
 export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from './oauth/client.js'
 export { type ReadConnectionOptions, readConnectedKey } from './oauth/connection.js'
+export type { CookieSecrets } from './oauth/cookies.js'
 export type { OAuthRequest, OAuthResponse, OAuthRoutesOptions } from './oauth/options.js'
 export { createOAuthRoutes, type OAuthRoutes } from './oauth/routes.js'
 // ---- Connected accounts' webhooks ---------------------------------------------------------
 export type { WebhookOwner } from './subscriptions/lookup.js'
 export {
   MemorySubscriptionStore,
+  type MemorySubscriptionStoreOptions,
   type StoredSubscription,
   type SubscribedWebhook,
   type SubscriptionRecord,

@@ -21,6 +21,16 @@ export function encodeStoreKey(key: string, escapeAlso?: (key: string) => boolea
   return hex
 }
 
+/** The key `encodeStoreKey` wrote: the inverse, for a store that reads keys back (a sweep). */
+export function decodeStoreKey(stored: string): string {
+  if (!stored.startsWith(ESCAPED_KEY_MARK)) return stored
+  let key = ''
+  for (let i = ESCAPED_KEY_MARK.length; i + 4 <= stored.length; i += 4) {
+    key += String.fromCharCode(Number.parseInt(stored.slice(i, i + 4), 16))
+  }
+  return key
+}
+
 function isWellFormed(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i)

@@ -285,6 +285,43 @@ describe('each failure of the OAuth routes has its own code', () => {
     return routes.handle(request('GET', `/callback?${query(state)}`, { cookie, accept }))
   }
 
+  it('cookieSecret rotation: a list, newest first; cookies signed with an older secret still count, new ones are signed with the newest', async () => {
+    const [old, newer] = ['o'.repeat(32), 'n'.repeat(32)]
+    const tokenStore = new MemoryTokenStore()
+    const before = createOAuthRoutes(options({ tokenStore, cookieSecret: old }))
+    const login = await before.handle(request('GET', '/login'))
+    const stateCookie = String(login!.headers['set-cookie']).split(';')[0]!
+    const state = new URL(String(login!.headers.location)).searchParams.get('state')!
+    // The sign-in began before the deploy and ends after it.
+    const rotated = createOAuthRoutes(options({ tokenStore, cookieSecret: [newer, old] }))
+    const query = `code=${server.issueCode('acct_1', redirectUri)}&state=${state}`
+    const done = await rotated.handle(request('GET', `/callback?${query}`, { cookie: stateCookie }))
+    expect(done!.status).toBe(302)
+    const connection = ([] as string[])
+      .concat(done!.headers['set-cookie']!)
+      .find((c) => c.includes('connection') && !c.includes('Max-Age=0'))!
+      .split(';')[0]!
+    expect(await rotated.connectedKey({ cookie: connection })).toBe('acct_1')
+    // Signed with the newest: the newest alone reads it, the old one alone does not.
+    const onlyNew = createOAuthRoutes(options({ tokenStore, cookieSecret: [newer] }))
+    expect(await onlyNew.connectedKey({ cookie: connection })).toBe('acct_1')
+    expect(await before.connectedKey({ cookie: connection })).toBeUndefined()
+    // Once the old secret is dropped, a cookie it signed no longer counts.
+    const again = await before.handle(request('GET', '/login'))
+    const oldState = String(again!.headers['set-cookie']).split(';')[0]!
+    const oldQuery = `code=${server.issueCode('acct_1', redirectUri)}&state=${new URL(String(again!.headers.location)).searchParams.get('state')}`
+    const refused = await onlyNew.handle(
+      request('GET', `/callback?${oldQuery}`, { cookie: oldState }),
+    )
+    expect([refused!.status, code(refused)]).toEqual([400, 'state_invalid'])
+    expect(() => createOAuthRoutes(options({ cookieSecret: [newer, 'short'] }))).toThrow(
+      /cookieSecret 2 of 2 must be at least 16/,
+    )
+    expect(() => createOAuthRoutes(options({ cookieSecret: [newer, 5] as never }))).toThrow(
+      /list with something else/,
+    )
+  })
+
   it('access_denied says what the server said, escaped and capped, and never that the user declined', async () => {
     const routes = createOAuthRoutes(options())
     const said = 'no scope was granted'

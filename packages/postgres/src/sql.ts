@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto'
-import { encodeStoreKey } from '@scheduling-kit/core/adapter'
+import {
+  type CredentialCipher,
+  type CredentialError,
+  isSchedulingError,
+  type ReencryptResult,
+} from '@scheduling-kit/core'
+import { decodeStoreKey, encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
 import type { Pool } from 'pg'
 
 /** Longest key kept as it is, in UTF-8 bytes: a btree index row holds at most about 2 700. */
@@ -16,6 +22,11 @@ export function rowKey(key: string): string {
   const encoded = encodeStoreKey(key, (k) => k.startsWith(HASHED_KEY_MARK))
   if (Buffer.byteLength(encoded) <= MAX_KEY_BYTES) return encoded
   return HASHED_KEY_MARK + createHash('sha256').update(encoded).digest('hex')
+}
+
+/** The key a row key stands for; `undefined` when the row keeps only its hash (over 1 KiB). */
+export function keyOfRow(stored: string): string | undefined {
+  return stored.startsWith(HASHED_KEY_MARK) ? undefined : decodeStoreKey(stored)
 }
 
 /** The user's `pg` Pool (or anything with its `query` and `connect`). */
@@ -46,6 +57,83 @@ export interface PostgresStoreOptions {
   schema?: string
   /** Table name. Defaults: `scheduling_kit_tokens`, `scheduling_kit_dedupe`, `scheduling_kit_subscriptions`. */
   table?: string
+}
+
+export interface SealedStoreOptions extends PostgresStoreOptions {
+  /**
+   * Seals every record (`createCredentialCipher`): the `record` column holds a sealed string
+   * bound to the row's key instead of JSON with tokens or secrets in it. Rows stored before
+   * are read, and sealed on their next write or by `reencrypt()`.
+   */
+  cipher?: CredentialCipher
+}
+
+/** A record as the jsonb `record` parameter: its JSON, or its sealed string as a JSON string. */
+export async function recordParam<T>(
+  sealer: RecordSealer<T>,
+  key: string,
+  record: T,
+): Promise<string> {
+  const stored = await sealer.write(key, record)
+  return sealer.sealing ? JSON.stringify(stored) : stored
+}
+
+/** Rows a sweep reads at a time. */
+export const PAGE = 500
+
+/**
+ * `reencrypt()` of a table of sealed records: page by page in key order, each record not
+ * sealed with the current key is opened and sealed again, in place and with its version
+ * kept, unless a write changed the row meanwhile (its version moved).
+ */
+export async function reencryptRows<T>(
+  query: <Row>(text: string, values: unknown[]) => Promise<{ rows: Row[]; rowCount: number }>,
+  table: string,
+  sealer: RecordSealer<T>,
+  keyOf: (row: { key: string; account?: string }) => string | undefined,
+  withAccount: boolean,
+): Promise<ReencryptResult> {
+  const result: ReencryptResult = { scanned: 0, rewritten: 0, skipped: 0, failed: [] }
+  if (!sealer.sealing) return result
+  let after = ''
+  for (;;) {
+    const { rows } = await query<{
+      key: string
+      account?: string
+      record: unknown
+      version: number
+    }>(
+      `SELECT key, ${withAccount ? 'account, ' : ''}record, version FROM ${table}
+       WHERE key > $1 AND record IS NOT NULL ORDER BY key LIMIT ${PAGE}`,
+      [after],
+    )
+    for (const row of rows) {
+      result.scanned++
+      if (!sealer.stale(row.record)) continue
+      const key = keyOf(row)
+      if (key === undefined) {
+        result.skipped++
+        continue
+      }
+      let param: string
+      try {
+        param = await recordParam(sealer, key, await sealer.read(key, row.record))
+      } catch (error) {
+        if (!isSchedulingError(error) || !error.code.startsWith('credential_')) throw error
+        result.failed.push(error as CredentialError)
+        continue
+      }
+      const { rowCount } = await query(
+        `UPDATE ${table} SET record = $2::jsonb
+         WHERE key = $1 AND version = $3 AND record IS NOT NULL`,
+        [row.key, param, row.version],
+      )
+      if (rowCount === 1) result.rewritten++
+      else result.skipped++
+    }
+    if (rows.length < PAGE) return result
+    after = rows.at(-1)!.key
+  }
 }
 
 /** The schema-qualified, quoted table a store uses, checked once. */

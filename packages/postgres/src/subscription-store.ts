@@ -1,24 +1,27 @@
 import type {
+  ReencryptResult,
   StoredSubscription,
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
+import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
+  keyOfRow,
   msFromNow,
+  PAGE,
   type PostgresPool,
-  type PostgresStoreOptions,
+  recordParam,
+  reencryptRows,
   rowKey,
   run,
+  type SealedStoreOptions,
   tableOf,
 } from './sql.js'
 
-export interface PostgresSubscriptionStoreOptions extends PostgresStoreOptions {}
+export interface PostgresSubscriptionStoreOptions extends SealedStoreOptions {}
 
 const WHO = 'PostgresSubscriptionStore'
-
-/** Rows `keys()` reads at a time. */
-const PAGE = 500
 
 /**
  * A `SubscriptionStore` in PostgreSQL: one row per account with its record, its webhook ids
@@ -37,10 +40,12 @@ const PAGE = 500
 export class PostgresSubscriptionStore implements SubscriptionStore {
   readonly #pool: PostgresPool
   readonly #table: string
+  readonly #sealer: RecordSealer<SubscriptionRecord>
 
   constructor(options: PostgresSubscriptionStoreOptions) {
     this.#table = tableOf(WHO, options, DEFAULT_SUBSCRIPTION_TABLE)
     this.#pool = options.pool
+    this.#sealer = new RecordSealer(cipherOption(WHO, options.cipher), 'subscription')
   }
 
   #query<Row>(text: string, values: unknown[]) {
@@ -48,12 +53,13 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   }
 
   async get(key: string): Promise<StoredSubscription | undefined> {
-    const { rows } = await this.#query<{ record: SubscriptionRecord; version: number }>(
+    const { rows } = await this.#query<{ record: unknown; version: number }>(
       `SELECT record, version FROM ${this.#table} WHERE key = $1 AND record IS NOT NULL`,
       [rowKey(key)],
     )
     const row = rows[0]
-    return row === undefined ? undefined : { ...row.record, version: row.version }
+    if (row === undefined) return undefined
+    return { ...(await this.#sealer.read(key, row.record)), version: row.version }
   }
 
   async compareAndSet(
@@ -62,7 +68,7 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     expectedVersion: number | undefined,
   ): Promise<boolean> {
     const ids = record.webhooks.map((w) => w.id)
-    const json = JSON.stringify(record)
+    const json = await recordParam(this.#sealer, key, record)
     const { rowCount } =
       expectedVersion === undefined
         ? await this.#query(
@@ -98,18 +104,22 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     webhookId: string,
   ): Promise<{ key: string; record: StoredSubscription } | undefined> {
     const { rows } = await this.#query<{
+      key: string
       account: string
-      record: SubscriptionRecord
+      record: unknown
       version: number
     }>(
-      `SELECT account, record, version FROM ${this.#table}
+      `SELECT key, account, record, version FROM ${this.#table}
        WHERE webhook_ids @> ARRAY[$1::text] AND record IS NOT NULL LIMIT 1`,
       [webhookId],
     )
     const row = rows[0]
-    return row === undefined
-      ? undefined
-      : { key: row.account, record: { ...row.record, version: row.version } }
+    if (row === undefined) return undefined
+    // The row key keeps the account's key losslessly (the text column cannot hold a lone
+    // surrogate); only a key over 1 KiB, kept as its hash, is read from the column.
+    const key = keyOfRow(row.key) ?? row.account
+    const record = await this.#sealer.read(key, row.record)
+    return { key, record: { ...record, version: row.version } }
   }
 
   async *keys(): AsyncIterable<string> {
@@ -120,10 +130,25 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
          WHERE key > $1 AND record IS NOT NULL ORDER BY key LIMIT ${PAGE}`,
         [after],
       )
-      for (const row of rows) yield row.account
+      for (const row of rows) yield keyOfRow(row.key) ?? row.account
       if (rows.length < PAGE) return
       after = rows.at(-1)!.key
     }
+  }
+
+  /**
+   * Seals every record not sealed with the cipher's current key (an older key, or stored
+   * before the cipher was given), in place: its version is kept, and a row a write changes
+   * meanwhile is left to that write. Safe while instances serve traffic.
+   */
+  async reencrypt(): Promise<ReencryptResult> {
+    return reencryptRows(
+      (text, values) => this.#query(text, values),
+      this.#table,
+      this.#sealer,
+      (row) => keyOfRow(row.key) ?? row.account,
+      true,
+    )
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {

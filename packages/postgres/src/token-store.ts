@@ -1,23 +1,21 @@
-import type { TokenRecord, TokenStore } from '@scheduling-kit/core'
+import type { ReencryptResult, TokenRecord, TokenStore } from '@scheduling-kit/core'
+import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
 import {
   DEFAULT_TOKEN_TABLE,
+  keyOfRow,
   msFromNow,
   type PostgresPool,
-  type PostgresStoreOptions,
+  recordParam,
+  reencryptRows,
   rowKey,
   run,
+  type SealedStoreOptions,
   tableOf,
 } from './sql.js'
 
-export interface PostgresTokenStoreOptions extends PostgresStoreOptions {}
+export interface PostgresTokenStoreOptions extends SealedStoreOptions {}
 
 const WHO = 'PostgresTokenStore'
-
-/** The record as JSON, without the version (a column keeps that). */
-function serialize(record: TokenRecord): string {
-  const { version: _, ...rest } = record
-  return JSON.stringify(rest)
-}
 
 /**
  * A `TokenStore` in PostgreSQL with every capability: compare-and-set on a version column
@@ -35,23 +33,32 @@ function serialize(record: TokenRecord): string {
 export class PostgresTokenStore implements TokenStore {
   readonly #pool: PostgresPool
   readonly #table: string
+  readonly #sealer: RecordSealer<TokenRecord>
 
   constructor(options: PostgresTokenStoreOptions) {
     this.#table = tableOf(WHO, options, DEFAULT_TOKEN_TABLE)
     this.#pool = options.pool
+    this.#sealer = new RecordSealer(cipherOption(WHO, options.cipher), 'token')
   }
 
   #query<Row>(text: string, values: unknown[]) {
     return run<Row>(this.#pool, WHO, this.#table, text, values)
   }
 
+  /** The record as the `record` parameter, without the version (a column keeps that). */
+  #param(key: string, record: TokenRecord): Promise<string> {
+    const { version: _, ...rest } = record
+    return recordParam(this.#sealer, key, rest)
+  }
+
   async get(key: string): Promise<TokenRecord | undefined> {
-    const { rows } = await this.#query<{ record: TokenRecord; version: number }>(
+    const { rows } = await this.#query<{ record: unknown; version: number }>(
       `SELECT record, version FROM ${this.#table} WHERE key = $1 AND record IS NOT NULL`,
       [rowKey(key)],
     )
     const row = rows[0]
-    return row === undefined ? undefined : { ...row.record, version: row.version }
+    if (row === undefined) return undefined
+    return { ...(await this.#sealer.read(key, row.record)), version: row.version }
   }
 
   async set(key: string, record: TokenRecord): Promise<void> {
@@ -59,7 +66,7 @@ export class PostgresTokenStore implements TokenStore {
       `INSERT INTO ${this.#table} AS t (key, record, version) VALUES ($1, $2::jsonb, 1)
        ON CONFLICT (key) DO UPDATE
        SET record = EXCLUDED.record, version = t.version + 1, updated_at = clock_timestamp()`,
-      [rowKey(key), serialize(record)],
+      [rowKey(key), await this.#param(key, record)],
     )
   }
 
@@ -78,6 +85,7 @@ export class PostgresTokenStore implements TokenStore {
     record: TokenRecord,
     expectedVersion: number | undefined,
   ): Promise<boolean> {
+    const param = await this.#param(key, record)
     const { rowCount } =
       expectedVersion === undefined
         ? await this.#query(
@@ -85,15 +93,31 @@ export class PostgresTokenStore implements TokenStore {
              ON CONFLICT (key) DO UPDATE
              SET record = EXCLUDED.record, version = t.version + 1, updated_at = clock_timestamp()
              WHERE t.record IS NULL`,
-            [rowKey(key), serialize(record)],
+            [rowKey(key), await this.#param(key, record)],
           )
         : await this.#query(
             `UPDATE ${this.#table}
              SET record = $2::jsonb, version = version + 1, updated_at = clock_timestamp()
              WHERE key = $1 AND version = $3 AND record IS NOT NULL`,
-            [rowKey(key), serialize(record), expectedVersion],
+            [rowKey(key), param, expectedVersion],
           )
     return rowCount === 1
+  }
+
+  /**
+   * Seals every record not sealed with the cipher's current key (an older key, or stored
+   * before the cipher was given), in place: its version is kept, and a row a write changes
+   * meanwhile is left to that write. Safe while instances serve traffic. A row whose key is
+   * over 1 KiB keeps only the key's hash, so it is skipped here and sealed on its next write.
+   */
+  async reencrypt(): Promise<ReencryptResult> {
+    return reencryptRows(
+      (text, values) => this.#query(text, values),
+      this.#table,
+      this.#sealer,
+      (row) => keyOfRow(row.key),
+      false,
+    )
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {

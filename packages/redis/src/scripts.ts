@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { encodeStoreKey } from '@scheduling-kit/core/adapter'
+import { type CredentialError, isSchedulingError, type ReencryptResult } from '@scheduling-kit/core'
+import { encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
 import type { Cluster, Redis } from 'ioredis'
 
 /** The user's ioredis client: a `Redis` or a `Cluster` (keys of one record share a hash slot). */
@@ -81,4 +82,77 @@ export async function takeLease(
   const ms = Math.max(1, Math.ceil(ttlMs))
   if ((await client.set(leaseKey, owner, 'PX', ms, 'NX')) === 'OK') return true
   return (await EXTEND_LEASE(client, [leaseKey], [owner, ms])) === 1
+}
+
+/** A glob's special characters escaped, for `SCAN MATCH`. */
+export const globEscaped = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`)
+
+/**
+ * Every key starting with `start`, page by page, on every master of a Cluster. A key SCAN
+ * gives twice (it may) is given twice: callers that must not repeat themselves check.
+ */
+export async function* scanKeys(
+  client: RedisClient,
+  start: string,
+): AsyncIterable<{ node: Redis; keys: string[] }> {
+  const match = `${globEscaped(start)}*`
+  const cluster = 'nodes' in client && typeof client.nodes === 'function'
+  const nodes = cluster ? (client as Cluster).nodes('master') : [client as Redis]
+  for (const node of nodes) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 500)
+      cursor = next
+      if (keys.length > 0) yield { node, keys }
+    } while (cursor !== '0')
+  }
+}
+
+/**
+ * Replaces a record's `r` field only while it still holds what the sweep read, keeping its
+ * version: a writer that read the record before still finds the version it expects.
+ */
+const REPLACE_SEALED = script(`
+if redis.call('HGET', KEYS[1], 'r') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'r', ARGV[2])
+return 1`)
+
+/**
+ * `reencrypt()` of a store of sealed records: each record under `start` not sealed with the
+ * current key is opened and sealed again in place, unless a write changed it meanwhile.
+ * `keyOf` gives a record's store key from its Redis key and hash.
+ */
+export async function reencryptRecords<T>(
+  client: RedisClient,
+  start: string,
+  sealer: RecordSealer<T>,
+  keyOf: (redisKey: string, node: Redis) => Promise<string | undefined>,
+): Promise<ReencryptResult> {
+  const result: ReencryptResult = { scanned: 0, rewritten: 0, skipped: 0, failed: [] }
+  if (!sealer.sealing) return result
+  for await (const { node, keys } of scanKeys(client, start)) {
+    // A key SCAN gives again is sealed under the current key by then: counted, not rewritten.
+    for (const redisKey of keys) {
+      const stored = await node.hget(redisKey, 'r')
+      if (stored === null) continue
+      result.scanned++
+      if (!sealer.stale(stored)) continue
+      const key = await keyOf(redisKey, node)
+      if (key === undefined) {
+        result.skipped++
+        continue
+      }
+      let resealed: string
+      try {
+        resealed = await sealer.write(key, await sealer.read(key, stored))
+      } catch (error) {
+        if (!isSchedulingError(error) || !error.code.startsWith('credential_')) throw error
+        result.failed.push(error as CredentialError)
+        continue
+      }
+      if ((await REPLACE_SEALED(client, [redisKey], [stored, resealed])) === 1) result.rewritten++
+      else result.skipped++
+    }
+  }
+  return result
 }

@@ -1,9 +1,11 @@
 import type {
+  CredentialCipher,
+  ReencryptResult,
   StoredSubscription,
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
-import type { Cluster } from 'ioredis'
+import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
 import { warnIfEvicting } from './eviction.js'
 import {
   checkOptions,
@@ -12,11 +14,20 @@ import {
   RELEASE_LEASE,
   type RedisClient,
   type RedisStoreOptions,
+  reencryptRecords,
+  scanKeys,
   script,
   takeLease,
 } from './scripts.js'
 
-export interface RedisSubscriptionStoreOptions extends RedisStoreOptions {}
+export interface RedisSubscriptionStoreOptions extends RedisStoreOptions {
+  /**
+   * Seals every record (`createCredentialCipher`): no webhook secret in the hash, only a
+   * sealed value bound to the account's key. Records stored before are read, and sealed on
+   * their next write or by `reencrypt()`.
+   */
+  cipher?: CredentialCipher
+}
 
 /** How long a deleted record's version is kept, so a write based on a read before the delete fails. */
 const TOMBSTONE_MS = 24 * 60 * 60_000
@@ -55,9 +66,6 @@ local names = cjson.decode(entry)
 local record = redis.call('HMGET', names[2], 'v', 'r')
 return {names[1], record[1], record[2]}`)
 
-/** A glob's special characters escaped, for `SCAN MATCH`. */
-const globEscaped = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`)
-
 /**
  * A `SubscriptionStore` in Redis: each account's record with compare-and-set on a version,
  * an index from each webhook id to its account, and a lease per account. Index entries are
@@ -78,12 +86,17 @@ export class RedisSubscriptionStore implements SubscriptionStore {
   readonly #client: RedisClient
   readonly #prefix: string
   readonly #cluster: boolean
+  readonly #sealer: RecordSealer<SubscriptionRecord>
 
   constructor(options: RedisSubscriptionStoreOptions) {
     checkOptions('RedisSubscriptionStore', options)
     this.#client = options.client
     this.#prefix = options.prefix ?? DEFAULT_PREFIX
     this.#cluster = 'nodes' in this.#client && typeof this.#client.nodes === 'function'
+    this.#sealer = new RecordSealer(
+      cipherOption('RedisSubscriptionStore', options.cipher),
+      'subscription',
+    )
     warnIfEvicting(this.#client, options.logger)
   }
 
@@ -107,7 +120,7 @@ export class RedisSubscriptionStore implements SubscriptionStore {
   async get(key: string): Promise<StoredSubscription | undefined> {
     const [version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
     if (json === null || json === undefined) return undefined
-    return { ...(JSON.parse(json) as SubscriptionRecord), version: Number(version) }
+    return { ...(await this.#sealer.read(key, json)), version: Number(version) }
   }
 
   async compareAndSet(
@@ -117,13 +130,14 @@ export class RedisSubscriptionStore implements SubscriptionStore {
   ): Promise<boolean> {
     const ids = record.webhooks.map((w) => w.id)
     // Indexed first: a delivery to a webhook created a moment ago finds its record.
+    const value = await this.#sealer.write(key, record)
     const entry = this.#entry(key)
     await Promise.all(ids.map((id) => this.#client.set(this.#index(id), entry)))
     const old = await COMPARE_AND_SET(
       this.#client,
       [this.#record(key)],
       [
-        JSON.stringify(record),
+        value,
         expectedVersion === undefined ? '' : String(expectedVersion),
         JSON.stringify(ids),
         key,
@@ -181,31 +195,37 @@ export class RedisSubscriptionStore implements SubscriptionStore {
       ;[key, version, json] = found
     }
     if (json === null || json === undefined) return undefined
-    const record = { ...(JSON.parse(json) as SubscriptionRecord), version: Number(version) }
+    const record = { ...(await this.#sealer.read(key, json)), version: Number(version) }
     // An index entry is a pointer; the record decides.
     if (!record.webhooks.some((w) => w.id === webhookId)) return undefined
     return { key, record }
   }
 
   async *keys(): AsyncIterable<string> {
-    const match = `${globEscaped(`${this.#prefix}subscription:`)}*`
-    const nodes = this.#cluster ? (this.#client as Cluster).nodes('master') : [this.#client]
     // SCAN may return a key twice: each is given once.
     const given = new Set<string>()
-    for (const node of nodes) {
-      let cursor = '0'
-      do {
-        const [next, found] = await node.scan(cursor, 'MATCH', match, 'COUNT', 500)
-        cursor = next
-        if (found.length === 0) continue
-        const names = await Promise.all(found.map((redisKey) => node.hget(redisKey, 'k')))
-        for (const name of names) {
-          if (name === null || given.has(name)) continue
-          given.add(name)
-          yield name
-        }
-      } while (cursor !== '0')
+    for await (const { node, keys } of scanKeys(this.#client, `${this.#prefix}subscription:`)) {
+      const names = await Promise.all(keys.map((redisKey) => node.hget(redisKey, 'k')))
+      for (const name of names) {
+        if (name === null || given.has(name)) continue
+        given.add(name)
+        yield name
+      }
     }
+  }
+
+  /**
+   * Seals every record not sealed with the cipher's current key (an older key, or stored
+   * before the cipher was given), in place: its version is kept, and a record a write
+   * changes meanwhile is left to that write. Safe while instances serve traffic.
+   */
+  async reencrypt(): Promise<ReencryptResult> {
+    return reencryptRecords(
+      this.#client,
+      `${this.#prefix}subscription:`,
+      this.#sealer,
+      async (redisKey, node) => (await node.hget(redisKey, 'k')) ?? undefined,
+    )
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {

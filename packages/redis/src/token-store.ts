@@ -1,4 +1,10 @@
-import type { TokenRecord, TokenStore } from '@scheduling-kit/core'
+import type {
+  CredentialCipher,
+  ReencryptResult,
+  TokenRecord,
+  TokenStore,
+} from '@scheduling-kit/core'
+import { cipherOption, decodeStoreKey, RecordSealer } from '@scheduling-kit/core/adapter'
 import { warnIfEvicting } from './eviction.js'
 import {
   checkOptions,
@@ -7,11 +13,19 @@ import {
   RELEASE_LEASE,
   type RedisClient,
   type RedisStoreOptions,
+  reencryptRecords,
   script,
   takeLease,
 } from './scripts.js'
 
-export interface RedisTokenStoreOptions extends RedisStoreOptions {}
+export interface RedisTokenStoreOptions extends RedisStoreOptions {
+  /**
+   * Seals every record (`createCredentialCipher`): the hash holds no token, only a sealed
+   * value bound to its key. Records stored before are read, and sealed on their next write
+   * or by `reencrypt()`.
+   */
+  cipher?: CredentialCipher
+}
 
 /** How long a deleted record's version is kept, so a write based on a read before the delete fails. */
 const TOMBSTONE_MS = 24 * 60 * 60_000
@@ -57,11 +71,13 @@ return 0`)
 export class RedisTokenStore implements TokenStore {
   readonly #client: RedisClient
   readonly #prefix: string
+  readonly #sealer: RecordSealer<TokenRecord>
 
   constructor(options: RedisTokenStoreOptions) {
     checkOptions('RedisTokenStore', options)
     this.#client = options.client
     this.#prefix = options.prefix ?? DEFAULT_PREFIX
+    this.#sealer = new RecordSealer(cipherOption('RedisTokenStore', options.cipher), 'token')
     warnIfEvicting(this.#client, options.logger)
   }
 
@@ -76,11 +92,11 @@ export class RedisTokenStore implements TokenStore {
   async get(key: string): Promise<TokenRecord | undefined> {
     const [version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
     if (json === null || json === undefined) return undefined
-    return { ...(JSON.parse(json) as TokenRecord), version: Number(version) }
+    return { ...(await this.#sealer.read(key, json)), version: Number(version) }
   }
 
   async set(key: string, record: TokenRecord): Promise<void> {
-    await SET(this.#client, [this.#record(key)], [serialize(record)])
+    await SET(this.#client, [this.#record(key)], [await this.#serialize(key, record)])
   }
 
   async delete(key: string): Promise<void> {
@@ -93,10 +109,28 @@ export class RedisTokenStore implements TokenStore {
     expectedVersion: number | undefined,
   ): Promise<boolean> {
     const expected = expectedVersion === undefined ? '' : String(expectedVersion)
-    return (
-      (await COMPARE_AND_SET(this.#client, [this.#record(key)], [serialize(record), expected])) ===
-      1
+    const value = await this.#serialize(key, record)
+    return (await COMPARE_AND_SET(this.#client, [this.#record(key)], [value, expected])) === 1
+  }
+
+  /**
+   * Seals every record not sealed with the cipher's current key (sealed with an older one,
+   * or stored before the cipher was given), in place: its version is kept, and a record a
+   * write changes meanwhile is left to that write. Safe while instances serve traffic; run it
+   * after making a new key current, then drop the old key once `failed` is empty.
+   */
+  async reencrypt(): Promise<ReencryptResult> {
+    const start = `${this.#prefix}token:`
+    // `<prefix>token:{<encoded key>}`: the key between the braces.
+    return reencryptRecords(this.#client, start, this.#sealer, async (redisKey) =>
+      decodeStoreKey(redisKey.slice(start.length + 1, -1)),
     )
+  }
+
+  /** The record as stored, without the version (the hash keeps that): JSON, or sealed. */
+  #serialize(key: string, record: TokenRecord): Promise<string> {
+    const { version: _, ...rest } = record
+    return this.#sealer.write(key, rest)
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -106,10 +140,4 @@ export class RedisTokenStore implements TokenStore {
   async releaseLease(key: string, owner: string): Promise<void> {
     await RELEASE_LEASE(this.#client, [this.#lease(key)], [owner])
   }
-}
-
-/** The record as JSON, without the version (the hash keeps that). */
-function serialize(record: TokenRecord): string {
-  const { version: _, ...rest } = record
-  return JSON.stringify(rest)
 }

@@ -1,4 +1,11 @@
-import { createHmac } from 'node:crypto'
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto'
 import type { HmacProvider } from './provider.js'
 
 /** 0 for each ASCII hex digit's code (0-9, A-F, a-f), 1 for every other code below 128. */
@@ -7,6 +14,36 @@ for (const c of '0123456789abcdefABCDEF') NOT_HEX[c.charCodeAt(0)] = 0
 
 export const nodeCrypto: HmacProvider = {
   name: 'node',
+  aesGcm: {
+    async importKey(raw) {
+      return createSecretKey(raw)
+    },
+    randomIv: () => randomBytes(12).toString('base64url'),
+    encrypt(key, iv, aad, plaintext) {
+      const cipher = createCipheriv('aes-256-gcm', key as KeyObject, Buffer.from(iv, 'base64url'))
+      cipher.setAAD(Buffer.from(aad))
+      const head = cipher.update(plaintext, 'utf8', 'base64url')
+      return [head + cipher.final('base64url'), cipher.getAuthTag().toString('base64url')]
+    },
+    decrypt(key, iv, aad, ciphertext, tag) {
+      const decipher = createDecipheriv(
+        'aes-256-gcm',
+        key as KeyObject,
+        Buffer.from(iv, 'base64url'),
+        {
+          authTagLength: 16,
+        },
+      )
+      decipher.setAAD(Buffer.from(aad))
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+      const head = decipher.update(ciphertext, 'base64url', 'utf8')
+      try {
+        return head + decipher.final('utf8')
+      } catch {
+        return undefined // the tag does not match
+      }
+    },
+  },
   async sign(secret, data) {
     return createHmac('sha256', secret).update(data).digest()
   },

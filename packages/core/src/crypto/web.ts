@@ -1,4 +1,4 @@
-import { fromHex, toBytes } from '../bytes.js'
+import { fromBase64Url, fromHex, toBase64Url, toBytes, utf8 } from '../bytes.js'
 import type { HmacProvider } from './provider.js'
 
 const MAX_CACHED_KEYS = 256
@@ -26,8 +26,59 @@ function keyFor(secret: string): Promise<CryptoKey> {
 // Web Crypto wants a BufferSource backed by an ArrayBuffer; Uint8Array<ArrayBufferLike> is fine at run time.
 type Source = Parameters<SubtleCrypto['sign']>[2]
 
+/** `ciphertext || tag`, as Web Crypto takes them. */
+function joined(ciphertext: string, tag: string): Uint8Array {
+  const body = fromBase64Url(ciphertext)!
+  const out = new Uint8Array(body.length + 16)
+  out.set(body)
+  out.set(fromBase64Url(tag)!, body.length)
+  return out
+}
+
 export const webCrypto: HmacProvider = {
   name: 'web',
+  aesGcm: {
+    importKey: (raw) =>
+      globalThis.crypto.subtle.importKey('raw', raw as Source, 'AES-GCM', false, [
+        'encrypt',
+        'decrypt',
+      ]),
+    randomIv: () => toBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(12))),
+    async encrypt(key, iv, aad, plaintext) {
+      const sealed = new Uint8Array(
+        await globalThis.crypto.subtle.encrypt(
+          {
+            name: 'AES-GCM',
+            iv: fromBase64Url(iv) as Source,
+            additionalData: encoder.encode(aad),
+            tagLength: 128,
+          },
+          key as CryptoKey,
+          encoder.encode(plaintext),
+        ),
+      )
+      const end = sealed.length - 16
+      return [toBase64Url(sealed.subarray(0, end)), toBase64Url(sealed.subarray(end))]
+    },
+    async decrypt(key, iv, aad, ciphertext, tag) {
+      let plain: ArrayBuffer
+      try {
+        plain = await globalThis.crypto.subtle.decrypt(
+          {
+            name: 'AES-GCM',
+            iv: fromBase64Url(iv) as Source,
+            additionalData: encoder.encode(aad),
+            tagLength: 128,
+          },
+          key as CryptoKey,
+          joined(ciphertext, tag) as Source,
+        )
+      } catch {
+        return undefined // the tag does not match
+      }
+      return utf8(new Uint8Array(plain))
+    },
+  },
   async sign(secret, data) {
     const mac = await globalThis.crypto.subtle.sign(
       'HMAC',

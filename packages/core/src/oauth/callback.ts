@@ -161,7 +161,7 @@ export async function callback<Req>(
   )
   const cookies = [
     clearStateCookie(request, settings.secure),
-    await connectionCookie(key, connection, settings.cookieSecret, settings.secure),
+    await connectionCookie(key, connection, settings.cookieSecrets, settings.secure),
   ]
   const target = signIn.r ?? settings.successRedirect
   if (webhookFailure === undefined) return redirect(target, cookies)

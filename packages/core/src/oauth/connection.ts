@@ -2,6 +2,7 @@ import { randomToken } from '../bytes.js'
 import type { HeadersInput } from '../headers.js'
 import type { TokenStore } from '../tokens/store.js'
 import {
+  type CookieSecrets,
   cookieName,
   parseCookies,
   readSignedCookie,
@@ -54,7 +55,7 @@ export interface ReadConnectionOptions {
 /** The connection a browser's cookie names, checked; `undefined` when it does not count. */
 export async function readConnection(
   headers: HeadersInput,
-  cookieSecret: string,
+  cookieSecret: CookieSecrets,
   options: ReadConnectionOptions = {},
 ): Promise<Connection | undefined> {
   const cookies = parseCookies(headers)
@@ -88,7 +89,7 @@ export async function readConnection(
  */
 export async function readConnectedKey(
   headers: HeadersInput,
-  cookieSecret: string,
+  cookieSecret: CookieSecrets,
   options?: ReadConnectionOptions,
 ): Promise<string | undefined> {
   return (await readConnection(headers, cookieSecret, options))?.k
@@ -103,7 +104,7 @@ export function newConnectionNonce(): string {
 export async function connectionCookie(
   key: string,
   nonce: string,
-  cookieSecret: string,
+  cookieSecret: CookieSecrets,
   secure: boolean,
 ): Promise<string> {
   const name = cookieName(CONNECTION_COOKIE, secure)

@@ -69,18 +69,34 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
 // The cookie's name is signed with its value, so one signed cookie cannot stand in for another.
 const signingInput = (name: string, payload: string) => toBytes(`scheduling-kit:${name}:${payload}`)
 
-/** `payload.signature`, both base64url; the payload is JSON. */
-export async function signCookie(name: string, value: unknown, secret: string): Promise<string> {
+/**
+ * The cookie secret, or several, newest first: cookies are signed with the first and read
+ * with any, so a new secret is put first and an old one dropped once its cookies have expired.
+ */
+export type CookieSecrets = string | readonly string[]
+
+const secretsOf = (secrets: CookieSecrets): readonly string[] =>
+  typeof secrets === 'string' ? [secrets] : secrets
+
+/** `payload.signature`, both base64url; the payload is JSON. Signed with the newest secret. */
+export async function signCookie(
+  name: string,
+  value: unknown,
+  secrets: CookieSecrets,
+): Promise<string> {
   const payload = toBase64Url(JSON.stringify(value))
-  const mac = await defaultProvider.sign(secret, signingInput(name, payload))
+  const mac = await defaultProvider.sign(secretsOf(secrets)[0]!, signingInput(name, payload))
   return `${payload}.${toBase64Url(mac)}`
 }
 
-/** The JSON a signed cookie holds, or `undefined` when it is malformed or its signature is wrong. */
+/**
+ * The JSON a signed cookie holds, or `undefined` when it is malformed or no secret's signature
+ * matches.
+ */
 export async function readSignedCookie(
   name: string,
   cookie: string | undefined | null,
-  secret: string,
+  secrets: CookieSecrets,
 ): Promise<unknown> {
   if (cookie === undefined || cookie === null) return undefined
   const dot = cookie.lastIndexOf('.')
@@ -89,7 +105,15 @@ export async function readSignedCookie(
   const mac = fromBase64Url(cookie.slice(dot + 1))
   if (mac === undefined || mac.length !== 32) return undefined
   const hex = toHexUpper(mac).toLowerCase()
-  if (!(await defaultProvider.verify(secret, signingInput(name, payload), hex))) return undefined
+  const input = signingInput(name, payload)
+  let signed = false
+  for (const secret of secretsOf(secrets)) {
+    if (await defaultProvider.verify(secret, input, hex)) {
+      signed = true
+      break
+    }
+  }
+  if (!signed) return undefined
   const json = fromBase64Url(payload)
   if (json === undefined) return undefined
   try {

@@ -45,7 +45,7 @@ export async function disconnect<Req>(
         () => 'The connection could not be checked against the token store.',
         async () =>
           (
-            await readConnection(request.headers, settings.cookieSecret, {
+            await readConnection(request.headers, settings.cookieSecrets, {
               secure: settings.secure,
               tokenStore: settings.store,
             })

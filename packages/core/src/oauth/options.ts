@@ -31,8 +31,13 @@ export interface OAuthRoutesOptions<Req = unknown> {
   apiUrl?: string
   /** Where the tokens go: your store. */
   tokenStore: TokenStore
-  /** Signs the state and connection cookies: 32+ random characters, the same in every process. */
-  cookieSecret?: string
+  /**
+   * Signs the state and connection cookies: 32+ random characters, the same in every process.
+   * To rotate it, give a list, newest first: cookies are signed with the first and accepted
+   * with any; drop an old secret once its cookies have expired (the connection cookie lives
+   * 30 days by default).
+   */
+  cookieSecret?: string | readonly string[]
   /** The store key for a connected account. Default: the account's `id` from `GET /me`. */
   key?: (request: Req, account: AccountInfo) => string | Promise<string>
   /** Identifies the account from its new access token. Default: `GET {apiUrl}/me`. */
@@ -132,7 +137,8 @@ export interface RouteSettings<Req> {
   options: OAuthRoutesOptions<Req>
   oauth: OAuthClient
   store: TokenStore
-  cookieSecret: string
+  /** The cookie secrets, newest first (at least one). */
+  cookieSecrets: readonly string[]
   stateTtl: number
   states: DedupeStore
   /** PKCE on every sign-in (option `pkce`). */
@@ -160,14 +166,21 @@ export function defaultStateStore(stateTtl: number): MemoryDedupeStore {
 
 let warnedAboutSecret = false
 
-function cookieSecretOf(options: OAuthRoutesOptions<never>, logger: Logger | undefined): string {
-  const secret = options.cookieSecret
-  if (secret !== undefined && typeof secret !== 'string') {
+function cookieSecretsOf(
+  options: OAuthRoutesOptions<never>,
+  logger: Logger | undefined,
+): readonly string[] {
+  const given = options.cookieSecret
+  const list = typeof given === 'string' ? [given] : given
+  if (
+    list !== undefined &&
+    (!Array.isArray(list) || list.some((secret) => typeof secret !== 'string'))
+  ) {
     throw new ConfigError(
-      `schedulingOAuth: cookieSecret must be a string (32+ random characters), got ${typeof secret}.`,
+      `schedulingOAuth: cookieSecret must be a string (32+ random characters) or a list of them, newest first; got ${Array.isArray(list) ? 'a list with something else in it' : typeof given}.`,
     )
   }
-  if (secret === undefined || secret === '') {
+  if (list === undefined || list.length === 0 || (list.length === 1 && list[0] === '')) {
     if (!warnedAboutSecret) {
       warnedAboutSecret = true
       ;(logger ?? consoleLogger).warn(
@@ -176,14 +189,16 @@ function cookieSecretOf(options: OAuthRoutesOptions<never>, logger: Logger | und
           '(32+ random characters) in production.',
       )
     }
-    return randomToken(32)
+    return [randomToken(32)]
   }
-  if (secret.length < 16) {
-    throw new ConfigError(
-      'schedulingOAuth: cookieSecret must be at least 16 characters (32+ random ones are best).',
-    )
-  }
-  return secret
+  list.forEach((secret: string, i: number) => {
+    if (secret.length < 16) {
+      throw new ConfigError(
+        `schedulingOAuth: cookieSecret${list.length > 1 ? ` ${i + 1} of ${list.length}` : ''} must be at least 16 characters (32+ random ones are best).`,
+      )
+    }
+  })
+  return [...list]
 }
 
 function originsOf(redirectUri: string, allowed: readonly string[] = []): Set<string> {
@@ -250,7 +265,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
       'schedulingOAuth: subscriptions must be what createWebhookSubscriptions returns.',
     )
   }
-  const cookieSecret = cookieSecretOf(options as OAuthRoutesOptions<never>, logger)
+  const cookieSecrets = cookieSecretsOf(options as OAuthRoutesOptions<never>, logger)
   const origins = originsOf(options.redirectUri, options.allowedOrigins)
   const identify =
     options.identify ??
@@ -265,7 +280,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
     options,
     oauth,
     store: options.tokenStore,
-    cookieSecret,
+    cookieSecrets,
     stateTtl,
     states,
     pkce: options.pkce ?? true,

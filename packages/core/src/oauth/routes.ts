@@ -189,7 +189,7 @@ export function createOAuthRoutes<Req = unknown>(
   return {
     oauth: settings.oauth,
     connectedKey: (headers) =>
-      readConnectedKey(headers, settings.cookieSecret, {
+      readConnectedKey(headers, settings.cookieSecrets, {
         secure: settings.secure,
         tokenStore: settings.store,
       }),

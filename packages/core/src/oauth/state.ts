@@ -65,7 +65,7 @@ export async function startSignIn(
     codeChallenge = await sha256Base64Url(value.v)
   }
   const name = cookieName(STATE_COOKIE, settings.secure)
-  const signed = await signCookie(name, value, settings.cookieSecret)
+  const signed = await signCookie(name, value, settings.cookieSecrets)
   const cookie = serializeCookie(name, signed, {
     path: statePath(request, settings.secure),
     maxAgeSeconds: Math.ceil(settings.stateTtl / 1000),
@@ -103,7 +103,7 @@ export async function checkState(
       'The sign-in cookie was sent more than once (another site on this domain may have set one): start again from the login link.',
     )
   }
-  const value = await readSignedCookie(name, sent, settings.cookieSecret)
+  const value = await readSignedCookie(name, sent, settings.cookieSecrets)
   if (!isSignInState(value)) {
     throw new OAuthFlowError(
       sent === undefined ? 'state_missing' : 'state_invalid',

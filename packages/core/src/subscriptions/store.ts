@@ -1,3 +1,6 @@
+import type { CredentialCipher } from '../credentials/cipher.js'
+import { cipherOption, RecordSealer } from '../credentials/sealed.js'
+
 /** One webhook this app created for an account, with the secret the service gave it. */
 export interface SubscribedWebhook {
   /** `wh_...` */
@@ -76,14 +79,34 @@ export function copyRecord(record: SubscriptionRecord): SubscriptionRecord {
  * Subscriptions in this process's memory: for one instance, tests and the demo. Several
  * instances need `RedisSubscriptionStore` or `PostgresSubscriptionStore`.
  */
+export interface MemorySubscriptionStoreOptions {
+  /** Seals each record in memory (`createCredentialCipher`): no webhook secret in the clear. */
+  cipher?: CredentialCipher
+}
+
 export class MemorySubscriptionStore implements SubscriptionStore {
-  readonly #records = new Map<string, StoredSubscription>()
+  // Each record with the ids of its webhooks; the record itself sealed when there is a cipher.
+  readonly #records = new Map<
+    string,
+    { value: SubscriptionRecord | string; ids: string[]; version: number }
+  >()
   readonly #byWebhook = new Map<string, string>()
   readonly #leases = new Map<string, { owner: string; until: number }>()
+  readonly #sealer: RecordSealer<SubscriptionRecord> | undefined
+
+  constructor(options: MemorySubscriptionStoreOptions = {}) {
+    const cipher = cipherOption('MemorySubscriptionStore', options.cipher)
+    this.#sealer = cipher === undefined ? undefined : new RecordSealer(cipher, 'subscription')
+  }
 
   async get(key: string): Promise<StoredSubscription | undefined> {
     const found = this.#records.get(key)
-    return found === undefined ? undefined : { ...copyRecord(found), version: found.version }
+    if (found === undefined) return undefined
+    const record =
+      this.#sealer === undefined
+        ? copyRecord(found.value as SubscriptionRecord)
+        : await this.#sealer.read(key, found.value)
+    return { ...record, version: found.version }
   }
 
   async compareAndSet(
@@ -91,19 +114,23 @@ export class MemorySubscriptionStore implements SubscriptionStore {
     record: SubscriptionRecord,
     expectedVersion: number | undefined,
   ): Promise<boolean> {
+    if (this.#records.get(key)?.version !== expectedVersion) return false
+    const copy = copyRecord(record)
+    const value = this.#sealer === undefined ? copy : await this.#sealer.write(key, copy)
+    // Sealing awaited: the version is checked again, so the write stays atomic.
     const current = this.#records.get(key)
-    if ((current?.version ?? undefined) !== expectedVersion) return false
-    for (const w of current?.webhooks ?? []) this.#byWebhook.delete(w.id)
-    const next = { ...copyRecord(record), version: (current?.version ?? 0) + 1 }
-    this.#records.set(key, next)
-    for (const w of next.webhooks) this.#byWebhook.set(w.id, key)
+    if (current?.version !== expectedVersion) return false
+    for (const id of current?.ids ?? []) this.#byWebhook.delete(id)
+    const ids = copy.webhooks.map((w) => w.id)
+    this.#records.set(key, { value, ids, version: (current?.version ?? 0) + 1 })
+    for (const id of ids) this.#byWebhook.set(id, key)
     return true
   }
 
   async delete(key: string, expectedVersion: number): Promise<boolean> {
     const current = this.#records.get(key)
     if (current === undefined || current.version !== expectedVersion) return false
-    for (const w of current.webhooks) this.#byWebhook.delete(w.id)
+    for (const id of current.ids) this.#byWebhook.delete(id)
     this.#records.delete(key)
     return true
   }

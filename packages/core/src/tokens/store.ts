@@ -1,3 +1,5 @@
+import type { CredentialCipher } from '../credentials/cipher.js'
+import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { TokenRecord } from './record.js'
 
 /**
@@ -38,6 +40,11 @@ export interface TokenStore {
 export interface MemoryTokenStoreOptions {
   /** Clock for lease expiry, for tests. */
   now?: () => number
+  /**
+   * Seals each record in memory (`createCredentialCipher`), so a heap snapshot or a core
+   * dump holds no token in the clear.
+   */
+  cipher?: CredentialCipher
 }
 
 /**
@@ -50,21 +57,30 @@ export interface MemoryTokenStoreOptions {
  * ```
  */
 export class MemoryTokenStore implements TokenStore {
-  readonly #records = new Map<string, TokenRecord & { version: number }>()
+  // A record without a cipher, its sealed JSON with one.
+  readonly #records = new Map<string, { value: TokenRecord | string; version: number }>()
   readonly #leases = new Map<string, { owner: string; expiresAt: number }>()
   readonly #now: () => number
+  readonly #sealer: RecordSealer<TokenRecord> | undefined
 
   constructor(options: MemoryTokenStoreOptions = {}) {
     this.#now = options.now ?? Date.now
+    const cipher = cipherOption('MemoryTokenStore', options.cipher)
+    this.#sealer = cipher === undefined ? undefined : new RecordSealer(cipher, 'token')
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {
-    const record = this.#records.get(key)
-    return record === undefined ? undefined : structuredClone(record)
+    const stored = this.#records.get(key)
+    if (stored === undefined) return undefined
+    const record =
+      this.#sealer === undefined
+        ? structuredClone(stored.value as TokenRecord)
+        : await this.#sealer.read(key, stored.value)
+    return { ...record, version: stored.version }
   }
 
   async set(key: string, record: TokenRecord): Promise<void> {
-    this.#write(key, record)
+    this.#store(key, await this.#value(key, record))
   }
 
   async delete(key: string): Promise<void> {
@@ -78,7 +94,10 @@ export class MemoryTokenStore implements TokenStore {
     expectedVersion: number | undefined,
   ): Promise<boolean> {
     if (this.#records.get(key)?.version !== expectedVersion) return false
-    this.#write(key, record)
+    const value = await this.#value(key, record)
+    // Sealing awaited: the version is checked again, so the write stays atomic.
+    if (this.#records.get(key)?.version !== expectedVersion) return false
+    this.#store(key, value)
     return true
   }
 
@@ -94,8 +113,13 @@ export class MemoryTokenStore implements TokenStore {
     if (this.#leases.get(key)?.owner === owner) this.#leases.delete(key)
   }
 
-  #write(key: string, record: TokenRecord): void {
+  async #value(key: string, record: TokenRecord): Promise<TokenRecord | string> {
+    const { version: _, ...rest } = record
+    return this.#sealer === undefined ? structuredClone(rest) : this.#sealer.write(key, rest)
+  }
+
+  #store(key: string, value: TokenRecord | string): void {
     const version = (this.#records.get(key)?.version ?? 0) + 1
-    this.#records.set(key, { ...structuredClone(record), version })
+    this.#records.set(key, { value, version })
   }
 }

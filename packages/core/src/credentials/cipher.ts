@@ -1,0 +1,289 @@
+import { fromBase64Url, fromHex, randomToken } from '../bytes.js'
+import { defaultProvider } from '../crypto/default.js'
+import type { AesGcmProvider } from '../crypto/provider.js'
+import { ConfigError, CredentialError } from '../errors.js'
+
+/** The envelope's format tag: the first field of every sealed value. */
+const FORMAT = 'skc1'
+const PREFIX = `${FORMAT}.`
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/
+const BASE64URL = /^[A-Za-z0-9_-]*$/
+/** Last characters allowed where a base64url text ends in unused bits, by `length % 4`. */
+const CANONICAL_LAST: Record<number, RegExp> = { 2: /[AQgw]$/, 3: /[AEIMQUYcgkosw048]$/ }
+
+/**
+ * A key given to `createCredentialCipher`: 32 random bytes, as base64 or base64url (what
+ * `openssl rand -base64 32` prints), as 64 hex digits, or as the bytes themselves.
+ */
+export type CredentialKey = string | Uint8Array
+
+export interface CredentialCipherOptions {
+  /**
+   * Every key a record may have been sealed with, by id (letters, digits, `_`, `-`; at most
+   * 32). Keep an old key here until `reencrypt()` has moved every record off it.
+   */
+  keys: Record<string, CredentialKey>
+  /** The id of the key new records are sealed with. */
+  current: string
+  /**
+   * What a record stored before encryption was turned on is: `'accept'` (default) reads it, and
+   * its next write (or `reencrypt()`) seals it; `'refuse'` throws `credential_plaintext`, once
+   * every record is sealed, so a plaintext record planted in the store is never used.
+   */
+  plaintext?: 'accept' | 'refuse'
+}
+
+/**
+ * What a stored value is bound to: the store's kind and the record's key, and for a sealed
+ * field its name. A value sealed for one context does not open in another: a record copied
+ * onto another account's key is refused instead of connecting the wrong account.
+ */
+export type CredentialContext = readonly string[]
+
+/** What `open` read: the plaintext and the key that sealed it. */
+export interface OpenedCredential {
+  plaintext: string
+  keyId: string
+}
+
+/**
+ * Seals credentials at rest with AES-256-GCM (node:crypto on Node and Bun, Web Crypto
+ * elsewhere; the same envelope on every runtime). Stores take it as their `cipher` option.
+ */
+export interface CredentialCipher {
+  /** The id of the key new values are sealed with. */
+  readonly currentKeyId: string
+  /** Every key id this cipher opens, the current one first. */
+  readonly keyIds: readonly string[]
+  /** Whether a value stored before encryption is read (`'accept'`) or refused. */
+  readonly plaintext: 'accept' | 'refuse'
+  /**
+   * Seals a plaintext for a context under the current key, with a fresh random IV:
+   * `skc1.<key id>.<context check>.<iv>.<ciphertext>.<tag>`.
+   */
+  seal(plaintext: string, context: CredentialContext): Promise<string>
+  /**
+   * Opens a sealed value for the context it was sealed for. Throws a `CredentialError`
+   * naming the key id and the context's key: `credential_key_unknown`, `credential_mismatch`
+   * (sealed for another context), `credential_tampered` (the tag does not authenticate it:
+   * changed, or a different key under the same id) or `credential_malformed`.
+   */
+  open(sealed: string, context: CredentialContext): Promise<OpenedCredential>
+  /** The key id a sealed value names; `undefined` when the value is not sealed. */
+  keyIdOf(value: string): string | undefined
+}
+
+/** True for a value `seal` wrote (by its format tag; it is not opened). */
+export function isSealedCredential(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(PREFIX)
+}
+
+/**
+ * A new random key for `createCredentialCipher`, base64url: keep it in your secret manager or
+ * environment, never beside the data it protects.
+ *
+ * @example
+ * ```ts
+ * // node -e "import('@scheduling-kit/core').then(m => console.log(m.generateCredentialKey()))"
+ * ```
+ */
+export function generateCredentialKey(): string {
+  return randomToken(32)
+}
+
+/** 32 bytes from a key as given; `undefined` when it is not 32 bytes in any accepted form. */
+function keyBytes(key: CredentialKey): Uint8Array | undefined {
+  if (key instanceof Uint8Array) return key.length === 32 ? key : undefined
+  if (typeof key !== 'string') return undefined
+  const text = key.trim()
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return fromHex(text)
+  const bytes = fromBase64Url(text.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'))
+  return bytes?.length === 32 ? bytes : undefined
+}
+
+/**
+ * A check of the context, kept in the envelope in the clear: FNV-1a over its UTF-16, 8 hex
+ * digits. It only tells a record copied from another key (`credential_mismatch`) from one
+ * changed in place (`credential_tampered`); the authenticated data is what refuses both.
+ */
+function contextCheck(context: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < context.length; i++) {
+    hash ^= context.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0')
+}
+
+/** The context as one string: JSON keeps every key distinct (lone surrogates escaped). */
+const contextText = (context: CredentialContext) => JSON.stringify(context)
+
+/** The key a context names, for error messages: its second part (`[kind, key, ...]`). */
+const storeKeyOf = (context: CredentialContext) => context[1] ?? context[0] ?? ''
+
+function canonical(text: string, length?: number): boolean {
+  if (!BASE64URL.test(text) || text.length % 4 === 1) return false
+  if (length !== undefined && text.length !== length) return false
+  return CANONICAL_LAST[text.length % 4]?.test(text) ?? true
+}
+
+/**
+ * A cipher for credentials at rest. Give it to every store (`cipher` option) of every
+ * instance: AES-256-GCM, a versioned envelope naming the key id, a random IV per write, and
+ * the record's store key bound as additional data.
+ *
+ * Rotation: add the new key to `keys` everywhere first; then make it `current`; then run the
+ * stores' `reencrypt()`; then drop the old key.
+ *
+ * @example
+ * ```ts
+ * const cipher = createCredentialCipher({
+ *   keys: { '2026-11': process.env.CREDENTIAL_KEY! },
+ *   current: '2026-11',
+ * })
+ * const tokenStore = new RedisTokenStore({ client: redis, cipher })
+ * ```
+ */
+export function createCredentialCipher(options: CredentialCipherOptions): CredentialCipher {
+  return cipherWith(defaultProvider.aesGcm, options)
+}
+
+/** @internal The cipher on a given AES-GCM implementation (tests seal on one, open on the other). */
+export function cipherWith(
+  aes: AesGcmProvider,
+  options: CredentialCipherOptions,
+): CredentialCipher {
+  const who = 'createCredentialCipher'
+  if (typeof options?.keys !== 'object' || options.keys === null) {
+    throw new ConfigError(`${who}: pass { keys: { <id>: <32-byte key> }, current: <id> }.`)
+  }
+  const raw = new Map<string, Uint8Array>()
+  for (const [id, key] of Object.entries(options.keys)) {
+    if (!KEY_ID.test(id)) {
+      throw new ConfigError(
+        `${who}: key id ${JSON.stringify(id.slice(0, 40))} must be 1-32 letters, digits, _ or -.`,
+      )
+    }
+    const bytes = keyBytes(key)
+    if (bytes === undefined) {
+      throw new ConfigError(
+        `${who}: key "${id}" must be 32 random bytes, as base64 (openssl rand -base64 32), base64url, 64 hex digits or a Uint8Array.`,
+      )
+    }
+    raw.set(id, bytes)
+  }
+  const current = options.current
+  if (typeof current !== 'string' || !raw.has(current)) {
+    throw new ConfigError(
+      `${who}: current must name one of the keys (${[...raw.keys()].join(', ') || 'none given'}).`,
+    )
+  }
+  const plaintext = options.plaintext ?? 'accept'
+  if (plaintext !== 'accept' && plaintext !== 'refuse') {
+    throw new ConfigError(`${who}: plaintext must be 'accept' or 'refuse'.`)
+  }
+  // Imported on first use, each once; the raw bytes are not kept past that.
+  const imported = new Map<string, Promise<unknown>>()
+  const keyFor = (id: string): Promise<unknown> | undefined => {
+    let key = imported.get(id)
+    if (key === undefined) {
+      const bytes = raw.get(id)
+      if (bytes === undefined) return undefined
+      key = aes.importKey(bytes)
+      imported.set(id, key)
+      raw.delete(id)
+    }
+    return key
+  }
+  const keyIds = [current, ...[...raw.keys()].filter((id) => id !== current)]
+  const known = new Set(keyIds)
+
+  function fail(
+    code: CredentialError['code'],
+    context: CredentialContext,
+    keyId: string | undefined,
+    why: string,
+  ): never {
+    throw new CredentialError(code, storeKeyOf(context), keyId, why)
+  }
+
+  return {
+    currentKeyId: current,
+    keyIds,
+    plaintext,
+    async seal(text, context) {
+      const ctx = contextText(context)
+      const header = `${PREFIX}${current}.${contextCheck(ctx)}.`
+      const iv = aes.randomIv()
+      const [ciphertext, tag] = await aes.encrypt(await keyFor(current)!, iv, header + ctx, text)
+      return `${header}${iv}.${ciphertext}.${tag}`
+    },
+    async open(sealed, context) {
+      const parts = typeof sealed === 'string' ? sealed.split('.') : []
+      const keyId = parts[1]
+      if (parts[0] !== FORMAT || keyId === undefined || !KEY_ID.test(keyId)) {
+        fail(
+          'credential_malformed',
+          context,
+          undefined,
+          'it is not a sealed credential (skc1.<key id>...)',
+        )
+      }
+      if (!known.has(keyId)) {
+        fail(
+          'credential_key_unknown',
+          context,
+          keyId,
+          `this cipher has no key "${keyId}" (it has ${keyIds.join(', ')}): add it to keys`,
+        )
+      }
+      const [, , check, iv, ciphertext, tag] = parts
+      if (parts.length !== 6) {
+        fail(
+          'credential_malformed',
+          context,
+          keyId,
+          `it has ${parts.length} fields, not 6 (a part is missing)`,
+        )
+      }
+      if (
+        !/^[0-9a-f]{8}$/.test(check!) ||
+        !canonical(iv!, 16) ||
+        !canonical(ciphertext!) ||
+        !canonical(tag!, 22)
+      ) {
+        fail(
+          'credential_malformed',
+          context,
+          keyId,
+          'a field is not what it must be (context check, IV, ciphertext or tag)',
+        )
+      }
+      const ctx = contextText(context)
+      if (check !== contextCheck(ctx)) {
+        fail(
+          'credential_mismatch',
+          context,
+          keyId,
+          'it was sealed for another key: a record copied from another account is never used',
+        )
+      }
+      const header = `${PREFIX}${keyId}.${check}.`
+      const text = await aes.decrypt(await keyFor(keyId)!, iv!, header + ctx, ciphertext!, tag!)
+      if (text === undefined) {
+        fail(
+          'credential_tampered',
+          context,
+          keyId,
+          `it does not authenticate under key "${keyId}": it was changed, or "${keyId}" is not the key that sealed it`,
+        )
+      }
+      return { plaintext: text, keyId }
+    },
+    keyIdOf(value) {
+      if (!isSealedCredential(value)) return undefined
+      const end = value.indexOf('.', PREFIX.length)
+      return end < 0 ? undefined : value.slice(PREFIX.length, end)
+    },
+  }
+}
