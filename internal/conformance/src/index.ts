@@ -1,4 +1,5 @@
 export { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
+export { encodingsOf, revealed, runSealedStoreAttacks, type SealedBackend } from './at-rest.js'
 export {
   ADAPTER_REEXPORTS,
   expectAdapterExports,

@@ -1,0 +1,217 @@
+import { randomBytes } from 'node:crypto'
+import {
+  type CredentialCipher,
+  createCredentialCipher,
+  generateCredentialKey,
+  isSchedulingError,
+  type ReencryptResult,
+  type SubscriptionRecord,
+  type SubscriptionStore,
+  type TokenRecord,
+  type TokenStore,
+} from '@scheduling-kit/core'
+import { describe, expect, it } from 'vitest'
+
+type Kind = 'token' | 'subscription'
+type Sweeping<S> = S & { reencrypt(): Promise<ReencryptResult> }
+
+/** A store backend as the attacks on sealed records reach it: its stores, and its raw data. */
+export interface SealedBackend {
+  name: string
+  tokens(cipher?: CredentialCipher): Sweeping<TokenStore>
+  subscriptions(cipher?: CredentialCipher): Sweeping<SubscriptionStore>
+  /** Everything the backend holds for these stores, as text: every key, field, row and column. */
+  dump(): Promise<string>
+  /** A record as stored: its JSON, or its sealed string (without JSON quotes). */
+  readRaw(kind: Kind, key: string): Promise<string>
+  /** Puts a raw value where a record is stored, as an attacker with write access would. */
+  writeRaw(kind: Kind, key: string, value: string): Promise<void>
+}
+
+/**
+ * A secret as it could appear in a dump: as it is, in hex, in base64 and base64url at each of
+ * the three byte alignments (the middle, which does not depend on what surrounds it), and
+ * URL-encoded.
+ */
+export function encodingsOf(secret: string): string[] {
+  const out = new Set([secret, encodeURIComponent(secret)])
+  const bytes = Buffer.from(secret)
+  out.add(bytes.toString('hex'))
+  out.add(bytes.toString('hex').toUpperCase())
+  for (let offset = 0; offset < 3; offset++) {
+    const shifted = Buffer.concat([Buffer.alloc(offset, 0x20), bytes])
+    for (const form of ['base64', 'base64url'] as const) {
+      out.add(shifted.toString(form).slice(4, -4))
+    }
+  }
+  return [...out]
+}
+
+/** The secrets a dump shows, in any of their encodings. */
+export function revealed(dump: string, secrets: readonly string[]): string[] {
+  return secrets.filter((secret) => encodingsOf(secret).some((form) => dump.includes(form)))
+}
+
+const token = (kind: string) => `${kind}_${randomBytes(18).toString('hex')}`
+const unique = (name: string) => `at-rest:${name}:${randomBytes(4).toString('hex')}`
+
+function tokens(): TokenRecord {
+  return {
+    accessToken: token('at'),
+    refreshToken: token('rt'),
+    tokenType: 'bearer',
+    expiresAt: Date.now() + 7_200_000,
+    obtainedAt: Date.now(),
+    account: { id: 'acct', email: 'ada@example.com' },
+  }
+}
+
+function subscription(): SubscriptionRecord {
+  return {
+    active: true,
+    updatedAt: Date.now(),
+    webhooks: [
+      {
+        id: `wh_${randomBytes(8).toString('hex')}`,
+        secret: token('whsec'),
+        url: 'https://app.example.com/webhooks',
+        createdAt: Date.now(),
+      },
+    ],
+  }
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+    return 'read'
+  } catch (error) {
+    if (isSchedulingError(error)) return error.code
+    throw error
+  }
+}
+
+/** One byte of the sealed value's ciphertext changed (a character of its base64url). */
+function flipped(sealed: string): string {
+  const parts = sealed.split('.')
+  const body = parts[4]!
+  parts[4] = (body[0] === 'A' ? 'B' : 'A') + body.slice(1)
+  return parts.join('.')
+}
+
+/**
+ * The attacks on sealed records every store backend must stand: a dump shows no token or
+ * secret in any encoding; a record copied onto another key, a flipped byte, a dropped tag
+ * and an unknown key id are each refused with their own code, nothing connected and nothing
+ * flagged; rotation reads old keys and plaintext, and `reencrypt()` moves every record onto
+ * the current key with its version kept.
+ */
+export function runSealedStoreAttacks(backend: SealedBackend): void {
+  const k1 = generateCredentialKey()
+  const k2 = generateCredentialKey()
+  const first = createCredentialCipher({ keys: { k1 }, current: 'k1' })
+  const rotated = createCredentialCipher({ keys: { k1, k2 }, current: 'k2' })
+
+  describe(`${backend.name}: credentials at rest`, () => {
+    it('a dump holds no access token, refresh token or webhook secret, in any encoding (and finds them without the cipher)', async () => {
+      const secrets: string[] = []
+      const tokenStore = backend.tokens(first)
+      const subscriptions = backend.subscriptions(first)
+      for (let i = 0; i < 5; i++) {
+        const record = tokens()
+        secrets.push(record.accessToken, record.refreshToken)
+        await tokenStore.set(unique('dump'), record)
+        const sub = subscription()
+        secrets.push(sub.webhooks[0]!.secret)
+        await subscriptions.compareAndSet(unique('dump'), sub, undefined)
+      }
+      expect(revealed(await backend.dump(), secrets)).toEqual([])
+      // The same check sees a record stored without the cipher: the dump reaches the data.
+      const plain = tokens()
+      await backend.tokens().set(unique('plain'), plain)
+      const sub = subscription()
+      await backend.subscriptions().compareAndSet(unique('plain'), sub, undefined)
+      const control = [plain.accessToken, plain.refreshToken, sub.webhooks[0]!.secret]
+      expect(revealed(await backend.dump(), control)).toEqual(control)
+    })
+
+    it('a record copied onto another key, a flipped byte, a dropped tag, an unknown key id: each refused with its own code, the record left as it was', async () => {
+      const store = backend.tokens(rotated)
+      const [a, b] = [unique('victim'), unique('attacker')]
+      await store.set(a, tokens())
+      await store.set(b, tokens())
+      const sealed = await backend.readRaw('token', a)
+      const own = await backend.readRaw('token', b)
+      const attempts: Array<[string, string]> = [
+        [sealed, 'credential_mismatch'],
+        [flipped(own), 'credential_tampered'],
+        [own.split('.').slice(0, 5).join('.'), 'credential_malformed'],
+      ]
+      for (const [value, code] of attempts) {
+        await backend.writeRaw('token', b, value)
+        const error = await store.get(b).catch((e: unknown) => e)
+        expect(isSchedulingError(error) && error.code).toBe(code)
+        expect((error as Error).message).toContain(JSON.stringify(b))
+        expect(await backend.readRaw('token', b)).toBe(value)
+      }
+      const foreign = createCredentialCipher({
+        keys: { k9: generateCredentialKey() },
+        current: 'k9',
+      })
+      await backend.tokens(foreign).set(b, tokens())
+      const unknown = await store.get(b).catch((e: unknown) => e)
+      expect(isSchedulingError(unknown) && unknown.code).toBe('credential_key_unknown')
+      expect((unknown as { keyId?: string }).keyId).toBe('k9')
+      expect(await codeOf(backend.tokens().get(b))).toBe('credential_key_unknown')
+      // The victim's own record still reads.
+      expect((await store.get(a))?.refreshToken).toMatch(/^rt_/)
+
+      const subscriptions = backend.subscriptions(rotated)
+      const [s1, s2] = [unique('sub-victim'), unique('sub-attacker')]
+      const record = subscription()
+      await subscriptions.compareAndSet(s1, record, undefined)
+      await subscriptions.compareAndSet(s2, subscription(), undefined)
+      await backend.writeRaw('subscription', s2, await backend.readRaw('subscription', s1))
+      expect(await codeOf(subscriptions.get(s2))).toBe('credential_mismatch')
+      expect((await subscriptions.findByWebhook(record.webhooks[0]!.id))?.key).toBe(s1)
+    })
+
+    it('rotation: old-key and plaintext records are read; reencrypt() seals them all under the current key, versions kept, while a writer keeps its place', async () => {
+      const keys = [unique('rot'), unique('rot'), unique('rot')]
+      await backend.tokens(first).set(keys[0]!, tokens())
+      await backend.tokens(first).set(keys[1]!, tokens())
+      await backend.tokens().set(keys[2]!, tokens())
+      const sub = unique('rot-sub')
+      await backend.subscriptions().compareAndSet(sub, subscription(), undefined)
+      const store = backend.tokens(rotated)
+      const before = await Promise.all(keys.map((k) => store.get(k)))
+      expect(before.every((r) => r?.accessToken.startsWith('at_'))).toBe(true)
+
+      const tokenSweep = await store.reencrypt()
+      expect(tokenSweep.rewritten).toBeGreaterThanOrEqual(3)
+      expect(tokenSweep.failed.filter((e) => keys.includes(e.key))).toEqual([])
+      const subSweep = await backend.subscriptions(rotated).reencrypt()
+      expect(subSweep.rewritten).toBeGreaterThanOrEqual(1)
+      for (const key of keys)
+        expect(rotated.keyIdOf(await backend.readRaw('token', key))).toBe('k2')
+      expect(rotated.keyIdOf(await backend.readRaw('subscription', sub))).toBe('k2')
+      // Versions kept: a compare-and-set based on the read from before the sweep lands.
+      const after = await Promise.all(keys.map((k) => store.get(k)))
+      expect(after.map((r) => r?.version)).toEqual(before.map((r) => r?.version))
+      expect(after.map((r) => r?.refreshToken)).toEqual(before.map((r) => r?.refreshToken))
+      expect(await store.compareAndSet!(keys[0]!, tokens(), before[0]!.version)).toBe(true)
+      // Only the new key is needed now; a second sweep has nothing left to do for these.
+      const onlyNew = createCredentialCipher({ keys: { k2 }, current: 'k2', plaintext: 'refuse' })
+      for (const key of keys)
+        expect((await backend.tokens(onlyNew).get(key))?.tokenType).toBe('bearer')
+      expect((await backend.subscriptions(onlyNew).get(sub))?.active).toBe(true)
+    })
+
+    it('a plaintext record is refused once the cipher refuses plaintext: its own code, not "no record"', async () => {
+      const key = unique('strict')
+      await backend.tokens().set(key, tokens())
+      const strict = createCredentialCipher({ keys: { k1 }, current: 'k1', plaintext: 'refuse' })
+      expect(await codeOf(backend.tokens(strict).get(key))).toBe('credential_plaintext')
+    })
+  })
+}
