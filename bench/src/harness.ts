@@ -150,3 +150,10 @@ export function measureInChild(moduleUrl: string, args: string[]): Promise<Measu
 export function answerParent(results: Measured[]): void {
   process.send!(results, () => process.exit(0))
 }
+
+/** What one case adds to another per operation, in µs: the median of per-round differences. */
+export function addedMicros(results: Measured[], withIt: string, without: string): number {
+  const a = results.find((r) => r.name === withIt)!.rounds
+  const b = results.find((r) => r.name === without)!.rounds
+  return median(a.map((x, i) => x - b[i]!)) / 1_000
+}

@@ -1,4 +1,5 @@
 import { adapterBench, hostileHeaderBench } from './adapters.js'
+import { cipherBench } from './cipher.js'
 import { crashWindowBench } from './crash.js'
 import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
@@ -8,12 +9,12 @@ import { subscriptionsBench } from './subscriptions.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,crash,adapters,hostile picks
+// BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,hostile picks
 // sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,tokens,dedupe,stores,subscriptions,crash,adapters,hostile'
+    'verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,hostile'
   ).split(','),
 )
 const all = [
@@ -23,6 +24,7 @@ const all = [
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
   ...(only.has('subscriptions') ? await subscriptionsBench() : []),
+  ...(only.has('cipher') ? await cipherBench() : []),
   ...(only.has('crash') ? await crashWindowBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),
   ...(only.has('hostile') ? await hostileHeaderBench() : []),

@@ -7,6 +7,12 @@ import { ConfigError, CredentialError } from '../errors.js'
 const FORMAT = 'skc1'
 const PREFIX = `${FORMAT}.`
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/
+/**
+ * Sealed values opened lately, by context and value: reading a record that has not changed
+ * since costs a lookup, not a decryption. Any other value (another context, one byte changed)
+ * misses and is opened and authenticated in full.
+ */
+const OPENED_CACHE = 512
 const BASE64URL = /^[A-Za-z0-9_-]*$/
 /** Last characters allowed where a base64url text ends in unused bits, by `length % 4`. */
 const CANONICAL_LAST: Record<number, RegExp> = { 2: /[AQgw]$/, 3: /[AEIMQUYcgkosw048]$/ }
@@ -197,6 +203,7 @@ export function cipherWith(
   }
   const keyIds = [current, ...[...raw.keys()].filter((id) => id !== current)]
   const known = new Set(keyIds)
+  const opened = new Map<string, OpenedCredential>()
 
   function fail(
     code: CredentialError['code'],
@@ -219,6 +226,11 @@ export function cipherWith(
       return `${header}${iv}.${ciphertext}.${tag}`
     },
     async open(sealed, context) {
+      const ctx = contextText(context)
+      // JSON escapes control characters: the NUL cannot occur in `ctx`, so keys are unambiguous.
+      const cacheKey = typeof sealed === 'string' ? `${ctx}\u0000${sealed}` : ''
+      const hit = opened.get(cacheKey)
+      if (hit !== undefined) return hit
       const parts = typeof sealed === 'string' ? sealed.split('.') : []
       const keyId = parts[1]
       if (parts[0] !== FORMAT || keyId === undefined || !KEY_ID.test(keyId)) {
@@ -259,7 +271,6 @@ export function cipherWith(
           'a field is not what it must be (context check, IV, ciphertext or tag)',
         )
       }
-      const ctx = contextText(context)
       if (check !== contextCheck(ctx)) {
         fail(
           'credential_mismatch',
@@ -278,7 +289,10 @@ export function cipherWith(
           `it does not authenticate under key "${keyId}": it was changed, or "${keyId}" is not the key that sealed it`,
         )
       }
-      return { plaintext: text, keyId }
+      const result = Object.freeze({ plaintext: text, keyId })
+      if (opened.size >= OPENED_CACHE) opened.delete(opened.keys().next().value!)
+      opened.set(cacheKey, result)
+      return result
     },
     keyIdOf(value) {
       if (!isSealedCredential(value)) return undefined

@@ -80,7 +80,7 @@ export function copyRecord(record: SubscriptionRecord): SubscriptionRecord {
  * instances need `RedisSubscriptionStore` or `PostgresSubscriptionStore`.
  */
 export interface MemorySubscriptionStoreOptions {
-  /** Seals each record in memory (`createCredentialCipher`): no webhook secret in the clear. */
+  /** Seals each record (`createCredentialCipher`) as the shared stores do: to try a set-up in tests. */
   cipher?: CredentialCipher
 }
 

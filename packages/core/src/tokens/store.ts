@@ -41,8 +41,8 @@ export interface MemoryTokenStoreOptions {
   /** Clock for lease expiry, for tests. */
   now?: () => number
   /**
-   * Seals each record in memory (`createCredentialCipher`), so a heap snapshot or a core
-   * dump holds no token in the clear.
+   * Seals each record (`createCredentialCipher`) as the shared stores do: to try a cipher
+   * set-up in tests. In one process it hides little (the cipher keeps what it opened lately).
    */
   cipher?: CredentialCipher
 }
