@@ -4,6 +4,7 @@
 import type { AddressInfo } from 'node:net'
 import { createBullMQQueue } from '@scheduling-kit/bullmq'
 import {
+  createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
@@ -27,7 +28,13 @@ const redis = new Redis(config.redisUrl, {
 redis.on('error', (error) => console.error(`[${config.instance}] redis: ${error.message}`))
 await new Promise((resolve) => redis.once('ready', resolve))
 
-const tokenStore = new RedisTokenStore({ client: redis, prefix: config.prefix })
+// Tokens and webhook secrets are sealed in Redis: a dump or a replica shows neither.
+const keyList = config.credentialKeys.split(',').map((entry) => entry.split(':'))
+const cipher = createCredentialCipher({
+  keys: Object.fromEntries(keyList),
+  current: keyList[0]![0]!,
+})
+const tokenStore = new RedisTokenStore({ client: redis, prefix: config.prefix, cipher })
 const oauthOptions = {
   clientId: config.clientId,
   clientSecret: config.clientSecret,
@@ -41,7 +48,7 @@ const subscriptions = createWebhookSubscriptions({
   url: `${config.publicUrl}/webhooks/accounts`,
   tokens: manager,
   apiUrl: config.apiUrl,
-  store: new RedisSubscriptionStore({ client: redis, prefix: config.prefix }),
+  store: new RedisSubscriptionStore({ client: redis, prefix: config.prefix, cipher }),
 })
 const dedupe = new RedisDedupeStore({ client: redis, prefix: config.prefix })
 const queue = createBullMQQueue({

@@ -10,6 +10,8 @@ export interface Config {
   apiUrl: string
   webhookSecret: string
   cookieSecret: string
+  /** The keys that seal tokens and webhook secrets in Redis, `id:key,...`, the current one first. */
+  credentialKeys: string
   queueName: string
   prefix: string
 }
@@ -25,6 +27,7 @@ const KEYS = {
   apiUrl: 'SCHEDULING_API_URL',
   webhookSecret: 'SCHEDULING_SECRET',
   cookieSecret: 'COOKIE_SECRET',
+  credentialKeys: 'CREDENTIAL_KEYS',
   queueName: 'QUEUE_NAME',
   prefix: 'REDIS_PREFIX',
 } as const
@@ -55,6 +58,7 @@ export function fromEnv(env = process.env): Config {
     apiUrl: read(KEYS.apiUrl),
     webhookSecret: read(KEYS.webhookSecret),
     cookieSecret: read(KEYS.cookieSecret),
+    credentialKeys: read(KEYS.credentialKeys),
     queueName: read(KEYS.queueName),
     prefix: read(KEYS.prefix),
   }

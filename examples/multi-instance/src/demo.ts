@@ -5,8 +5,8 @@
 // webhook) and has every instance reconcile them at once, and ends with a summary table.
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import type { AnyWebhookEvent } from '@scheduling-kit/express'
-import { RedisTokenStore } from '@scheduling-kit/redis'
+import { type AnyWebhookEvent, createCredentialCipher } from '@scheduling-kit/express'
+import { RedisSubscriptionStore, RedisTokenStore } from '@scheduling-kit/redis'
 import {
   completeOAuthFlow,
   createTestEvent,
@@ -69,6 +69,7 @@ try {
     apiUrl: settings.apiUrl,
     webhookSecret: settings.webhookSecret,
     cookieSecret: randomBytes(32).toString('hex'),
+    credentialKeys: `demo-1:${randomBytes(32).toString('base64url')}`,
     queueName: `demo-${run}`,
     prefix: `demo:${run}:`,
   }
@@ -87,7 +88,17 @@ try {
   // 1. Connect: the login reaches one instance, the callback the next.
   const { cookie, callback } = await completeOAuthFlow(`${proxy.url}/auth/scheduling/login`)
   check('connected: callback redirected back to the app', 302, callback.status)
-  const tokens = new RedisTokenStore({ client: redis, prefix: shared.prefix, logger: false })
+  const keyList = shared.credentialKeys!.split(',').map((entry) => entry.split(':'))
+  const cipher = createCredentialCipher({
+    keys: Object.fromEntries(keyList),
+    current: keyList[0]![0]!,
+  })
+  const tokens = new RedisTokenStore({
+    client: redis,
+    prefix: shared.prefix,
+    logger: false,
+    cipher,
+  })
 
   // 2. The refresh race: the token expires; 300 callers spread over the three instances.
   let refreshesPerExpiry: number[] = []
@@ -206,6 +217,37 @@ try {
   )
   const attributed = (await redis.lrange(perAccount, 0, -1)).map((line) => line.split(' ')[0])
   check('events handled, by account', 'acct_1 acct_2 acct_3', attributed.sort().join(' '))
+
+  // 6. At rest: every token and webhook secret, looked for in everything Redis holds for the app.
+  const secrets: string[] = []
+  const subscriptionStore = new RedisSubscriptionStore({
+    client: redis,
+    prefix: shared.prefix,
+    logger: false,
+    cipher,
+  })
+  for await (const account of subscriptionStore.keys()) {
+    for (const w of (await subscriptionStore.get(account))?.webhooks ?? []) secrets.push(w.secret)
+  }
+  const tokenKeys = (await redis.keys(`${shared.prefix}token:*`)).map((k) =>
+    k.slice(`${shared.prefix}token:{`.length, -1),
+  )
+  for (const key of tokenKeys) {
+    const record = await tokens.get(key)
+    if (record !== undefined) secrets.push(record.accessToken, record.refreshToken)
+  }
+  let dump = ''
+  for (const key of await redis.keys(`${shared.prefix}*`)) {
+    const type = await redis.type(key)
+    if (type === 'hash') dump += JSON.stringify(await redis.hgetall(key))
+    else if (type === 'string') dump += (await redis.get(key)) ?? ''
+  }
+  const shown = secrets.filter((secret) =>
+    [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex')].some(
+      (form) => dump.includes(form),
+    ),
+  )
+  check(`tokens and secrets in Redis in the clear (of ${secrets.length})`, 0, shown.length)
 } finally {
   for (const child of children) child.kill()
   redis.disconnect()

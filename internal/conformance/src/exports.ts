@@ -69,6 +69,7 @@ export const ADAPTER_REEXPORTS = [
   'WebhookHandlerOptions',
   'WebhookQueue',
   'WebhookSubscriptions',
+  'createCredentialCipher',
   'createOAuthClient',
   'createSchedulingClient',
   'createTokenManager',

@@ -19,6 +19,7 @@ import type { NextFunction, Request, Response } from 'express'
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export {
   type AnyWebhookEvent,
+  createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,

@@ -24,6 +24,7 @@ declare module 'fastify' {
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export {
   type AnyWebhookEvent,
+  createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,

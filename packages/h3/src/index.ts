@@ -17,6 +17,7 @@ import { H3, type H3Event, type Middleware } from 'h3'
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export {
   type AnyWebhookEvent,
+  createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,

@@ -24,6 +24,7 @@ import type { Context, Middleware } from 'koa'
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export {
   type AnyWebhookEvent,
+  createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
