@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { cipherWith } from '../src/credentials/cipher.js'
@@ -8,6 +8,8 @@ import {
   createCredentialCipher,
   createOAuthClient,
   createTokenManager,
+  createWebhookHandler,
+  createWebhookSubscriptions,
   encryptSubscriptionStore,
   encryptTokenStore,
   generateCredentialKey,
@@ -339,5 +341,57 @@ describe('stores with a cipher', () => {
     expect(manager.state('acct_1').status).not.toBe('reauthorization_required')
     // The record is left as it was.
     expect((await inner.get('acct_1'))?.reauthorizationRequired).toBeUndefined()
+  })
+})
+
+describe('deliveries over a sealed subscription store', () => {
+  it('a webhook whose record cannot be opened is answered 500 (delivered again), told with its credential code; once the key is back it verifies', async () => {
+    const inner = new MemorySubscriptionStore()
+    const k9 = generateCredentialKey()
+    const sealedBy = createCredentialCipher({ keys: { k9 }, current: 'k9' })
+    const secret = 'whsec_sealed_1'
+    await encryptSubscriptionStore(inner, sealedBy).compareAndSet(
+      'acct_1',
+      {
+        active: true,
+        updatedAt: 1,
+        webhooks: [{ id: 'wh_1', secret, url: 'https://a/h', createdAt: 1 }],
+      },
+      undefined,
+    )
+    const handled: string[] = []
+    const causes: unknown[] = []
+    const handlerWith = (c: ReturnType<typeof createCredentialCipher>) =>
+      createWebhookHandler({
+        subscriptions: createWebhookSubscriptions({
+          url: 'https://a/h',
+          apiUrl: 'http://127.0.0.1:9',
+          tokens: { getAccessToken: async () => 'unused' },
+          store: encryptSubscriptionStore(inner, c),
+          cacheMs: 0,
+        }),
+        onAny: (event) => void handled.push(event.id),
+        onError: (error) => void causes.push(error.cause),
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      })
+    const body = JSON.stringify({ type: 'event.created', id: 'payload_1', payload: { id: 'e' } })
+    const request = {
+      method: 'POST',
+      path: '/webhooks/scheduling',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+        'x-service-webhook-id': 'wh_1',
+      },
+      body: new TextEncoder().encode(body),
+    }
+    const refused = await handlerWith(cipher).handle(request)
+    expect(refused!.status).toBe(500)
+    expect(refused!.body).not.toContain(secret)
+    expect(isSchedulingError(causes[0]) && causes[0].code).toBe('credential_key_unknown')
+    expect(handled).toEqual([])
+    const both = createCredentialCipher({ keys: { k1, k9 }, current: 'k1' })
+    expect((await handlerWith(both).handle(request))!.status).toBe(200)
+    expect(handled).toEqual(['payload_1'])
   })
 })
