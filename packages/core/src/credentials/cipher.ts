@@ -103,7 +103,9 @@ function keyBytes(key: CredentialKey): Uint8Array | undefined {
   if (typeof key !== 'string') return undefined
   const text = key.trim()
   if (/^[0-9a-fA-F]{64}$/.test(text)) return fromHex(text)
-  const bytes = fromBase64Url(text.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'))
+  let end = text.length
+  while (end > 0 && text.charCodeAt(end - 1) === 0x3d) end-- // base64's `=` padding
+  const bytes = fromBase64Url(text.slice(0, end).replace(/\+/g, '-').replace(/\//g, '_'))
   return bytes?.length === 32 ? bytes : undefined
 }
 
