@@ -1,7 +1,3 @@
-import { defineConfig, mergeConfig } from 'vitest/config'
 import shared from '../../vitest.shared.js'
 
-export default mergeConfig(
-  shared,
-  defineConfig({ test: { testTimeout: 60_000, hookTimeout: 60_000 } }),
-)
+export default shared

@@ -1,3 +1,5 @@
-import shared from '../../vitest.shared.js'
+import { withCommands } from '../../vitest.shared.js'
 
-export default shared
+export default withCommands({
+  'redis-server': ['REDIS_SERVER', 'test/outage.test.ts', 'test/queue.test.ts'],
+})

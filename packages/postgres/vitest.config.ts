@@ -1,3 +1,3 @@
-import shared from '../../vitest.shared.js'
+import { withCommands } from '../../vitest.shared.js'
 
-export default shared
+export default withCommands({ pgbouncer: ['PGBOUNCER', 'test/pgbouncer.test.ts'] })

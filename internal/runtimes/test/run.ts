@@ -27,7 +27,7 @@ export function runJson<T>(
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
-    const timeoutMs = options.timeoutMs ?? 60_000
+    const timeoutMs = options.timeoutMs ?? 180_000
     const timer = setTimeout(() => {
       try {
         process.kill(-child.pid!, 'SIGKILL')

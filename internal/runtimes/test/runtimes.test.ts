@@ -183,7 +183,7 @@ beforeAll(async () => {
   project = packedProject()
   auth = await startTokenServer({ redirectUri: REDIRECT_URI })
   reference = await runScenario(core, inputFor('reference', auth.url))
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await auth?.close()
@@ -255,7 +255,7 @@ for (const runtime of MATRIX) {
           outcome = { error }
           summary.push(`  ${runtime.label.padEnd(20)} FAILED: ${String(error).split('\n')[0]}`)
         }
-      }, 120_000)
+      }, 300_000)
 
       it('is the version the matrix installs', () => {
         const { result: ran } = result()

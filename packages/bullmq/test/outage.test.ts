@@ -57,7 +57,7 @@ it('Redis down: the delivery is answered 503 at once, while Redis is still down;
   expect(attempts.at(-1)!.status).toBe(200)
   const jobs = await queue.queue.getJobs(['wait'])
   expect(jobs.map((j) => j.data.event.id)).toContain(event.id)
-}, 60_000)
+}, 180_000)
 
 it('Redis down with RedisDedupeStore on a client without the offline queue: answered 500 at once, nothing queued as handled', async () => {
   const own = await ownRedis()
@@ -102,4 +102,4 @@ it('Redis down with RedisDedupeStore on a client without the offline queue: answ
   }
   expect(retry.status).toBe(200)
   expect((await queue.queue.getJobs(['wait'])).map((j) => j.data.event.id)).toEqual([event.id])
-}, 60_000)
+}, 180_000)

@@ -109,7 +109,7 @@ describe.each<Capabilities>(['cas', 'plain', 'cas-lease'])('refresh race, %s sto
       }),
       { numRuns: 150 },
     )
-  }, 60_000)
+  }, 180_000)
 })
 
 describe('refresh race through store faults, cas-lease store', () => {
@@ -160,5 +160,5 @@ describe('refresh race through store faults, cas-lease store', () => {
       ),
       { numRuns: 150 },
     )
-  }, 60_000)
+  }, 180_000)
 })

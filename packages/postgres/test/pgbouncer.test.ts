@@ -26,7 +26,7 @@ beforeAll(async () => {
   pool.on('error', () => {})
   schema = uniqueSchema('bouncer')
   await migrate(pool, { schema })
-}, 60_000)
+}, 180_000)
 afterAll(async () => {
   await pool?.end()
   await bouncer?.stop()
@@ -83,4 +83,4 @@ it('the refresh race through pgbouncer: 8 processes x 25 callers, 5 expiries, on
     if (before === undefined) delete process.env.DATABASE_URL
     else process.env.DATABASE_URL = before
   }
-}, 90_000)
+}, 180_000)

@@ -18,7 +18,7 @@ it('8 processes x 25 callers, 5 expiries: exactly one refresh per expiry, no cal
   expect(report.rounds.map((r) => [r.refreshRequests, r.callers, r.errors.length])).toEqual(
     Array(5).fill([1, 200, 0]),
   )
-}, 60_000)
+}, 180_000)
 
 it('the lease holder killed with SIGKILL mid-refresh: the others go on once its lease expires', async () => {
   const report = await runRefreshRace({ storeModule, killLeaseHolder: true })
@@ -28,7 +28,7 @@ it('the lease holder killed with SIGKILL mid-refresh: the others go on once its 
   expect(first!.callers).toBe(7 * 25)
   expect(first!.durationMs).toBeGreaterThanOrEqual(2_800) // the others waited for its 3 s lease
   for (const round of rest) expect(round.callers).toBe(200)
-}, 60_000)
+}, 180_000)
 
 // Killed at random instants, after the answer, SIGTERMed, its connection cut at the write.
 runRefreshRaceFaults({ describe, it, storeModule })

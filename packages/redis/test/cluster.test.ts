@@ -15,7 +15,7 @@ import { uniquePrefix } from './helpers.js'
 let cluster: LocalCluster
 beforeAll(async () => {
   cluster = await startCluster()
-}, 60_000)
+}, 180_000)
 afterAll(() => cluster?.stop())
 
 const client = () => cluster.client()
@@ -91,4 +91,4 @@ it('the refresh race over the cluster: 8 processes x 25 callers, 5 expiries, one
   })
   expect(report.problems).toEqual([])
   expect(report.rounds.map((r) => r.refreshRequests)).toEqual([1, 1, 1, 1, 1])
-}, 90_000)
+}, 180_000)

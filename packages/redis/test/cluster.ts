@@ -75,7 +75,7 @@ export async function startCluster(): Promise<LocalCluster> {
       })
     }
     const created = spawnSync(
-      'redis-cli',
+      process.env.REDIS_CLI ?? 'redis-cli',
       ['--cluster', 'create', ...cluster.nodes, '--cluster-replicas', '0', '--cluster-yes'],
       { encoding: 'utf8' },
     )

@@ -29,7 +29,7 @@ it('8 processes x 25 callers, 5 expiries: exactly one refresh per expiry, no cal
   expect(report.rounds.map((r) => [r.refreshRequests, r.callers, r.errors.length])).toEqual(
     Array(5).fill([1, 200, 0]),
   )
-}, 60_000)
+}, 180_000)
 
 it('the lease holder killed with SIGKILL mid-refresh: the others go on once its lease expires', async () => {
   prefix()
@@ -40,7 +40,7 @@ it('the lease holder killed with SIGKILL mid-refresh: the others go on once its 
   expect(first!.callers).toBe(7 * 25)
   expect(first!.durationMs).toBeGreaterThanOrEqual(2_800) // the others waited for its 3 s lease
   for (const round of rest) expect(round.callers).toBe(200)
-}, 60_000)
+}, 180_000)
 
 // Killed at random instants, after the answer, SIGTERMed, its connection cut at the write.
 runRefreshRaceFaults({ describe, it, storeModule, prepare: prefix })
@@ -50,7 +50,7 @@ it('the kit catches a store without the lease: more than one refresh per expiry'
   process.env.RACE_WITHOUT_LEASE = '1'
   const report = await runRefreshRace({ storeModule, processes: 4, expiries: 1 })
   expect(report.problems.join('\n')).toMatch(/refresh requests, not 1/)
-}, 60_000)
+}, 180_000)
 
 it('a key rotation halfway through the fleet while 8 processes refresh and deliveries verify, reencrypt() sweeping all along: 0 errors, one refresh per expiry, every record on the new key at the end', async () => {
   prefix()
