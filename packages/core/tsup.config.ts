@@ -1,9 +1,9 @@
 import { defineConfig, type Options } from 'tsup'
 import { library } from '../../tsup.shared.js'
 
-// Two entry points (`.` and `./adapter`), platform-neutral: core runs wherever Fetch does.
+// Three entry points (`.`, `./adapter` and `./app`), platform-neutral: core runs wherever Fetch does.
 const shared: Options = { ...library, platform: 'neutral', external: ['node:crypto'] }
-const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts' }
+const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts', app: 'src/app.ts' }
 
 export default defineConfig([
   // Default build: Web Crypto, for Deno and workerd (their export conditions), browsers and
@@ -12,7 +12,7 @@ export default defineConfig([
   // `node` export condition: the same code with node:crypto swapped in at bundle time.
   {
     ...shared,
-    entry: { 'index.node': entry.index, 'adapter.node': entry.adapter },
+    entry: { 'index.node': entry.index, 'adapter.node': entry.adapter, 'app.node': entry.app },
     dts: false,
     esbuildPlugins: [
       {

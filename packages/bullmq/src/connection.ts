@@ -1,3 +1,4 @@
+import { ConfigError } from '@scheduling-kit/core'
 import { Redis, type RedisOptions } from 'ioredis'
 
 /** Where Redis is: ioredis options (`{ host, port }`, `{ url }`... ) or a client of yours. */
@@ -13,7 +14,7 @@ function isClient(value: unknown): value is Redis {
  */
 export function ownClient(who: string, connection: ConnectionInput, settings: RedisOptions): Redis {
   if (connection === null || typeof connection !== 'object') {
-    throw new TypeError(
+    throw new ConfigError(
       `${who}: pass { connection }: ioredis options ({ host, port }) or an ioredis client.`,
     )
   }

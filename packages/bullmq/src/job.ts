@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { AnyWebhookEvent } from '@scheduling-kit/core'
+import { type AnyWebhookEvent, ConfigError } from '@scheduling-kit/core'
 import { encodeStoreKey } from '@scheduling-kit/core/adapter'
 
 /** Default name of the queue. */
@@ -26,7 +26,7 @@ export function jobIdFor(key: string): string {
 export function checkQueueName(who: string, name: string | undefined): string {
   const value = name ?? DEFAULT_QUEUE_NAME
   if (typeof value !== 'string' || value === '' || value.includes(':')) {
-    throw new TypeError(`${who}: queueName must be a non-empty string without ':'.`)
+    throw new ConfigError(`${who}: queueName must be a non-empty string without ':'.`)
   }
   return value
 }

@@ -1,9 +1,11 @@
 import type {
   AnyWebhookEvent,
+  Logger,
   QueueDelivery,
   WebhookContext,
   WebhookQueue,
 } from '@scheduling-kit/core'
+import { consoleLogger, wholeNumber } from '@scheduling-kit/core/adapter'
 import { checkPersistence } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -29,9 +31,9 @@ export interface BullMQQueueOptions {
   timeoutMs?: number
   /**
    * Told once connected when Redis keeps no append-only file: a restart would lose queued
-   * deliveries already answered 200. Default `console`; `false` skips the check.
+   * deliveries already answered 200. Default the console; `false` skips the check.
    */
-  logger?: { warn(message: string): void } | false
+  logger?: Pick<Logger, 'warn'> | false
 }
 
 /** The queue `createBullMQQueue` returns: a `WebhookQueue`, with BullMQ's `Queue` and a `close()`. */
@@ -44,10 +46,7 @@ export interface BullMQWebhookQueue extends WebhookQueue {
 }
 
 function positive(who: string, name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1)
-    throw new TypeError(`${who}: ${name} must be a whole number >= 1.`)
-  return value
+  return wholeNumber(who, name, value, fallback)
 }
 
 /**
@@ -76,7 +75,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
   // An error event with no listener would crash the process; a failed enqueue is answered 503.
   client.on('error', () => {})
   if (options.logger !== false) {
-    const log = options.logger ?? console
+    const log = options.logger ?? consoleLogger
     client.once('ready', () => {
       checkPersistence(client).then(
         ({ appendonly, durable }) => {

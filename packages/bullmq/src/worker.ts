@@ -1,6 +1,18 @@
 import { randomUUID } from 'node:crypto'
-import { type DedupeStore, isWebhookError, type WebhookHandler } from '@scheduling-kit/core'
-import { keepClaim, serverText, settleClaim } from '@scheduling-kit/core/adapter'
+import {
+  ConfigError,
+  type DedupeStore,
+  isWebhookError,
+  type Logger,
+  type WebhookHandler,
+} from '@scheduling-kit/core'
+import {
+  consoleLogger,
+  keepClaim,
+  serverText,
+  settleClaim,
+  wholeNumber,
+} from '@scheduling-kit/core/adapter'
 import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -39,11 +51,8 @@ export interface WebhookWorkerOptions {
   lockDuration?: number
   /** How often stalled jobs are looked for, in ms. Default 30 000. */
   stalledInterval?: number
-  /** Told of worker errors and of jobs that failed (with the attempt). Default `console`. */
-  logger?: {
-    warn(message: string, ...rest: unknown[]): void
-    error(message: string, ...rest: unknown[]): void
-  }
+  /** Told of worker errors and of jobs that failed (with the attempt). Default the console. */
+  logger?: Pick<Logger, 'warn' | 'error'>
 }
 
 /** The worker `createWebhookWorker` returns: BullMQ's `Worker` and a `close()`. */
@@ -59,11 +68,7 @@ export interface WebhookWorker {
 const CLAIMED_ELSEWHERE_DELAY_MS = 1_000
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`createWebhookWorker: ${name} must be a whole number >= 1.`)
-  }
-  return value
+  return wholeNumber('createWebhookWorker', name, value, fallback)
 }
 
 /**
@@ -81,12 +86,12 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const who = 'createWebhookWorker'
   if (typeof options?.handler?.dispatch !== 'function') {
-    throw new TypeError(
+    throw new ConfigError(
       `${who}: handler must have dispatch(): pass the webhook handler (or middleware.handler).`,
     )
   }
   const name = checkQueueName(who, options.queueName)
-  const log = options.logger ?? console
+  const log = options.logger ?? consoleLogger
   const { handler } = options
   // Blocking commands wait for jobs: no retry limit per request on this connection (BullMQ's rule).
   const client = ownClient(who, options.connection, { maxRetriesPerRequest: null })

@@ -84,7 +84,11 @@ export const OAUTH_FLOW_ERROR_STATUS = {
 export type OAuthFlowErrorCode = keyof typeof OAUTH_FLOW_ERROR_STATUS
 
 /** Codes of errors a store raises itself. */
-export type StoreErrorCode = 'store_full' | CredentialErrorCode
+export type StoreErrorCode =
+  | 'store_full'
+  /** A database store's table does not exist: `migrate()` was not run (with these names). */
+  | 'store_not_migrated'
+  | CredentialErrorCode
 
 /**
  * Codes of a sealed credential that cannot be opened (`CredentialError`). None of them means

@@ -365,6 +365,24 @@ export class StoreFullError extends SchedulingError<'store_full'> {
 }
 
 /**
+ * A database store's table does not exist: run its `migrate()` at start-up, with the same
+ * schema and table names. `cause` is the database's error.
+ */
+export class StoreNotMigratedError extends SchedulingError<'store_not_migrated'> {
+  /** The table the store looked for. */
+  readonly table: string
+
+  constructor(who: string, table: string, options?: { cause?: unknown }) {
+    super(
+      'store_not_migrated',
+      `${who}: table ${table} does not exist. Run migrate(pool) at start-up (with the same schema and table names).`,
+      { status: 500, cause: options?.cause },
+    )
+    this.table = table
+  }
+}
+
+/**
  * A stored credential could not be opened. It names the store key and the key id (never a
  * key, a token or a secret). The record is left as it is: this is not "no record", and not
  * "reauthorization required"; fix the cipher's keys (or restore the record) and it reads again.

@@ -55,6 +55,7 @@ export {
   SchedulingError,
   StaleWriteError,
   StoreFullError,
+  StoreNotMigratedError,
   SubscriptionBusyError,
   TimeoutError,
   WebhookError,

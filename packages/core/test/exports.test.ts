@@ -2,7 +2,7 @@
 // declarations. Adding or dropping a public name is a decision: change the list here with it.
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { exportedNames } from '../../../internal/conformance/src/exports.js'
+import { ADAPTER_REEXPORTS, exportedNames } from '../../../internal/conformance/src/exports.js'
 
 const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
 
@@ -153,6 +153,7 @@ const ROOT = [
   'StaleWriteError',
   'StoreErrorCode',
   'StoreFullError',
+  'StoreNotMigratedError',
   'SubscriptionBusyError',
   'TimeoutError',
   'WEBHOOK_ERROR_STATUS',
@@ -162,23 +163,29 @@ const ROOT = [
 
 const ADAPTER = [
   'attachWebhookMethods',
-  'BodyBudget',
   'BodySource',
   'cipherOption',
   'consoleLogger',
   'decodeStoreKey',
   'encodeStoreKey',
-  'FrameworkName',
-  'getHeader',
   'keepClaim',
-  'payloadTooLargeError',
-  'readBody',
+  'mountPathOf',
+  'NodeResponse',
+  'NodeStream',
+  'nodeBody',
+  'normalMount',
+  'OAUTH_PATHS',
+  'parserRefusalReporter',
   'RecordSealer',
+  'requireCookieSecret',
+  'serverErrorOf',
   'serverText',
   'settleClaim',
   'Summarizer',
+  'underMount',
   'WebhookMethods',
-  'withoutTrailingSlashes',
+  'wholeNumber',
+  'writeNode',
 ]
 
 describe('public surface', () => {
@@ -193,6 +200,12 @@ describe('public surface', () => {
     for (const name of ADAPTER) expect(ROOT).not.toContain(name)
   })
 
+  it('@scheduling-kit/core/app exports the list every adapter re-exports, all of it from the root', () => {
+    expect(exportedNames(dist('app.d.ts'))).toEqual([...ADAPTER_REEXPORTS].sort())
+    expect(exportedNames(dist('app.d.cts'))).toEqual([...ADAPTER_REEXPORTS].sort())
+    for (const name of ADAPTER_REEXPORTS) expect(ROOT).toContain(name)
+  })
+
   it('the values of each built entry are the declared ones (ESM and CJS, both builds)', async () => {
     const values = (module: object) => Object.keys(module).sort()
     const declared = async (file: string) => {
@@ -200,7 +213,7 @@ describe('public surface', () => {
       const module = await import(dist(file.replace('.d.ts', '.js')))
       return all.filter((name) => name in module).sort()
     }
-    for (const entry of ['index', 'adapter']) {
+    for (const entry of ['index', 'adapter', 'app']) {
       const expected = await declared(`${entry}.d.ts`)
       expect(values(await import(dist(`${entry}.js`)))).toEqual(expected)
       expect(values(await import(dist(`${entry}.node.js`)))).toEqual(expected)

@@ -512,7 +512,7 @@ describe('createWebhookHandler over HTTP', () => {
 })
 
 describe('createWebhookHandler without HTTP', () => {
-  it('answers body_parsed with the framework fix when a body parser got there first', async () => {
+  it('answers body_parsed with the fix the adapter gives when a body parser got there first', async () => {
     const handler = createWebhookHandler(SECRET)
     const body = envelope()
     const res = await handler.handle({
@@ -523,12 +523,22 @@ describe('createWebhookHandler without HTTP', () => {
         'x-service-signature': sign(JSON.stringify(body), SECRET),
       },
       body,
-      framework: 'express',
+      fix: 'Mount the webhooks middleware before express.json().',
     })
     expect(res?.status).toBe(500)
     const { error } = JSON.parse(res!.body)
     expect(error.code).toBe('body_parsed')
-    expect(error.message).toContain('express.json(')
+    expect(error.message).toMatch(
+      /gone\. Mount the webhooks middleware before express\.json\(\)\.$/,
+    )
+    // Without one, the fix core gives any caller.
+    const plain = await handler.handle({
+      method: 'POST',
+      path: '/webhooks/scheduling',
+      headers: { 'content-type': 'application/json', 'x-service-signature': 'sha256=00' },
+      body,
+    })
+    expect(JSON.parse(plain!.body).error.message).toContain('pass it the raw body as a string')
   })
 
   it('serves Fetch requests, 404 off its path', async () => {

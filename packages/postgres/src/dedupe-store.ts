@@ -1,4 +1,5 @@
 import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import { wholeNumber } from '@scheduling-kit/core/adapter'
 import {
   DEFAULT_DEDUPE_TABLE,
   msFromNow,
@@ -22,11 +23,7 @@ export interface PostgresDedupeStoreOptions extends PostgresStoreOptions {
 const WHO = 'PostgresDedupeStore'
 
 function positiveMs(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`${WHO}: ${name} must be a whole number of ms >= 1.`)
-  }
-  return value
+  return wholeNumber(WHO, name, value, fallback, { unit: 'ms' })
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ConfigError } from '@scheduling-kit/core'
 import {
   DEFAULT_DEDUPE_TABLE,
   DEFAULT_SCHEMA,
@@ -124,7 +125,7 @@ export async function migrate(
   options: MigrateOptions = {},
 ): Promise<MigrateResult> {
   if (typeof pool?.connect !== 'function') {
-    throw new TypeError('migrate: pass a pg Pool (new pg.Pool({ connectionString })).')
+    throw new ConfigError('migrate: pass a pg Pool (new pg.Pool({ connectionString })).')
   }
   const schemaName = options.schema ?? DEFAULT_SCHEMA
   const schema = identifier('migrate', 'schema', schemaName)
@@ -134,7 +135,7 @@ export async function migrate(
     subscriptions: options.subscriptionTable ?? DEFAULT_SUBSCRIPTION_TABLE,
   }
   if (new Set(Object.values(names)).size !== 3) {
-    throw new TypeError(
+    throw new ConfigError(
       'migrate: tokenTable, dedupeTable and subscriptionTable must be three different tables.',
     )
   }

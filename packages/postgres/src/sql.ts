@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
 import {
+  ConfigError,
   type CredentialCipher,
   type CredentialError,
   isSchedulingError,
   type ReencryptResult,
+  StoreNotMigratedError,
 } from '@scheduling-kit/core'
 import { decodeStoreKey, encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
 import type { Pool } from 'pg'
@@ -43,7 +45,7 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 /** A checked identifier, quoted: names come from options, never from requests, but still. */
 export function identifier(who: string, what: string, name: string): string {
   if (typeof name !== 'string' || !IDENTIFIER.test(name)) {
-    throw new TypeError(
+    throw new ConfigError(
       `${who}: ${what} must be a plain identifier (letters, digits, _; at most 63), got ${JSON.stringify(name)}.`,
     )
   }
@@ -139,7 +141,7 @@ export async function reencryptRows<T>(
 /** The schema-qualified, quoted table a store uses, checked once. */
 export function tableOf(who: string, options: PostgresStoreOptions, fallback: string): string {
   if (typeof options?.pool?.query !== 'function') {
-    throw new TypeError(`${who}: pass { pool }, a pg Pool (new pg.Pool({ connectionString })).`)
+    throw new ConfigError(`${who}: pass { pool }, a pg Pool (new pg.Pool({ connectionString })).`)
   }
   const schema = identifier(who, 'schema', options.schema ?? DEFAULT_SCHEMA)
   return `${schema}.${identifier(who, 'table', options.table ?? fallback)}`
@@ -158,10 +160,7 @@ export async function run<Row>(
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 }
   } catch (error) {
     if ((error as { code?: string }).code === '42P01') {
-      throw new Error(
-        `${who}: table ${table} does not exist. Run migrate(pool) at start-up (with the same schema and table names).`,
-        { cause: error },
-      )
+      throw new StoreNotMigratedError(who, table, { cause: error })
     }
     throw error
   }

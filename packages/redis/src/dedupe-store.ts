@@ -1,5 +1,5 @@
 import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
-import { encodeStoreKey } from '@scheduling-kit/core/adapter'
+import { encodeStoreKey, wholeNumber } from '@scheduling-kit/core/adapter'
 import { warnIfEvicting } from './eviction.js'
 import {
   checkOptions,
@@ -46,11 +46,7 @@ if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then redis.call('DEL', KEYS[1])
 return 0`)
 
 function positiveMs(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`RedisDedupeStore: ${name} must be a whole number of ms >= 1.`)
-  }
-  return value
+  return wholeNumber('RedisDedupeStore', name, value, fallback, { unit: 'ms' })
 }
 
 /**

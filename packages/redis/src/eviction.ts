@@ -1,3 +1,5 @@
+import type { Logger } from '@scheduling-kit/core'
+import { consoleLogger } from '@scheduling-kit/core/adapter'
 import type { RedisClient } from './scripts.js'
 
 const checked = new WeakSet<object>()
@@ -64,11 +66,11 @@ function connected(client: RedisClient): Promise<void> {
  */
 export function warnIfEvicting(
   client: RedisClient,
-  logger: { warn(message: string): void } | false | undefined,
+  logger: Pick<Logger, 'warn'> | false | undefined,
 ): void {
   if (logger === false || checked.has(client)) return
   checked.add(client)
-  const log = logger ?? console
+  const log = logger ?? consoleLogger
   connected(client)
     .then(() => Promise.all([checkEvictionPolicy(client), checkPersistence(client)]))
     .then(

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto'
-import { type CredentialError, isSchedulingError, type ReencryptResult } from '@scheduling-kit/core'
+import {
+  ConfigError,
+  type CredentialError,
+  isSchedulingError,
+  type Logger,
+  type ReencryptResult,
+} from '@scheduling-kit/core'
 import { encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
 import type { Cluster, Redis } from 'ioredis'
 
@@ -33,9 +39,9 @@ export interface RedisStoreOptions {
   prefix?: string
   /**
    * Told once per client when the server's `maxmemory-policy` can evict keys. Default
-   * `console`; `false` skips the check.
+   * the console; `false` skips the check.
    */
-  logger?: { warn(message: string): void } | false
+  logger?: Pick<Logger, 'warn'> | false
 }
 
 export const DEFAULT_PREFIX = 'scheduling-kit:'
@@ -43,10 +49,10 @@ export const DEFAULT_PREFIX = 'scheduling-kit:'
 export function checkOptions(name: string, options: RedisStoreOptions): void {
   const client = options?.client as { evalsha?: unknown } | undefined
   if (typeof client?.evalsha !== 'function') {
-    throw new TypeError(`${name}: pass { client }, an ioredis client (new Redis(url)).`)
+    throw new ConfigError(`${name}: pass { client }, an ioredis client (new Redis(url)).`)
   }
   if (options.prefix !== undefined && typeof options.prefix !== 'string') {
-    throw new TypeError(`${name}: prefix must be a string.`)
+    throw new ConfigError(`${name}: prefix must be a string.`)
   }
 }
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js'
+import { wholeNumber } from '../validate.js'
 
 /** How the API client retries (option `retry`). */
 export interface ApiRetryOptions {
@@ -23,13 +23,7 @@ export interface RetrySettings {
 }
 
 function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new ConfigError(
-      `createSchedulingClient: retry.${name} must be a whole number, 0 or more.`,
-    )
-  }
-  return value
+  return wholeNumber('createSchedulingClient', `retry.${name}`, value, fallback, { min: 0 })
 }
 
 export function retrySettings(options: ApiRetryOptions | undefined): RetrySettings {

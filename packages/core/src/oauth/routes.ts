@@ -1,5 +1,6 @@
 import { OAuthFlowError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
+import { normalMount, underMount } from '../kit/mount.js'
 import { consoleLogger, type Logger } from '../log.js'
 import { withoutTrailingSlashes } from '../paths.js'
 import { callback } from './callback.js'
@@ -196,17 +197,18 @@ export function createOAuthRoutes<Req = unknown>(
     handle,
     fetch: async (request, fetchOptions) => {
       const url = new URL(request.url)
-      const mountPath = withoutTrailingSlashes(fetchOptions?.mountPath ?? defaultMount)
-      const inside = url.pathname === mountPath || url.pathname.startsWith(`${mountPath}/`)
-      const answered = inside
-        ? await handle({
-            method: request.method,
-            path: (url.pathname.slice(mountPath.length) || '/') + url.search,
-            headers: request.headers,
-            mountPath,
-            raw: request as unknown as Req,
-          })
-        : undefined
+      const mountPath = normalMount(fetchOptions?.mountPath ?? defaultMount)
+      const path = underMount(url.pathname + url.search, mountPath)
+      const answered =
+        path !== undefined
+          ? await handle({
+              method: request.method,
+              path,
+              headers: request.headers,
+              mountPath,
+              raw: request as unknown as Req,
+            })
+          : undefined
       if (answered === undefined) return new Response('Not found', { status: 404 })
       const headers = new Headers()
       for (const [name, value] of Object.entries(answered.headers)) {

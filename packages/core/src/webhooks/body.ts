@@ -12,42 +12,33 @@ export type BodySource =
   | null
   | undefined
 
-/** Frameworks whose adapters core knows, for advice in error messages. */
-export type FrameworkName = 'express' | 'koa' | 'fastify' | 'h3' | 'fetch'
+/**
+ * The fix a `body_parsed` error ends with when the adapter gives none (each adapter passes its
+ * framework's own, as `WebhookRequest.fix`).
+ */
+const DEFAULT_FIX =
+  'Run the webhook handler before any JSON body parser, or pass it the raw body as a string ' +
+  'or Uint8Array.'
 
-const PARSED_BODY_FIX: Record<FrameworkName | 'default', string> = {
-  express:
-    'Mount schedulingWebhooks() before express.json(), or keep the raw bytes for it with ' +
-    "keepRawBody from '@scheduling-kit/express': app.use(express.json({ verify: keepRawBody })).",
-  koa: 'Mount schedulingWebhooks() before the body parser, or use @koa/bodyparser, which keeps ctx.request.rawBody.',
-  fastify:
-    'Register schedulingWebhooks as its own plugin (app.register(schedulingWebhooks, opts)) so its ' +
-    'raw-body parser applies; do not wrap it in fastify-plugin.',
-  h3:
-    'Mount schedulingWebhooks() before any middleware that reads the body (event.req.json(), ' +
-    'readBody(event)), or answer the webhook path before reading it.',
-  fetch:
-    'Pass the untouched Request to handler.fetch() before anything reads its body (in Hono, ' +
-    'c.req.json() reads c.req.raw: route the webhook path to handler.fetch(c.req.raw) first).',
-  default:
-    'Run the webhook handler before any JSON body parser, or pass it the raw body as a string ' +
-    'or Uint8Array.',
-}
+/** The fix for `handler.fetch()`: a Fetch `Request` whose body something read. */
+export const FETCH_FIX =
+  'Pass the untouched Request to handler.fetch() before anything reads its body (in Hono, ' +
+  'c.req.json() reads c.req.raw: route the webhook path to handler.fetch(c.req.raw) first).'
 
-function parsedBodyError(framework: FrameworkName | undefined): WebhookError {
+function parsedBodyError(fix: string | undefined): WebhookError {
   return new WebhookError(
     'body_parsed',
     'The request body was already parsed into an object by a body parser, so the exact bytes ' +
-      `the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+      `the signature covers are gone. ${fix ?? DEFAULT_FIX}`,
   )
 }
 
 /** A body stream someone read (or locked) before the webhook handler got it. */
-export function bodyAlreadyRead(framework: FrameworkName | undefined): WebhookError {
+export function bodyAlreadyRead(fix: string | undefined): WebhookError {
   return new WebhookError(
     'body_parsed',
     'The request body was already read by something before the webhook handler, so the exact ' +
-      `bytes the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+      `bytes the signature covers are gone. ${fix ?? DEFAULT_FIX}`,
   )
 }
 
@@ -62,13 +53,13 @@ export function bodyTimeout(ms: number): WebhookError {
 export function bodyChanged(
   declared: number,
   given: number,
-  framework: FrameworkName | undefined,
+  fix: string | undefined,
 ): WebhookError {
   return new WebhookError(
     'body_parsed',
     `The body handed to the webhook handler is ${given} bytes but the request declared ${declared}: ` +
       'a body parser decoded it (a byte-order mark, a charset) before verification, so the bytes ' +
-      `the signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+      `the signature covers are gone. ${fix ?? DEFAULT_FIX}`,
   )
 }
 
@@ -101,13 +92,13 @@ export function declaresOtherCharset(contentType: string | undefined): boolean {
 }
 
 /** Text a parser decoded from bytes that were not UTF-8: no longer the bytes received. */
-export function textNotFaithful(framework: FrameworkName | undefined): WebhookError {
+export function textNotFaithful(fix: string | undefined): WebhookError {
   return new WebhookError(
     'body_parsed',
     'The body handed to the webhook handler is text holding U+FFFD replacement characters or ' +
       'unpaired surrogates, or decoded from a charset other than UTF-8: a body parser decoded ' +
       'it before verification, so the bytes the ' +
-      `signature covers are gone. ${PARSED_BODY_FIX[framework ?? 'default']}`,
+      `signature covers are gone. ${fix ?? DEFAULT_FIX}`,
   )
 }
 
@@ -253,7 +244,7 @@ function isReadableStream(value: object): value is ReadableStream<Uint8Array> {
 export async function readBody(
   source: BodySource | object,
   limit: number,
-  framework?: FrameworkName,
+  fix?: string,
   timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
   budget?: BodyBudget,
 ): Promise<Uint8Array> {
@@ -263,8 +254,8 @@ export async function readBody(
     if (bytes.length > limit) throw tooLarge(limit)
     return bytes
   }
-  if (typeof source !== 'object') throw parsedBodyError(framework)
-  if (budget === undefined) return readSource(source, limit, framework, timeoutMs, undefined)
+  if (typeof source !== 'object') throw parsedBodyError(fix)
+  if (budget === undefined) return readSource(source, limit, fix, timeoutMs, undefined)
   // Each chunk is taken from the budget as it arrives; all of them are given back at the end.
   let taken = 0
   const take = (bytes: number) => {
@@ -272,7 +263,7 @@ export async function readBody(
     taken += bytes
   }
   try {
-    return await readSource(source, limit, framework, timeoutMs, take)
+    return await readSource(source, limit, fix, timeoutMs, take)
   } finally {
     budget.give(taken)
   }
@@ -284,12 +275,12 @@ type TakeBytes = (bytes: number) => void
 async function readSource(
   source: object,
   limit: number,
-  framework: FrameworkName | undefined,
+  fix: string | undefined,
   timeoutMs: number,
   take: TakeBytes | undefined,
 ): Promise<Uint8Array> {
   if (isReadableStream(source)) {
-    if (source.locked) throw bodyAlreadyRead(framework)
+    if (source.locked) throw bodyAlreadyRead(fix)
     const bytes = await readStream(
       source,
       limit,
@@ -324,5 +315,5 @@ async function readSource(
     }
     return concat(chunks, total)
   }
-  throw parsedBodyError(framework)
+  throw parsedBodyError(fix)
 }

@@ -1,6 +1,7 @@
 import { isWebhookError, serverText, WebhookError } from '../errors.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
+import { FETCH_FIX } from './body.js'
 import { MemoryDedupeStore } from './dedupe.js'
 import { deliverOnce } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -48,11 +49,6 @@ export interface WebhookHandler extends WebhookRegistration<WebhookHandler> {
   fetch(request: Request): Promise<Response>
   /** Runs the matching handlers for an event, e.g. when a queue consumer takes it. */
   dispatch(event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void>
-  /**
-   * The answer to an error an adapter met before `handle` could (its framework refused a body
-   * over the limit, say): reported to `onError` like any other.
-   */
-  respond(error: WebhookError, context?: Partial<WebhookErrorContext>): Promise<WebhookResponse>
 }
 
 const EVICTION_REPORT_INTERVAL_MS = 60_000
@@ -164,18 +160,6 @@ class Endpoint implements WebhookHandler {
     }
   }
 
-  respond = async (
-    error: WebhookError,
-    context?: Partial<WebhookErrorContext>,
-  ): Promise<WebhookResponse> => {
-    await this.#report(
-      error,
-      { webhookId: context?.webhookId, event: context?.event },
-      this.#settings.logger ?? consoleLogger,
-    )
-    return { ...errorAnswer(error), error }
-  }
-
   #loggerFor(request: WebhookRequest): Logger {
     return this.#settings.logger ?? request.logger ?? consoleLogger
   }
@@ -189,7 +173,7 @@ class Endpoint implements WebhookHandler {
         headers: request.headers,
         body: request.body,
         bodyUsed: request.bodyUsed,
-        framework: 'fetch',
+        fix: FETCH_FIX,
       })) ??
       json(
         404,

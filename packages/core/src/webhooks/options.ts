@@ -1,6 +1,7 @@
 import { ConfigError, type WebhookError } from '../errors.js'
 import { checkLogger, type Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/subscriptions.js'
+import { wholeNumber } from '../validate.js'
 import { BodyBudget } from './body.js'
 import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
 import {
@@ -145,11 +146,7 @@ export function normalizePath(path: string): string {
 }
 
 function positiveInteger(value: number | undefined, name: string, unit: string): void {
-  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-    throw new ConfigError(
-      `createWebhookHandler: ${name} must be a positive whole number of ${unit}.`,
-    )
-  }
+  wholeNumber('createWebhookHandler', name, value, 0, { unit })
 }
 
 function isSecretSource(input: unknown): input is SecretSource {

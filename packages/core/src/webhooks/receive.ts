@@ -9,7 +9,6 @@ import {
   bodyAlreadyRead,
   bodyChanged,
   declaresOtherCharset,
-  type FrameworkName,
   isFaithfulText,
   readBody,
   serverBusy,
@@ -32,8 +31,11 @@ export interface WebhookRequest {
   headers: HeadersInput
   /** The raw body or a stream of it. An object means a body parser got there first. */
   body: BodySource | object
-  /** The adapter's framework, for advice in error messages. */
-  framework?: FrameworkName
+  /**
+   * How to fix, on the adapter's framework, a body something read or parsed before the handler:
+   * the sentence `body_parsed` errors end with.
+   */
+  fix?: string
   /** The framework says the body was already read (a Fetch `Request`'s `bodyUsed`). */
   bodyUsed?: boolean
   /** The framework's logger (Fastify's `request.log`), used when no `logger` option is given. */
@@ -99,13 +101,13 @@ function bytesOf(
   settings: Settings,
 ): Uint8Array | Promise<Uint8Array> {
   const raw = request.body
-  if (request.bodyUsed === true) throw bodyAlreadyRead(request.framework)
+  if (request.bodyUsed === true) throw bodyAlreadyRead(request.fix)
   // Text a parser decoded must be a faithful copy of the bytes, whatever its length.
   if (
     typeof raw === 'string' &&
     (!isFaithfulText(raw) || declaresOtherCharset(getHeader(request.headers, 'content-type')))
   ) {
-    throw textNotFaithful(request.framework)
+    throw textNotFaithful(request.fix)
   }
   if (
     raw instanceof Uint8Array &&
@@ -118,7 +120,7 @@ function bytesOf(
   const check = (body: Uint8Array) => {
     // Text or bytes a parser kept must be the bytes received: the same length at least.
     if (inMemory && declared >= 0 && body.length !== declared) {
-      throw bodyChanged(declared, body.length, request.framework)
+      throw bodyChanged(declared, body.length, request.fix)
     }
     return body
   }
@@ -128,14 +130,14 @@ function bytesOf(
     return readBody(
       raw,
       settings.limit,
-      request.framework,
+      request.fix,
       settings.bodyTimeoutMs,
       inMemory ? undefined : budget,
     ).then(check)
   }
   // A declared length is taken whole before the first byte is read, and given back at the end.
   if (!budget.take(declared)) throw serverBusy(budget.max)
-  return readBody(raw, settings.limit, request.framework, settings.bodyTimeoutMs).then(
+  return readBody(raw, settings.limit, request.fix, settings.bodyTimeoutMs).then(
     (body) => {
       budget.give(declared)
       return body

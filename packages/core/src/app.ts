@@ -1,0 +1,42 @@
+// @scheduling-kit/core/app: what an app on a framework uses besides the adapter's middleware.
+// Each adapter re-exports this list whole, in one line (`export * from '@scheduling-kit/core/app'`);
+// the rest (the framework-free handler, the signature functions, ...) is at the root. Pinned by
+// test/exports.test.ts and, on each adapter, by its exports test.
+
+export {
+  type AnyWebhookEvent,
+  createCredentialCipher,
+  createOAuthClient,
+  createSchedulingClient,
+  createTokenManager,
+  createWebhookSubscriptions,
+  type DedupeStore,
+  EVENT_TYPES,
+  isApiError,
+  isOAuthFlowError,
+  isSchedulingError,
+  isWebhookError,
+  type Logger,
+  MemoryDedupeStore,
+  MemorySubscriptionStore,
+  MemoryTokenStore,
+  NotConnectedError,
+  OAuthFlowError,
+  type OAuthRoutes,
+  type OAuthRoutesOptions,
+  ReauthorizationRequiredError,
+  readConnectedKey,
+  type SecretSource,
+  type SubscriptionStore,
+  type TokenRecord,
+  type TokenStore,
+  type WebhookContext,
+  WebhookError,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHandler,
+  type WebhookHandlerFn,
+  type WebhookHandlerOptions,
+  type WebhookQueue,
+  type WebhookSubscriptions,
+} from './index.js'

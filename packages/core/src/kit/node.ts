@@ -1,0 +1,48 @@
+import type { BodySource } from '../webhooks/body.js'
+
+/** What the kit reads of a Node request stream. */
+export interface NodeStream {
+  readonly readableDidRead?: boolean
+  readonly readableEnded?: boolean
+}
+
+/**
+ * The bytes to verify on Node, in the one order every adapter uses: the request stream while
+ * nobody has read it; else the raw body an earlier middleware `kept` (text or bytes); else what a
+ * body parser left (`parsed`): text or bytes are checked against what was received, an object
+ * makes core answer `body_parsed` with the adapter's fix.
+ */
+export function nodeBody(stream: NodeStream, kept: unknown, parsed: unknown): BodySource | object {
+  if (!stream.readableDidRead && !stream.readableEnded) return stream as BodySource
+  if (typeof kept === 'string' || kept instanceof Uint8Array) return kept
+  if (typeof parsed === 'string' || parsed instanceof Uint8Array) return parsed
+  return (parsed as object | undefined) ?? {}
+}
+
+/** What the kit writes to a Node response. */
+export interface NodeResponse {
+  writeHead(status: number, headers: Record<string, string | string[]>): { end(body: string): void }
+}
+
+/**
+ * Writes an answer to a Node response whole: with its length given, Node sends it in one piece
+ * rather than chunked.
+ */
+export function writeNode(
+  response: NodeResponse,
+  answer: { status: number; headers: Record<string, string | string[]>; body: string },
+): void {
+  const headers = answer.headers
+  headers['content-length'] ??= String(new TextEncoder().encode(answer.body).length)
+  response.writeHead(answer.status, headers).end(answer.body)
+}
+
+/**
+ * The error of an answer the framework's own error path should take (a handler threw: 500; the
+ * queue refused: 503), for an adapter that hands server errors on rather than answering them.
+ */
+export function serverErrorOf(
+  answer: { status: number; error?: Error } | undefined,
+): Error | undefined {
+  return answer?.error !== undefined && answer.status >= 500 ? answer.error : undefined
+}

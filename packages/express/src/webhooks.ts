@@ -1,0 +1,113 @@
+import type {
+  OAuthResponse,
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
+  WebhookResponse,
+} from '@scheduling-kit/core'
+import { createWebhookHandler } from '@scheduling-kit/core'
+import {
+  attachWebhookMethods,
+  nodeBody,
+  serverErrorOf,
+  type WebhookMethods,
+  writeNode,
+} from '@scheduling-kit/core/adapter'
+import type { NextFunction, Request, Response } from 'express'
+
+export type Middleware = (req: Request, res: Response, next: NextFunction) => void
+
+/** Express's own options besides core's. */
+export interface ExpressWebhookOptions {
+  /**
+   * Hands server errors (a handler threw: 500; the queue refused: 503) to `next(err)`, so your
+   * error middleware logs and answers them (`err.status` is the status the service needs to
+   * retry; `err.cause` is what threw). Default false: the middleware answers and logs them.
+   */
+  forwardErrors?: boolean
+}
+
+export type SchedulingWebhooksOptions = WebhookHandlerOptions & ExpressWebhookOptions
+
+export interface SchedulingWebhooksMiddleware
+  extends Middleware,
+    WebhookMethods<SchedulingWebhooksMiddleware> {}
+
+/**
+ * Keeps the raw bytes for the webhook middleware when a JSON parser runs first:
+ * `app.use(express.json({ verify: keepRawBody }))`.
+ *
+ * @example
+ * ```ts
+ * app.use(express.json({ verify: keepRawBody }))
+ * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!))
+ * ```
+ */
+export function keepRawBody(req: Request, _res: Response, buf: Buffer): void {
+  ;(req as Request & { rawBody?: Buffer }).rawBody = buf
+}
+
+/** What to do when a body parser got there first, on Express. */
+const FIX =
+  'Mount schedulingWebhooks() before express.json(), or keep the raw bytes for it with ' +
+  "keepRawBody from '@scheduling-kit/express': app.use(express.json({ verify: keepRawBody }))."
+
+/**
+ * Writes core's answer, or passes on when there is none. An error while writing (a broken
+ * socket, headers already sent by an earlier middleware) goes to Express's error path, never
+ * to an unhandled rejection.
+ */
+export function answerWith(
+  res: Response,
+  next: NextFunction,
+): (answer: WebhookResponse | OAuthResponse | undefined) => void {
+  return (answer) => {
+    if (answer === undefined) return next()
+    try {
+      writeNode(res, answer)
+    } catch (error) {
+      next(error)
+    }
+  }
+}
+
+/**
+ * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`,
+ * relative to where it is mounted) and passes every other request on untouched.
+ *
+ * @example
+ * ```ts
+ * app.use(
+ *   schedulingWebhooks(process.env.SCHEDULING_SECRET!).on('event.created', async (event) => {
+ *     await bookings.add(event.payload)
+ *   }),
+ * )
+ * ```
+ */
+export function schedulingWebhooks(
+  secretOrOptions: SecretSource | SchedulingWebhooksOptions,
+  options?: WebhookHandlerRestOptions & ExpressWebhookOptions,
+): SchedulingWebhooksMiddleware {
+  const own = (options ?? (typeof secretOrOptions === 'object' ? secretOrOptions : undefined)) as
+    | ExpressWebhookOptions
+    | undefined
+  const forwardErrors = own?.forwardErrors === true
+  const handler = createWebhookHandler(secretOrOptions, options)
+  const middleware = ((req, res, next) => {
+    const write = answerWith(res, next)
+    handler
+      .handle({
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        body: nodeBody(req, (req as { rawBody?: unknown }).rawBody, req.body),
+        fix: FIX,
+        errorsToFramework: forwardErrors,
+      })
+      .then((answer) => {
+        const error = forwardErrors ? serverErrorOf(answer) : undefined
+        return error ? next(error) : write(answer)
+      }, next)
+  }) as Middleware
+  return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
+}

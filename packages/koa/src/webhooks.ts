@@ -1,0 +1,51 @@
+import type {
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
+} from '@scheduling-kit/core'
+import { createWebhookHandler } from '@scheduling-kit/core'
+import { attachWebhookMethods, nodeBody, type WebhookMethods } from '@scheduling-kit/core/adapter'
+import type { Context, Middleware } from 'koa'
+import { koaLogger, send, summariseParserRefusals } from './log.js'
+
+export interface SchedulingWebhooksMiddleware
+  extends Middleware,
+    WebhookMethods<SchedulingWebhooksMiddleware> {}
+
+/** What to do when a body parser got there first, on Koa. */
+const FIX =
+  'Mount schedulingWebhooks() before the body parser, or use @koa/bodyparser, which keeps ctx.request.rawBody.'
+
+/**
+ * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`)
+ * and passes every other request on untouched.
+ *
+ * @example
+ * ```ts
+ * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!).on('event.canceled', (event) => cancel(event.payload)))
+ * app.use(bodyParser()) // after: the webhooks middleware reads the raw stream first
+ * ```
+ */
+export function schedulingWebhooks(
+  secretOrOptions: SecretSource | WebhookHandlerOptions,
+  options?: WebhookHandlerRestOptions,
+): SchedulingWebhooksMiddleware {
+  const handler = createWebhookHandler(secretOrOptions, options)
+  const middleware = (async (ctx, next) => {
+    summariseParserRefusals(ctx.app, handler.path)
+    // A parser placed first leaves types it does not parse (`application/foo+json`) unread;
+    // @koa/bodyparser keeps `rawBody`.
+    const request = ctx.request as Context['request'] & { rawBody?: unknown; body?: unknown }
+    const answer = await handler.handle({
+      method: ctx.method,
+      path: ctx.url,
+      headers: ctx.headers,
+      body: nodeBody(ctx.req, request.rawBody, request.body),
+      fix: FIX,
+      logger: koaLogger(ctx),
+    })
+    if (answer) send(ctx, answer)
+    else await next()
+  }) as Middleware
+  return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
+}
