@@ -1,6 +1,5 @@
 import {
   type ConfigErrorCode,
-  type CredentialErrorCode,
   OAUTH_FLOW_ERROR_STATUS,
   type OAuthFlowErrorCode,
   type SchedulingErrorCode,
@@ -194,86 +193,6 @@ export class InvalidResponseError extends SchedulingError<'invalid_response'> {
   }
 }
 
-/**
- * The field errors of a 422 answer (`{ "errors": { "url": [{ "message": "must be a valid URL" }] } }`),
- * as `field: message` lines, cleaned and capped; empty when the body has none.
- */
-function fieldErrors(body: unknown): Record<string, string[]> {
-  const errors = (body as { errors?: unknown } | undefined)?.errors
-  const out: Record<string, string[]> = {}
-  if (typeof errors !== 'object' || errors === null || Array.isArray(errors)) return out
-  for (const [field, list] of Object.entries(errors).slice(0, 20)) {
-    const messages = (Array.isArray(list) ? list : [list])
-      .slice(0, 5)
-      .map((item) =>
-        typeof item === 'string'
-          ? item
-          : typeof (item as { message?: unknown })?.message === 'string'
-            ? (item as { message: string }).message
-            : undefined,
-      )
-      .filter((m): m is string => m !== undefined)
-      .map((m) => serverText(m, 200))
-    if (messages.length > 0) out[serverText(field, 64)] = messages
-  }
-  return out
-}
-
-/** The API answered with a non-2xx status. `body` is the parsed JSON, or the text. */
-export class ApiError extends SchedulingError<'api_error'> {
-  readonly body: unknown
-  /** The address called (without its query string), when known. */
-  readonly url: string | undefined
-  /** The answer's headers, lower-case names (`retry-after`, `x-request-id`, ...). */
-  readonly headers: Readonly<Record<string, string>>
-  /** The method and path called: `POST /webhooks`. */
-  readonly request: string
-  /** A 422's errors by field: `{ url: ['must be a valid URL'] }`. Empty for other answers. */
-  readonly fields: Readonly<Record<string, readonly string[]>>
-  /** The wait a 429 or 503 asked for (`Retry-After`), in ms, when it gave one. */
-  readonly retryAfterMs: number | undefined
-
-  constructor(
-    status: number,
-    method: string,
-    path: string,
-    body: unknown,
-    url?: string,
-    more?: { headers?: Headers; retryAfterMs?: number; note?: string },
-  ) {
-    const fields = status === 422 ? fieldErrors(body) : {}
-    const named = Object.entries(fields)
-      .map(([field, messages]) => `${field} ${messages.join('; ')}`)
-      .join(', ')
-    super(
-      'api_error',
-      `${method} ${path} failed with status ${status}${url === undefined ? '' : ` (${displayUrl(url)})`}` +
-        (named === '' ? '' : `: ${named}`) +
-        `.${more?.note === undefined ? '' : ` ${more.note}`}`,
-      { status },
-    )
-    this.body = body
-    this.url = url === undefined ? undefined : displayUrl(url)
-    this.request = `${method} ${path}`
-    this.fields = fields
-    this.retryAfterMs = more?.retryAfterMs
-    const headers: Record<string, string> = {}
-    more?.headers?.forEach((value, name) => {
-      headers[name] = value
-    })
-    this.headers = headers
-  }
-}
-
-/** True for an error the API answered (a non-2xx status), optionally of one status. */
-export function isApiError(error: unknown, status?: number): error is ApiError {
-  return (
-    isSchedulingError(error) &&
-    error.code === 'api_error' &&
-    (status === undefined || error.status === status)
-  )
-}
-
 /** No tokens are stored for this key: the account was never connected, or was disconnected. */
 export class NotConnectedError extends SchedulingError<'not_connected'> {
   readonly key: string
@@ -300,103 +219,6 @@ export class ReauthorizationRequiredError extends SchedulingError<'reauthorizati
       { status: 401, cause: options?.cause },
     )
     this.key = key
-  }
-}
-
-/**
- * A write was refused because the stored record changed since it was read (another process
- * refreshed, or the user reconnected). The newer record is kept.
- */
-export class StaleWriteError extends SchedulingError<'stale_write'> {
-  readonly key: string
-
-  constructor(key: string) {
-    super(
-      'stale_write',
-      `The tokens for "${key}" changed while this process refreshed them; the newer ones were kept.`,
-      { status: 409 },
-    )
-    this.key = key
-  }
-}
-
-/**
- * The token manager (or another long-lived part) was closed: it finishes the work it had, and
- * refuses new work with this error. Raised after `close()`, during a graceful shutdown.
- */
-export class ClosedError extends SchedulingError<'closed'> {
-  constructor(what: string) {
-    super('closed', `${what} is closed: it is shutting down and takes no new work.`, {
-      status: 503,
-    })
-  }
-}
-
-/**
- * Another instance held an account's subscription lease for longer than this one would wait
- * (`leaseWaitMs`), or kept changing its record: nothing was changed; try again.
- */
-export class SubscriptionBusyError extends SchedulingError<'subscription_busy'> {
-  readonly key: string
-
-  constructor(what: string, key: string, waitedMs: number) {
-    super(
-      'subscription_busy',
-      `Could not ${what} "${key}": another instance is changing its webhooks${waitedMs > 0 ? ` (waited ${waitedMs} ms for its lease)` : ''}. Nothing was changed; try again.`,
-      { status: 503 },
-    )
-    this.key = key
-  }
-}
-
-/**
- * An in-memory store told not to forget entries before their time (`whenFull: 'refuse'`) is
- * full of unexpired ones: the write is refused rather than forgetting a key that must be kept
- * (a used sign-in state, say).
- */
-export class StoreFullError extends SchedulingError<'store_full'> {
-  constructor(what: string, maxEntries: number) {
-    super(
-      'store_full',
-      `${what} holds ${maxEntries} unexpired entries, its limit (maxEntries): this one was refused rather than forgetting one before its time. Raise maxEntries, or use a shared store (Redis, PostgreSQL).`,
-      { status: 503 },
-    )
-  }
-}
-
-/**
- * A database store's table does not exist: run its `migrate()` at start-up, with the same
- * schema and table names. `cause` is the database's error.
- */
-export class StoreNotMigratedError extends SchedulingError<'store_not_migrated'> {
-  /** The table the store looked for. */
-  readonly table: string
-
-  constructor(who: string, table: string, options?: { cause?: unknown }) {
-    super(
-      'store_not_migrated',
-      `${who}: table ${table} does not exist. Run migrate(pool) at start-up (with the same schema and table names).`,
-      { status: 500, cause: options?.cause },
-    )
-    this.table = table
-  }
-}
-
-/**
- * A stored credential could not be opened. It names the store key and the key id (never a
- * key, a token or a secret). The record is left as it is: this is not "no record", and not
- * "reauthorization required"; fix the cipher's keys (or restore the record) and it reads again.
- */
-export class CredentialError extends SchedulingError<CredentialErrorCode> {
-  /** The store key of the record. */
-  readonly key: string
-  /** The key id the sealed value names, when it names one. */
-  readonly keyId: string | undefined
-
-  constructor(code: CredentialErrorCode, key: string, keyId: string | undefined, why: string) {
-    super(code, `Cannot open the sealed credentials of "${key}": ${why}.`, { status: 500 })
-    this.key = key
-    this.keyId = keyId
   }
 }
 

@@ -11,18 +11,21 @@ export {
 export type { CursorPage, CursorPageOptions } from './api/paginate.js'
 export type { ApiRetryOptions } from './api/retry.js'
 export type { ApiWebhook, CreatedWebhook, WebhooksApi } from './api/webhooks.js'
+export { ApiError, isApiError } from './api-error.js'
 // ---- Credentials at rest ------------------------------------------------------------------
 export {
-  type CredentialCipher,
-  type CredentialCipherOptions,
-  type CredentialContext,
-  type CredentialKey,
   createCredentialCipher,
   generateCredentialKey,
   isSealedCredential,
-  type OpenedCredential,
 } from './credentials/cipher.js'
 export type { ReencryptResult } from './credentials/sealed.js'
+export type {
+  CredentialCipher,
+  CredentialCipherOptions,
+  CredentialContext,
+  CredentialKey,
+  OpenedCredential,
+} from './credentials/types.js'
 export { encryptSubscriptionStore, encryptTokenStore } from './credentials/wrap.js'
 // ---- Errors -------------------------------------------------------------------------------
 export {
@@ -37,12 +40,8 @@ export {
   type WebhookErrorCode,
 } from './error-codes.js'
 export {
-  ApiError,
-  ClosedError,
   ConfigError,
-  CredentialError,
   InvalidResponseError,
-  isApiError,
   isOAuthFlowError,
   isSchedulingError,
   isTransientError,
@@ -53,10 +52,6 @@ export {
   OAuthFlowError,
   ReauthorizationRequiredError,
   SchedulingError,
-  StaleWriteError,
-  StoreFullError,
-  StoreNotMigratedError,
-  SubscriptionBusyError,
   TimeoutError,
   WebhookError,
 } from './errors.js'
@@ -69,6 +64,14 @@ export { type ReadConnectionOptions, readConnectedKey } from './oauth/connection
 export type { CookieSecrets } from './oauth/cookies.js'
 export type { OAuthRequest, OAuthResponse, OAuthRoutesOptions } from './oauth/options.js'
 export { createOAuthRoutes, type OAuthRoutes } from './oauth/routes.js'
+export {
+  ClosedError,
+  CredentialError,
+  StaleWriteError,
+  StoreFullError,
+  StoreNotMigratedError,
+  SubscriptionBusyError,
+} from './store-errors.js'
 // ---- Connected accounts' webhooks ---------------------------------------------------------
 export type { WebhookOwner } from './subscriptions/lookup.js'
 export {

@@ -1,4 +1,5 @@
-import { ApiError, ConfigError, isSchedulingError } from '../errors.js'
+import { ApiError } from '../api-error.js'
+import { ConfigError, isSchedulingError } from '../errors.js'
 import { type FetchLike, parseJson, send, sleep } from '../http.js'
 import { withoutTrailingSlashes } from '../paths.js'
 import type { TokenManager } from '../tokens/manager.js'

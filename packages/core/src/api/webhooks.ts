@@ -1,4 +1,5 @@
-import { InvalidResponseError, isApiError } from '../errors.js'
+import { isApiError } from '../api-error.js'
+import { InvalidResponseError } from '../errors.js'
 import type { CursorPageOptions } from './paginate.js'
 import { paginate } from './paginate.js'
 

@@ -1,5 +1,7 @@
-import { ConfigError, CredentialError } from '../errors.js'
-import { type CredentialCipher, isSealedCredential } from './cipher.js'
+import { ConfigError } from '../errors.js'
+import { CredentialError } from '../store-errors.js'
+import { isSealedCredential } from './cipher.js'
+import type { CredentialCipher } from './types.js'
 
 /** Checks a store's `cipher` option: absent, or what `createCredentialCipher` made. */
 export function cipherOption(who: string, cipher: unknown): CredentialCipher | undefined {

@@ -1,4 +1,5 @@
-import { ConfigError, CredentialError } from '../errors.js'
+import { ConfigError } from '../errors.js'
+import { CredentialError } from '../store-errors.js'
 import type {
   StoredSubscription,
   SubscriptionRecord,
@@ -6,8 +7,9 @@ import type {
 } from '../subscriptions/store.js'
 import type { TokenRecord } from '../tokens/record.js'
 import type { TokenStore } from '../tokens/store.js'
-import { type CredentialCipher, type CredentialContext, isSealedCredential } from './cipher.js'
+import { isSealedCredential } from './cipher.js'
 import { cipherOption } from './sealed.js'
+import type { CredentialCipher, CredentialContext } from './types.js'
 
 /** A field as stored: sealed, or (from before encryption) plaintext the cipher may refuse. */
 async function openField(

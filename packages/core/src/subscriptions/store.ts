@@ -1,5 +1,5 @@
-import type { CredentialCipher } from '../credentials/cipher.js'
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
+import type { CredentialCipher } from '../credentials/types.js'
 
 /** One webhook this app created for an account, with the secret the service gave it. */
 export interface SubscribedWebhook {

@@ -1,5 +1,5 @@
-import type { CredentialCipher } from '../credentials/cipher.js'
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
+import type { CredentialCipher } from '../credentials/types.js'
 import type { TokenRecord } from './record.js'
 
 /**

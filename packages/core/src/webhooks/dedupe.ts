@@ -1,4 +1,4 @@
-import { StoreFullError } from '../errors.js'
+import { StoreFullError } from '../store-errors.js'
 
 /** What a claim on a delivery finds. */
 export type ClaimResult = 'claimed' | 'in_progress' | 'completed'

@@ -10,7 +10,6 @@ import {
   bodyChanged,
   declaresOtherCharset,
   isFaithfulText,
-  readBody,
   serverBusy,
   textNotFaithful,
   tooLarge,
@@ -18,6 +17,7 @@ import {
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookErrorContext } from './options.js'
+import { readBody } from './read.js'
 import type { WebhookContext } from './registry.js'
 import { MAX_WEBHOOK_ID, resolveSecrets } from './secrets.js'
 import { match } from './signature.js'

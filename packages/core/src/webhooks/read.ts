@@ -1,0 +1,189 @@
+import { concat, toBytes } from '../bytes.js'
+import { beforeDeadline, readStream } from '../stream.js'
+import {
+  type BodyBudget,
+  type BodySource,
+  bodyAlreadyRead,
+  bodyTimeout,
+  parsedBodyError,
+  serverBusy,
+  tooLarge,
+} from './body.js'
+import { DEFAULT_BODY_TIMEOUT_MS } from './defaults.js'
+
+// Reading a request body within its limits: a Node-style readable by its events, a Web stream,
+// an async iterable, or bytes already at hand.
+/** A Node-style readable (an `IncomingMessage`), recognised by shape: core has no Node types. */
+interface EventReadable {
+  on(event: 'data', fn: (chunk: Uint8Array | string) => void): unknown
+  on(event: 'end' | 'close', fn: () => void): unknown
+  on(event: 'error', fn: (error: unknown) => void): unknown
+  removeListener(event: string, fn: (...args: never[]) => void): unknown
+  pause(): unknown
+  readableEnded?: boolean
+}
+
+function isEventReadable(value: object): value is EventReadable {
+  const v = value as Partial<EventReadable>
+  return (
+    typeof v.on === 'function' &&
+    typeof v.removeListener === 'function' &&
+    typeof v.pause === 'function'
+  )
+}
+
+/**
+ * Reads a Node-style readable by its events (much cheaper than its async iterator). Past the
+ * limit or the deadline it pauses and lets go: the stream is not destroyed, so the 413 or 408
+ * can still be written (with `Connection: close`).
+ */
+function readEvents(
+  stream: EventReadable,
+  limit: number,
+  timeoutMs: number,
+  take: TakeBytes | undefined,
+): Promise<Uint8Array | undefined> {
+  if (stream.readableEnded) return Promise.resolve(new Uint8Array(0))
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = []
+    let total = 0
+    const timer = setTimeout(() => {
+      done()
+      stream.pause()
+      reject(bodyTimeout(timeoutMs))
+    }, timeoutMs)
+    const done = () => {
+      clearTimeout(timer)
+      stream.removeListener('data', onData)
+      stream.removeListener('end', onEnd)
+      stream.removeListener('error', onError)
+      stream.removeListener('close', onClose)
+    }
+    const onData = (chunk: Uint8Array | string) => {
+      const bytes = toBytes(chunk)
+      total += bytes.length
+      if (total > limit) {
+        done()
+        stream.pause()
+        resolve(undefined)
+      } else {
+        try {
+          take?.(bytes.length)
+        } catch (busy) {
+          done()
+          stream.pause()
+          reject(busy)
+          return
+        }
+        chunks.push(bytes)
+      }
+    }
+    const onEnd = () => {
+      done()
+      resolve(concat(chunks, total))
+    }
+    const onError = (error: unknown) => {
+      done()
+      reject(error)
+    }
+    const onClose = () => {
+      done()
+      reject(new Error('The request closed before its body ended.'))
+    }
+    stream.on('data', onData)
+    stream.on('end', onEnd)
+    stream.on('error', onError)
+    stream.on('close', onClose)
+  })
+}
+
+function isAsyncIterable(value: object): value is AsyncIterable<Uint8Array | string> {
+  return typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
+}
+
+function isReadableStream(value: object): value is ReadableStream<Uint8Array> {
+  return typeof (value as ReadableStream).getReader === 'function'
+}
+
+/**
+ * Reads a body into bytes, never holding more than `limit` bytes: a stream is read chunk by
+ * chunk and abandoned as soon as it passes the limit. Throws `payload_too_large`,
+ * `body_timeout` when a stream has not ended within `timeoutMs`, or `body_parsed` when a body
+ * parser already turned the body into an object (or read the stream).
+ */
+export async function readBody(
+  source: BodySource | object,
+  limit: number,
+  fix?: string,
+  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+  budget?: BodyBudget,
+): Promise<Uint8Array> {
+  if (source === null || source === undefined) return new Uint8Array(0)
+  if (typeof source === 'string' || source instanceof Uint8Array) {
+    const bytes = toBytes(source)
+    if (bytes.length > limit) throw tooLarge(limit)
+    return bytes
+  }
+  if (typeof source !== 'object') throw parsedBodyError(fix)
+  if (budget === undefined) return readSource(source, limit, fix, timeoutMs, undefined)
+  // Each chunk is taken from the budget as it arrives; all of them are given back at the end.
+  let taken = 0
+  const take = (bytes: number) => {
+    if (!budget.take(bytes)) throw serverBusy(budget.max)
+    taken += bytes
+  }
+  try {
+    return await readSource(source, limit, fix, timeoutMs, take)
+  } finally {
+    budget.give(taken)
+  }
+}
+
+/** Takes a chunk's bytes from a budget; throws `server_busy` when they do not fit. */
+type TakeBytes = (bytes: number) => void
+
+async function readSource(
+  source: object,
+  limit: number,
+  fix: string | undefined,
+  timeoutMs: number,
+  take: TakeBytes | undefined,
+): Promise<Uint8Array> {
+  if (isReadableStream(source)) {
+    if (source.locked) throw bodyAlreadyRead(fix)
+    const bytes = await readStream(
+      source,
+      limit,
+      { ms: timeoutMs, error: () => bodyTimeout(timeoutMs) },
+      take,
+    )
+    if (bytes === undefined) throw tooLarge(limit)
+    return bytes
+  }
+  if (isEventReadable(source)) {
+    const bytes = await readEvents(source, limit, timeoutMs, take)
+    if (bytes === undefined) throw tooLarge(limit)
+    return bytes
+  }
+  if (isAsyncIterable(source)) {
+    // Iterate by hand: leaving the loop early must not destroy a Node request stream, or the
+    // 413 answer could not be written on its socket.
+    const iterator = source[Symbol.asyncIterator]()
+    const deadline = performance.now() + timeoutMs
+    const chunks: Uint8Array[] = []
+    let total = 0
+    for (;;) {
+      const { done, value } = await beforeDeadline(iterator.next(), deadline, () =>
+        bodyTimeout(timeoutMs),
+      )
+      if (done) break
+      const chunk = toBytes(value)
+      total += chunk.length
+      if (total > limit) throw tooLarge(limit)
+      take?.(chunk.length)
+      chunks.push(chunk)
+    }
+    return concat(chunks, total)
+  }
+  throw parsedBodyError(fix)
+}
