@@ -74,6 +74,15 @@ export {
 } from './store-errors.js'
 // ---- Connected accounts' webhooks ---------------------------------------------------------
 export type { WebhookOwner } from './subscriptions/lookup.js'
+export type {
+  EnsureResult,
+  ReconcileAccount,
+  ReconcileReport,
+  RemoveResult,
+  RotateResult,
+  WebhookSubscriptions,
+  WebhookSubscriptionsOptions,
+} from './subscriptions/options.js'
 export {
   MemorySubscriptionStore,
   type MemorySubscriptionStoreOptions,
@@ -82,16 +91,7 @@ export {
   type SubscriptionRecord,
   type SubscriptionStore,
 } from './subscriptions/store.js'
-export {
-  createWebhookSubscriptions,
-  type EnsureResult,
-  type ReconcileAccount,
-  type ReconcileReport,
-  type RemoveResult,
-  type RotateResult,
-  type WebhookSubscriptions,
-  type WebhookSubscriptionsOptions,
-} from './subscriptions/subscriptions.js'
+export { createWebhookSubscriptions } from './subscriptions/subscriptions.js'
 // ---- Tokens -------------------------------------------------------------------------------
 export type { TokenState, TokenStatus } from './tokens/machine.js'
 export { createTokenManager, type GetTokenOptions, type TokenManager } from './tokens/manager.js'

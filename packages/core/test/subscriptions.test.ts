@@ -4,11 +4,9 @@ import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { NotConnectedError, ReauthorizationRequiredError } from '../src/errors.js'
 import { createOAuthClient } from '../src/oauth/client.js'
+import type { WebhookSubscriptionsOptions } from '../src/subscriptions/options.js'
 import { MemorySubscriptionStore, type SubscriptionStore } from '../src/subscriptions/store.js'
-import {
-  createWebhookSubscriptions,
-  type WebhookSubscriptionsOptions,
-} from '../src/subscriptions/subscriptions.js'
+import { createWebhookSubscriptions } from '../src/subscriptions/subscriptions.js'
 import { createTokenManager } from '../src/tokens/manager.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'

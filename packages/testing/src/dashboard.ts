@@ -1,6 +1,6 @@
 import { EVENT_TYPES } from '@scheduling-kit/core'
 import type { AccountGrants } from '@scheduling-kit/fake-auth'
-import type { DeliveryAttempt, Webhook } from './service.js'
+import type { DeliveryAttempt, Webhook } from './service-types.js'
 
 /** What the dashboard shows: the service's state, read at each page load. */
 export interface DashboardState {

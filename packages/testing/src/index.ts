@@ -13,22 +13,22 @@ export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conforman
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'
-export {
-  type RaceStop,
-  type RefreshRaceOptions,
-  type RefreshRaceReport,
-  type RefreshRaceRound,
-  runRefreshRace,
-} from './refresh-race.js'
-export {
-  type AppSettings,
-  type DeliveryAttempt,
-  type FakeSchedulingService,
-  type FakeSchedulingServiceOptions,
-  startFakeSchedulingService,
-  type TriggerOptions,
-  type Webhook,
-} from './service.js'
+export type {
+  RaceStop,
+  RefreshRaceOptions,
+  RefreshRaceReport,
+  RefreshRaceRound,
+} from './race-types.js'
+export { runRefreshRace } from './refresh-race.js'
+export { startFakeSchedulingService } from './service.js'
+export type {
+  AppSettings,
+  DeliveryAttempt,
+  FakeSchedulingService,
+  FakeSchedulingServiceOptions,
+  TriggerOptions,
+  Webhook,
+} from './service-types.js'
 export {
   type SignedRequestOptions,
   sendTestEvent,

@@ -1,7 +1,7 @@
 // One server process of `runRefreshRace`: a token manager over the store the module under test
 // creates, its callers asking for one key's access token at once when the parent says go.
 import { createOAuthClient, createTokenManager, type TokenStore } from '@scheduling-kit/core'
-import type { ChildConfig, ChildMessage, Hold, ParentMessage } from './refresh-race.js'
+import type { ChildConfig, ChildMessage, Hold, ParentMessage } from './race-types.js'
 
 const config: ChildConfig = JSON.parse(process.argv[2]!)
 const send = (message: ChildMessage) => process.send!(message)

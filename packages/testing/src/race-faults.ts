@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { type RefreshRaceOptions, runRefreshRace } from './refresh-race.js'
+import type { RefreshRaceOptions } from './race-types.js'
+import { runRefreshRace } from './refresh-race.js'
 import type { StoreConformanceOptions } from './store-conformance.js'
 
 export interface RefreshRaceFaultsOptions {

@@ -1,6 +1,6 @@
 import { ConfigError, type WebhookError } from '../errors.js'
 import { checkLogger, type Logger } from '../log.js'
-import type { WebhookSubscriptions } from '../subscriptions/subscriptions.js'
+import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { wholeNumber } from '../validate.js'
 import { BodyBudget } from './body.js'
 import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
