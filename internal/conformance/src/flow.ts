@@ -1,5 +1,5 @@
+import type { Started } from './context.js'
 import { cookieHeader, request } from './http.js'
-import type { Started } from './suite.js'
 
 /** A browser's sign-in: `/login`, the consent page's answer, then the callback with the cookie. */
 export async function connect(

@@ -1,5 +1,6 @@
 export { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 export { encodingsOf, revealed, runSealedStoreAttacks, type SealedBackend } from './at-rest.js'
+export { COOKIE_SECRET, SECRET } from './context.js'
 export {
   ADAPTER_REEXPORTS,
   expectAdapterExports,
@@ -16,4 +17,4 @@ export {
   type ParserPlacement,
 } from './harness.js'
 export { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
-export { COOKIE_SECRET, runConformance, SECRET } from './suite.js'
+export { runConformance } from './suite.js'

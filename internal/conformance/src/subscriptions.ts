@@ -7,9 +7,9 @@ import {
   type WebhookSubscriptions,
 } from '@scheduling-kit/core'
 import { describe, expect, it } from 'vitest'
+import type { Started, StartOptions, SuiteContext } from './context.js'
 import type { AdapterHarness } from './harness.js'
 import { cookieHeader, deliver, envelope, request } from './http.js'
-import type { Started, StartOptions, SuiteContext } from './suite.js'
 
 /**
  * An app whose webhooks and OAuth routes share a `createWebhookSubscriptions`, made once the

@@ -348,7 +348,9 @@ describe('the OAuth routes against oidc-provider 8', () => {
     expect(visit.stoppedAt?.text).toContain('redirect_uri')
     expect([...grants, ...grantErrors]).toEqual([])
   })
+})
 
+describe('the OAuth routes against oidc-provider 8', () => {
   it('a code used twice: the second exchange is refused with invalid_grant, named, and nothing is stored', async () => {
     const app = startApp()
     const first = await connect(app)

@@ -257,136 +257,145 @@ for (const runtime of MATRIX) {
         }
       }, 300_000)
 
-      it('is the version the matrix installs', () => {
-        const { result: ran } = result()
-        if (runtime.id === 'workerd') {
-          expect(ran.runtime).toEqual({ name: 'workerd' })
-          return
-        }
-        const id = runtime.id
-        expect(ran.runtime).toEqual({
-          name: id.startsWith('node') ? 'node' : id,
-          version: binaries[id].version,
-        })
-      })
-
-      it('signs, verifies either case of hex and refuses every forgery, as the reference does', () => {
-        const { result: ran } = result()
-        expect(ran.scenario.signatures).toEqual(reference.signatures)
-      })
-
-      it('answers the webhook cases as the reference: dedupe, 401, 413, 408, 415, the catch-all', () => {
-        const { result: ran } = result()
-        expect(ran.scenario.webhooks).toEqual(reference.webhooks)
-        expect(ran.scenario.logLines).toBe(reference.logLines)
-        expect(ran.scenario.secretLogged).toBe(false)
-      })
-
-      it('builds the authorization URL, exchanges codes and refreshes once at the loopback token endpoint', () => {
-        const { input, result: ran } = result()
-        const { oauth } = ran.scenario
-        expect(oauth.authorize).toEqual({
-          endpoint: `${input.authUrl}/oauth/authorize`,
-          params: {
-            response_type: 'code',
-            client_id: auth.clientId,
-            redirect_uri: REDIRECT_URI,
-            state: 'state_runtimes',
-            scope: 'read write',
-          },
-        })
-        // The client's exchange: real tokens of this runtime's account, as the server issued them.
-        expect(auth.accountOf(`Bearer ${oauth.tokens.accessToken}`)).toBe(input.account)
-        expect(oauth.tokens.expiresAt).toBe(7200 * 1000)
-        const forms = auth.tokenRequests.map((request) => request.form)
-        expect(forms).toContainEqual({
-          grant_type: 'authorization_code',
-          code: input.codes.client,
-          redirect_uri: REDIRECT_URI,
-          client_id: auth.clientId,
-          client_secret: auth.clientSecret,
-        })
-        // The routes: sign-in cookie, a forged state refused, then the callback stores the tokens.
-        expect(oauth.login.status).toBe(302)
-        expect(oauth.login.endpoint).toBe(`${input.authUrl}/oauth/authorize`)
-        expect(oauth.login.cookie).not.toBe('')
-        expect(oauth.forgedState).toBe(400)
-        expect(oauth.callback).toEqual({ status: 302, location: '/' })
-        expect(auth.accountOf(`Bearer ${oauth.stored?.accessToken}`)).toBe(input.account)
-        expect(forms.filter((form) => form.code === input.codes.routes)).toHaveLength(1)
-        // The token manager: three callers, one refresh, one new token for all of them.
-        const refreshes = forms.filter((form) => form.refresh_token === oauth.tokens.refreshToken)
-        expect(refreshes).toEqual([
-          {
-            grant_type: 'refresh_token',
-            refresh_token: oauth.tokens.refreshToken,
-            client_id: auth.clientId,
-            client_secret: auth.clientSecret,
-          },
-        ])
-        expect(new Set(oauth.refreshed).size).toBe(1)
-        expect(oauth.refreshed[0]).not.toBe(oauth.tokens.accessToken)
-        expect(auth.accountOf(`Bearer ${oauth.refreshed[0]}`)).toBe(input.account)
-      })
-
-      if (runtime.build === 'node') {
-        it('uses the node:crypto build: index.node.js, createHmac, never Web Crypto', () => {
-          const { result: ran } = result()
-          expect(ran.resolved?.core).toMatch(
-            /\/node_modules\/@scheduling-kit\/core\/dist\/index\.node\.js$/,
-          )
-          expect(ran.crypto.createHmac).toBeGreaterThan(0)
-          expect(ran.crypto.sign + ran.crypto.verify).toBe(0)
-        })
-      } else {
-        it('uses the Web Crypto build: index.js, subtle.sign and subtle.verify, no node:crypto', () => {
-          const { result: ran } = result()
-          if (runtime.id === 'workerd') {
-            // The bundle holds the default entry (and its chunk), nothing of the node build, and
-            // imports nothing from outside: workerd without nodejs_compat has no node:crypto.
-            expect(ran.bundle?.coreFiles).toContainEqual(expect.stringMatching(CORE_DEFAULT_ENTRY))
-            expect(ran.bundle?.coreFiles.filter((file) => file.includes('.node.'))).toEqual([])
-            expect(ran.bundle?.externalImports).toEqual([])
-          } else {
-            expect(ran.resolved?.core).toMatch(CORE_DEFAULT_ENTRY)
-          }
-          expect(ran.crypto.sign).toBeGreaterThan(0)
-          expect(ran.crypto.verify).toBeGreaterThan(0)
-          expect(ran.crypto.createHmac ?? 0).toBe(0)
-        })
-      }
-
-      if (runtime.id === 'workerd') {
-        it('serves a webhook and a sign-in through Hono, and sends its fetches through outboundService', () => {
-          const { result: ran } = result()
-          expect(ran.hono).toEqual({
-            forged: 401,
-            delivered: 200,
-            handled: [IDS.h3],
-            login: { status: 302, location: `${WORKER_AUTH_URL}/oauth/authorize` },
-          })
-          expect(ran.outbound).toEqual([
-            `POST ${WORKER_AUTH_URL}/oauth/token`,
-            `POST ${WORKER_AUTH_URL}/oauth/token`,
-            `GET ${WORKER_AUTH_URL}/me`,
-            `POST ${WORKER_AUTH_URL}/oauth/token`,
-          ])
-        })
-      } else {
-        it('serves a webhook and its retry through h3 over loopback, with the app behind it', () => {
-          const { result: ran } = result()
-          expect(ran.resolved?.h3Adapter).toMatch(
-            /\/node_modules\/@scheduling-kit\/h3\/dist\/index\.js$/,
-          )
-          expect(ran.h3).toEqual({
-            forged: 401,
-            delivered: 200,
-            retried: 200,
-            app: { status: 200, text: 'the app behind the middleware' },
-            handled: [IDS.h3],
-          })
-        })
-      }
+      scenarioCases(runtime, result)
+      buildCases(runtime, result)
     },
   )
+}
+
+/** What every runtime must do as the reference does: the version, signatures, webhooks, OAuth. */
+function scenarioCases(runtime: Runtime, result: () => { input: Input; result: RunResult }): void {
+  it('is the version the matrix installs', () => {
+    const { result: ran } = result()
+    if (runtime.id === 'workerd') {
+      expect(ran.runtime).toEqual({ name: 'workerd' })
+      return
+    }
+    const id = runtime.id
+    expect(ran.runtime).toEqual({
+      name: id.startsWith('node') ? 'node' : id,
+      version: binaries[id].version,
+    })
+  })
+
+  it('signs, verifies either case of hex and refuses every forgery, as the reference does', () => {
+    const { result: ran } = result()
+    expect(ran.scenario.signatures).toEqual(reference.signatures)
+  })
+
+  it('answers the webhook cases as the reference: dedupe, 401, 413, 408, 415, the catch-all', () => {
+    const { result: ran } = result()
+    expect(ran.scenario.webhooks).toEqual(reference.webhooks)
+    expect(ran.scenario.logLines).toBe(reference.logLines)
+    expect(ran.scenario.secretLogged).toBe(false)
+  })
+
+  it('builds the authorization URL, exchanges codes and refreshes once at the loopback token endpoint', () => {
+    const { input, result: ran } = result()
+    const { oauth } = ran.scenario
+    expect(oauth.authorize).toEqual({
+      endpoint: `${input.authUrl}/oauth/authorize`,
+      params: {
+        response_type: 'code',
+        client_id: auth.clientId,
+        redirect_uri: REDIRECT_URI,
+        state: 'state_runtimes',
+        scope: 'read write',
+      },
+    })
+    // The client's exchange: real tokens of this runtime's account, as the server issued them.
+    expect(auth.accountOf(`Bearer ${oauth.tokens.accessToken}`)).toBe(input.account)
+    expect(oauth.tokens.expiresAt).toBe(7200 * 1000)
+    const forms = auth.tokenRequests.map((request) => request.form)
+    expect(forms).toContainEqual({
+      grant_type: 'authorization_code',
+      code: input.codes.client,
+      redirect_uri: REDIRECT_URI,
+      client_id: auth.clientId,
+      client_secret: auth.clientSecret,
+    })
+    // The routes: sign-in cookie, a forged state refused, then the callback stores the tokens.
+    expect(oauth.login.status).toBe(302)
+    expect(oauth.login.endpoint).toBe(`${input.authUrl}/oauth/authorize`)
+    expect(oauth.login.cookie).not.toBe('')
+    expect(oauth.forgedState).toBe(400)
+    expect(oauth.callback).toEqual({ status: 302, location: '/' })
+    expect(auth.accountOf(`Bearer ${oauth.stored?.accessToken}`)).toBe(input.account)
+    expect(forms.filter((form) => form.code === input.codes.routes)).toHaveLength(1)
+    // The token manager: three callers, one refresh, one new token for all of them.
+    const refreshes = forms.filter((form) => form.refresh_token === oauth.tokens.refreshToken)
+    expect(refreshes).toEqual([
+      {
+        grant_type: 'refresh_token',
+        refresh_token: oauth.tokens.refreshToken,
+        client_id: auth.clientId,
+        client_secret: auth.clientSecret,
+      },
+    ])
+    expect(new Set(oauth.refreshed).size).toBe(1)
+    expect(oauth.refreshed[0]).not.toBe(oauth.tokens.accessToken)
+    expect(auth.accountOf(`Bearer ${oauth.refreshed[0]}`)).toBe(input.account)
+  })
+}
+
+/** The build a runtime's export conditions select, and the framework it serves through. */
+function buildCases(runtime: Runtime, result: () => { input: Input; result: RunResult }): void {
+  if (runtime.build === 'node') {
+    it('uses the node:crypto build: index.node.js, createHmac, never Web Crypto', () => {
+      const { result: ran } = result()
+      expect(ran.resolved?.core).toMatch(
+        /\/node_modules\/@scheduling-kit\/core\/dist\/index\.node\.js$/,
+      )
+      expect(ran.crypto.createHmac).toBeGreaterThan(0)
+      expect(ran.crypto.sign + ran.crypto.verify).toBe(0)
+    })
+  } else {
+    it('uses the Web Crypto build: index.js, subtle.sign and subtle.verify, no node:crypto', () => {
+      const { result: ran } = result()
+      if (runtime.id === 'workerd') {
+        // The bundle holds the default entry (and its chunk), nothing of the node build, and
+        // imports nothing from outside: workerd without nodejs_compat has no node:crypto.
+        expect(ran.bundle?.coreFiles).toContainEqual(expect.stringMatching(CORE_DEFAULT_ENTRY))
+        expect(ran.bundle?.coreFiles.filter((file) => file.includes('.node.'))).toEqual([])
+        expect(ran.bundle?.externalImports).toEqual([])
+      } else {
+        expect(ran.resolved?.core).toMatch(CORE_DEFAULT_ENTRY)
+      }
+      expect(ran.crypto.sign).toBeGreaterThan(0)
+      expect(ran.crypto.verify).toBeGreaterThan(0)
+      expect(ran.crypto.createHmac ?? 0).toBe(0)
+    })
+  }
+
+  if (runtime.id === 'workerd') {
+    it('serves a webhook and a sign-in through Hono, and sends its fetches through outboundService', () => {
+      const { result: ran } = result()
+      expect(ran.hono).toEqual({
+        forged: 401,
+        delivered: 200,
+        handled: [IDS.h3],
+        login: { status: 302, location: `${WORKER_AUTH_URL}/oauth/authorize` },
+      })
+      expect(ran.outbound).toEqual([
+        `POST ${WORKER_AUTH_URL}/oauth/token`,
+        `POST ${WORKER_AUTH_URL}/oauth/token`,
+        `GET ${WORKER_AUTH_URL}/me`,
+        `POST ${WORKER_AUTH_URL}/oauth/token`,
+      ])
+    })
+  } else {
+    it('serves a webhook and its retry through h3 over loopback, with the app behind it', () => {
+      const { result: ran } = result()
+      expect(ran.resolved?.h3Adapter).toMatch(
+        /\/node_modules\/@scheduling-kit\/h3\/dist\/index\.js$/,
+      )
+      expect(ran.h3).toEqual({
+        forged: 401,
+        delivered: 200,
+        retried: 200,
+        app: { status: 200, text: 'the app behind the middleware' },
+        handled: [IDS.h3],
+      })
+    })
+  }
 }

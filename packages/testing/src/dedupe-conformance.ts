@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import { ConfigError } from '@scheduling-kit/core'
 import type { StoreConformanceOptions } from './store-conformance.js'
 
 /** The times the kit asks a store for: pass them to your store's options. */
@@ -37,8 +38,17 @@ export function runDedupeStoreConformance(
 ): void {
   const { describe, it } = options ?? {}
   if (typeof describe !== 'function' || typeof it !== 'function') {
-    throw new TypeError('runDedupeStoreConformance: pass { describe, it } from your test runner.')
+    throw new ConfigError('runDedupeStoreConformance: pass { describe, it } from your test runner.')
   }
+  dedupeStorePart1(createStore, options)
+  dedupeStorePart2(createStore, options)
+}
+
+function dedupeStorePart1(
+  createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
   const store = async (timing = LONG) => await createStore(timing)
 
   describe(options.name ?? 'DedupeStore conformance', () => {
@@ -139,7 +149,17 @@ export function runDedupeStoreConformance(
         "the late complete finished the retry's claim",
       )
     })
+  })
+}
 
+function dedupeStorePart2(
+  createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  const store = async (timing = LONG) => await createStore(timing)
+
+  describe(options.name ?? 'DedupeStore conformance', () => {
     it('a completion is forgotten after its time', async () => {
       const s = await store(SHORT)
       const k = key('ttl')

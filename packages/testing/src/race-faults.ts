@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { ConfigError } from '@scheduling-kit/core'
 import type { RefreshRaceOptions } from './race-types.js'
 import { runRefreshRace } from './refresh-race.js'
 import type { StoreConformanceOptions } from './store-conformance.js'
@@ -32,7 +33,7 @@ export interface RefreshRaceFaultsOptions {
 export function runRefreshRaceFaults(options: RefreshRaceFaultsOptions): void {
   const { describe, it, storeModule } = options ?? {}
   if (typeof describe !== 'function' || typeof it !== 'function' || storeModule === undefined) {
-    throw new TypeError(
+    throw new ConfigError(
       'runRefreshRaceFaults: pass { describe, it, storeModule } (the store module as for runRefreshRace).',
     )
   }

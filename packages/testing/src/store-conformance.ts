@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import {
+  ConfigError,
   createOAuthClient,
   createTokenManager,
   type TokenRecord,
@@ -66,8 +67,17 @@ export function runTokenStoreConformance(
 ): void {
   const { describe, it } = options ?? {}
   if (typeof describe !== 'function' || typeof it !== 'function') {
-    throw new TypeError('runTokenStoreConformance: pass { describe, it } from your test runner.')
+    throw new ConfigError('runTokenStoreConformance: pass { describe, it } from your test runner.')
   }
+  tokenStorePart1(createStore, options)
+  tokenStorePart2(createStore, options)
+}
+
+function tokenStorePart1(
+  createStore: () => TokenStore | Promise<TokenStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
 
   describe(options.name ?? 'TokenStore conformance', () => {
     it('get: undefined for a key never set', async () => {
@@ -150,7 +160,16 @@ export function runTokenStoreConformance(
         'set must change the version',
       )
     })
+  })
+}
 
+function tokenStorePart2(
+  createStore: () => TokenStore | Promise<TokenStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+
+  describe(options.name ?? 'TokenStore conformance', () => {
     it('leases (when offered): one holder, released only by it, free again after expiry', async () => {
       const store = await createStore()
       if (typeof store.acquireLease !== 'function' || typeof store.releaseLease !== 'function')

@@ -6,7 +6,7 @@ import type {
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
-import { createWebhookSubscriptions } from '@scheduling-kit/core'
+import { ConfigError, createWebhookSubscriptions } from '@scheduling-kit/core'
 import { startFakeSchedulingService } from './service.js'
 
 type Body = () => Promise<void>
@@ -64,10 +64,20 @@ export function runSubscriptionStoreConformance(
 ): void {
   const { describe, it } = options ?? {}
   if (typeof describe !== 'function' || typeof it !== 'function') {
-    throw new TypeError(
+    throw new ConfigError(
       'runSubscriptionStoreConformance: pass { describe, it } from your test runner.',
     )
   }
+  subscriptionStorePart1(createStore, options)
+  subscriptionStorePart2(createStore, options)
+  subscriptionStorePart3(createStore, options)
+}
+
+function subscriptionStorePart1(
+  createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
+  options: SubscriptionConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
 
   describe(options.name ?? 'SubscriptionStore conformance', () => {
     it('get: undefined for a key never written', async () => {
@@ -165,7 +175,16 @@ export function runSubscriptionStoreConformance(
       assert.equal(await store.findByWebhook(stray.id), undefined)
       assert.equal((await store.findByWebhook(a.id))?.key, k)
     })
+  })
+}
 
+function subscriptionStorePart2(
+  createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
+  options: SubscriptionConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+
+  describe(options.name ?? 'SubscriptionStore conformance', () => {
     it('delete with the current version only; its webhooks are found no more', async () => {
       const store = await createStore()
       const k = key('delete')
@@ -235,7 +254,16 @@ export function runSubscriptionStoreConformance(
       )
       assert.equal(got.filter(Boolean).length, 1)
     })
+  })
+}
 
+function subscriptionStorePart3(
+  createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
+  options: SubscriptionConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+
+  describe(options.name ?? 'SubscriptionStore conformance', () => {
     it('8 instances ensuring one account at once make one webhook at the service', async () => {
       const service = await startFakeSchedulingService()
       try {

@@ -224,7 +224,9 @@ describe('startFakeSchedulingService', () => {
     expect(s.deliveries().filter((d) => d.status === 401)).toHaveLength(4)
     expect(picky.events.map((e) => e.type)).toEqual(['event.canceled'])
   })
+})
 
+describe('startFakeSchedulingService', () => {
   it('has a control API: register, trigger, expire, inject token failures', async () => {
     const s = await service()
     const r = await receiver('ctl')
@@ -507,7 +509,9 @@ describe('scheduling-kit CLI', () => {
       run('node', [CLI, 'trigger', 'event.created', '--all', '--service', s.url]),
     ).rejects.toMatchObject({ code: 2 })
   })
+})
 
+describe('scheduling-kit CLI', () => {
   it('network errors name the URL tried and why, once', async () => {
     const probe = createServer()
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
