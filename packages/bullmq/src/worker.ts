@@ -6,13 +6,7 @@ import {
   type Logger,
   type WebhookHandler,
 } from '@scheduling-kit/core'
-import {
-  consoleLogger,
-  keepClaim,
-  serverText,
-  settleClaim,
-  wholeNumber,
-} from '@scheduling-kit/core/adapter'
+import { consoleLogger, runOnce, serverText, wholeNumber } from '@scheduling-kit/core/adapter'
 import { RedisDedupeStore } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -127,28 +121,25 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       return 'handled'
     }
     const key = job.id ?? event.id
-    const owner = `${job.attemptsMade}:${randomUUID()}`
-    const claim = await dedupe.claim(key, owner)
-    if (claim === 'completed') return 'already handled'
-    if (claim === 'in_progress') {
-      // Another attempt holds it (a worker that died mid-job, until its claim lapses): look
-      // again later, without spending an attempt.
-      await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
-      throw new DelayedError()
-    }
-    // The claim follows the handler: renewed while it runs.
-    const stopRenewing = keepClaim(dedupe, key, owner, Math.max(1, Math.floor(claimMs / 3)))
-    try {
-      await dispatch(job)
-    } catch (error) {
-      stopRenewing()
-      await settleClaim(() => dedupe.release(key, owner), claimMs).catch(() => {})
-      throw error
-    }
-    stopRenewing()
-    // A failure here leaves the claim to lapse after claimMs; the job is done either way.
-    await settleClaim(() => dedupe.complete(key, owner), claimMs).catch(() => {})
-    return 'handled'
+    // The claim follows the handler: renewed while it runs. A failed completion leaves the
+    // claim to lapse after claimMs; the job is done either way.
+    const once = await runOnce(
+      {
+        store: dedupe,
+        key,
+        owner: `${job.attemptsMade}:${randomUUID()}`,
+        renewMs: Math.max(1, Math.floor(claimMs / 3)),
+        settleMs: claimMs,
+        onCompleteFailure: 'ignore',
+      },
+      () => dispatch(job),
+    )
+    if (once.ran) return 'handled'
+    if (once.claim === 'completed') return 'already handled'
+    // Another attempt holds it (a worker that died mid-job, until its claim lapses): look
+    // again later, without spending an attempt.
+    await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
+    throw new DelayedError()
   }
 
   const worker = new Worker<WebhookJobData>(name, run, {

@@ -21,5 +21,9 @@ export { parserRefusalReporter } from './kit/refusals.js'
 export { consoleLogger, Summarizer } from './log.js'
 export { wholeNumber } from './validate.js'
 export type { BodySource } from './webhooks/body.js'
-export { keepClaim, settleClaim } from './webhooks/claim.js'
+export {
+  type RunOnceOptions,
+  type RunOnceOutcome,
+  runOnce,
+} from './webhooks/claim.js'
 export { attachWebhookMethods, type WebhookMethods } from './webhooks/methods.js'

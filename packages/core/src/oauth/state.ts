@@ -1,6 +1,6 @@
 import { randomToken, sha256Base64Url, timingSafeEqual, toBytes } from '../bytes.js'
 import { OAuthFlowError } from '../errors.js'
-import { newClaimOwner } from '../webhooks/dedupe.js'
+import { runOnce } from '../webhooks/claim.js'
 import {
   cookieName,
   parseCookies,
@@ -137,11 +137,10 @@ export async function claimState(
   settings: RouteSettings<unknown>,
 ): Promise<void> {
   const key = `oauth-state:${signIn.s}`
-  let claimed: string
+  let used: boolean
   try {
-    const owner = newClaimOwner()
-    claimed = await settings.states.claim(key, owner)
-    if (claimed === 'claimed') await settings.states.complete(key, owner)
+    // The work is the claim itself: a state is spent the moment it is claimed.
+    used = !(await runOnce({ store: settings.states, key }, () => {})).ran
   } catch (cause) {
     throw new OAuthFlowError(
       'state_store_failed',
@@ -149,7 +148,7 @@ export async function claimState(
       { cause },
     )
   }
-  if (claimed !== 'claimed') {
+  if (used) {
     throw new OAuthFlowError(
       'state_used',
       'This sign-in was already completed or is being completed: start again from the login link.',

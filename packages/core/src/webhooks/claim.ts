@@ -1,6 +1,6 @@
 import { sleep } from '../http.js'
 import { isThenable } from '../thenable.js'
-import type { DedupeStore } from './dedupe.js'
+import { type DedupeStore, newClaimOwner } from './dedupe.js'
 
 /**
  * Renews `owner`'s claim every `everyMs` while its handlers run, when the store can
@@ -42,4 +42,72 @@ export async function settleClaim(
       await sleep(pause)
     }
   }
+}
+
+/** What `runOnce` came to. */
+export type RunOnceOutcome<T> =
+  /** This caller held the claim and ran the work: its result. */
+  | { ran: true; value: T }
+  /** The key was completed already: the work was not run. */
+  | { ran: false; claim: 'completed' }
+  /** Another owner holds the key's claim: the work was not run. */
+  | { ran: false; claim: 'in_progress' }
+
+export interface RunOnceOptions {
+  /** Where the claims live. */
+  store: DedupeStore
+  key: string
+  /** The claim's owner. Default a fresh random one. */
+  owner?: string
+  /** Renews the claim this often while the work runs, when the store can (`extend`). */
+  renewMs?: number
+  /** How long a failed `complete` or `release` is tried again through a store blip. Default 0. */
+  settleMs?: number
+  /** When `complete` keeps failing: `'throw'` (default) its error, or `'ignore'` (the claim lapses). */
+  onCompleteFailure?: 'throw' | 'ignore'
+}
+
+/**
+ * The one claim protocol, for webhook deliveries, OAuth sign-in states and queued jobs alike:
+ * claim `key`, run `work` while the claim is renewed, then mark it completed; when the work
+ * throws, release the claim (so a retry can run it) and rethrow. A key completed already, or
+ * claimed by another owner, runs nothing and says which. Awaits only what is asynchronous.
+ */
+export async function runOnce<T>(
+  options: RunOnceOptions,
+  work: () => T | Promise<T>,
+): Promise<RunOnceOutcome<T>> {
+  const { store, key } = options
+  const owner = options.owner ?? newClaimOwner()
+  const claimed = store.claim(key, owner)
+  const claim = isThenable(claimed) ? await claimed : claimed
+  if (claim !== 'claimed') return { ran: false, claim }
+  const stopRenewing =
+    options.renewMs === undefined ? undefined : keepClaim(store, key, owner, options.renewMs)
+  const settleMs = options.settleMs ?? 0
+  let value: T
+  try {
+    const result = work()
+    value = isThenable(result) ? await result : (result as T)
+  } catch (error) {
+    stopRenewing?.()
+    // The work's failure is the answer; a release the store keeps refusing only delays the
+    // retry until the claim lapses.
+    await settleClaim(() => store.release(key, owner), settleMs).catch(() => {})
+    throw error
+  }
+  stopRenewing?.()
+  let completed: Promise<void> | void
+  try {
+    completed = store.complete(key, owner)
+  } catch (error) {
+    completed = Promise.reject(error)
+  }
+  if (isThenable(completed)) {
+    const settled = Promise.resolve(completed).then(undefined, () =>
+      settleClaim(() => store.complete(key, owner), settleMs),
+    )
+    await (options.onCompleteFailure === 'ignore' ? settled.catch(() => {}) : settled)
+  }
+  return { ran: true, value }
 }

@@ -1,8 +1,7 @@
 import { serverText, WebhookError } from '../errors.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, received, removed, type WebhookResponse } from './answer.js'
-import { keepClaim, settleClaim } from './claim.js'
-import { newClaimOwner } from './dedupe.js'
+import { runOnce } from './claim.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookQueue } from './options.js'
 import type { Received } from './receive.js'
@@ -65,31 +64,15 @@ export async function deliverOnce(
     if (delivered) await delivered
     return received()
   }
-  const owner = newClaimOwner()
-  const claimed = dedupe.claim(key, owner)
-  const claim = isThenable(claimed) ? await claimed : claimed
-  if (claim === 'completed') return duplicate()
-  if (claim === 'in_progress') {
-    throw new WebhookError(
-      'delivery_in_progress',
-      `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
-    )
-  }
   // The claim follows the handlers: renewed while they run, when the store can.
-  const stopRenewing = keepClaim(dedupe, key, owner, CLAIM_RENEW_MS)
-  try {
-    const delivered = deliver(delivery, key, queue, registry)
-    if (delivered) await delivered
-  } catch (error) {
-    stopRenewing()
-    // The handler's failure is the answer; a release the store keeps refusing only delays
-    // the retry until the claim lapses.
-    await settleClaim(() => dedupe.release(key, owner), SETTLE_MS).catch(() => {})
-    throw error
-  }
-  stopRenewing()
-  const completed = dedupe.complete(key, owner)
-  if (isThenable(completed))
-    await completed.then(undefined, () => settleClaim(() => dedupe.complete(key, owner), SETTLE_MS))
-  return received()
+  const once = await runOnce(
+    { store: dedupe, key, renewMs: CLAIM_RENEW_MS, settleMs: SETTLE_MS },
+    () => deliver(delivery, key, queue, registry),
+  )
+  if (once.ran) return received()
+  if (once.claim === 'completed') return duplicate()
+  throw new WebhookError(
+    'delivery_in_progress',
+    `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
+  )
 }

@@ -1,4 +1,3 @@
-import { defaultProvider } from '../crypto/default.js'
 import { serverText, WebhookError } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 import type { Logger } from '../log.js'
@@ -20,8 +19,7 @@ import type { Settings, WebhookErrorContext } from './options.js'
 import { readBody } from './read.js'
 import type { WebhookContext } from './registry.js'
 import { MAX_WEBHOOK_ID, resolveSecrets } from './secrets.js'
-import { match } from './signature.js'
-import { rejectSignature, requireSignature } from './verify.js'
+import { signedHeaders, verifiedIndex } from './verify.js'
 
 /** A request in plain data, as an adapter gives it. */
 export interface WebhookRequest {
@@ -164,8 +162,11 @@ export async function receive(
   checkRequestLine(request, settings)
   const declared = Number(getHeader(request.headers, 'content-length'))
   if (declared > settings.limit) throw tooLarge(settings.limit)
-  const signature = requireSignature(request.headers, settings.signatureHeader)
-  const webhookId = getHeader(request.headers, settings.webhookIdHeader)
+  const { signature, webhookId } = signedHeaders(
+    request.headers,
+    settings.signatureHeader,
+    settings.webhookIdHeader,
+  )
   state.webhookId = webhookId
   const read = bytesOf(request, declared, settings)
   const body = read instanceof Uint8Array ? read : await read
@@ -184,9 +185,8 @@ export async function receive(
   const secrets =
     settings.fixedSecrets ??
     (await resolveSecrets(settings.secret, webhookId, settings.webhookIdHeader))
-  const matched = match(defaultProvider, body, signature, secrets)
-  const secretIndex = isThenable(matched) ? await matched : matched
-  if (secretIndex < 0) await rejectSignature(body, signature, secrets, settings.signatureHeader)
+  const verified = verifiedIndex(body, signature, secrets, settings.signatureHeader)
+  const secretIndex = isThenable(verified) ? await verified : verified
   const event = parseEnvelope(body)
   state.event = event
   const context = { webhookId, secretIndex, headers: request.headers }
@@ -257,10 +257,8 @@ function forAccount(
       `No connected account has webhook "${serverText(webhookId, 64)}": this app never created it, or removed it longer ago than the grace period.`,
     )
   }
-  const secrets = [owner.secret]
-  const matched = match(defaultProvider, body, signature, secrets)
-  const accept = (index: number): Received | Promise<Received> => {
-    if (index < 0) return rejectSignature(body, signature, secrets, settings.signatureHeader)
+  const verified = verifiedIndex(body, signature, [owner.secret], settings.signatureHeader)
+  const accept = (): Received => {
     const event = parseEnvelope(body)
     state.event = event
     const context: WebhookContext = { webhookId, secretIndex: 0, headers, account: owner.account }
@@ -268,5 +266,5 @@ function forAccount(
     if (!owner.handle) received.removed = true
     return received
   }
-  return isThenable(matched) ? matched.then(accept) : accept(matched)
+  return isThenable(verified) ? verified.then(accept) : accept()
 }

@@ -1,6 +1,7 @@
 import { defaultProvider } from '../crypto/default.js'
 import { WebhookError } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
+import { isThenable } from '../thenable.js'
 import { DEFAULT_SIGNATURE_HEADER, DEFAULT_WEBHOOK_ID_HEADER } from './defaults.js'
 import { resolveSecrets, type SecretSource } from './secrets.js'
 import { isBlankHeader, MAX_SIGNATURE_HEADER, match } from './signature.js'
@@ -19,8 +20,40 @@ export interface Verified {
   secretIndex: number
 }
 
+// The one verification pipeline, shared by the webhook handler (`receive`) and
+// `constructEvent` (`verifyRequest`): read the signed headers, verify the body against the
+// secrets, refuse with the code that says what to fix.
+
+/** The signature header (or `signature_missing`) and the webhook id header of a request. */
+export function signedHeaders(
+  headers: HeadersInput,
+  signatureHeader: string,
+  webhookIdHeader: string,
+): { signature: string; webhookId: string | undefined } {
+  return {
+    signature: requireSignature(headers, signatureHeader),
+    webhookId: getHeader(headers, webhookIdHeader),
+  }
+}
+
+/**
+ * The index of the secret the signature was made with, or the refusal (`secret_whitespace`,
+ * `signature_invalid`). A promise only when Web Crypto verifies.
+ */
+export function verifiedIndex(
+  body: Uint8Array,
+  signature: string,
+  secrets: readonly string[],
+  signatureHeader: string,
+): number | Promise<number> {
+  const matched = match(defaultProvider, body, signature, secrets)
+  const settle = (index: number) =>
+    index >= 0 ? index : rejectSignature(body, signature, secrets, signatureHeader)
+  return isThenable(matched) ? matched.then(settle) : settle(matched)
+}
+
 /** Reads the signature header or throws `signature_missing`. */
-export function requireSignature(headers: HeadersInput, name: string): string {
+function requireSignature(headers: HeadersInput, name: string): string {
   const header = getHeader(headers, name)
   // A header longer than any signature is not blank: it is refused, unread, as no signature.
   if (header === undefined || (header.length <= MAX_SIGNATURE_HEADER && isBlankHeader(header))) {
@@ -34,7 +67,7 @@ export function requireSignature(headers: HeadersInput, name: string): string {
 }
 
 /** After a mismatch: throws `secret_whitespace` when trimming the secret would match, else `signature_invalid`. */
-export async function rejectSignature(
+async function rejectSignature(
   body: Uint8Array,
   signature: string,
   secrets: readonly string[],
@@ -78,10 +111,7 @@ export async function verifyRequest(
 ): Promise<Verified> {
   const signatureHeader = names.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
   const webhookIdHeader = names.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER
-  const signature = requireSignature(headers, signatureHeader)
-  const webhookId = getHeader(headers, webhookIdHeader)
+  const { signature, webhookId } = signedHeaders(headers, signatureHeader, webhookIdHeader)
   const secrets = await resolveSecrets(secret, webhookId, webhookIdHeader)
-  const secretIndex = await match(defaultProvider, body, signature, secrets)
-  if (secretIndex < 0) await rejectSignature(body, signature, secrets, signatureHeader)
-  return { webhookId, secretIndex }
+  return { webhookId, secretIndex: await verifiedIndex(body, signature, secrets, signatureHeader) }
 }
