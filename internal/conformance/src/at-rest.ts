@@ -215,3 +215,45 @@ export function runSealedStoreAttacks(backend: SealedBackend): void {
     })
   })
 }
+
+/** What `raceWhileSweeping` saw. */
+export interface SweptRace<R> {
+  report: R
+  /** Every failure of a sweep, or of `alongside`, in words. */
+  problems: string[]
+  /** Sweeps that finished during the race. */
+  sweeps: number
+}
+
+/**
+ * A race (`() => runRefreshRace(...)`) while `sweep` (a store's `reencrypt()`) runs over and
+ * over beside it, each time followed by `alongside(i)` when given: a key rotation under live
+ * traffic.
+ */
+export async function raceWhileSweeping<R>(
+  race: () => Promise<R>,
+  sweep: () => Promise<{ failed: readonly unknown[] }>,
+  alongside?: (i: number) => Promise<void>,
+): Promise<SweptRace<R>> {
+  const problems: string[] = []
+  let sweeps = 0
+  let done = false
+  const background = (async () => {
+    for (let i = 0; !done; i++) {
+      try {
+        const result = await sweep()
+        if (result.failed.length > 0) problems.push(result.failed.map(String).join('; '))
+        sweeps++
+        await alongside?.(i)
+      } catch (error) {
+        problems.push(String(error))
+      }
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  })()
+  const report = await race().finally(() => {
+    done = true
+  })
+  await background
+  return { report, problems, sweeps }
+}

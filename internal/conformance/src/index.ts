@@ -1,5 +1,12 @@
 export { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
-export { encodingsOf, revealed, runSealedStoreAttacks, type SealedBackend } from './at-rest.js'
+export {
+  encodingsOf,
+  raceWhileSweeping,
+  revealed,
+  runSealedStoreAttacks,
+  type SealedBackend,
+  type SweptRace,
+} from './at-rest.js'
 export { COOKIE_SECRET, SECRET } from './context.js'
 export {
   ADAPTER_REEXPORTS,

@@ -4,20 +4,16 @@ import type {
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
-import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
   keyOfRow,
   msFromNow,
   PAGE,
-  type PostgresPool,
   recordParam,
-  reencryptRows,
   rowKey,
-  run,
   type SealedStoreOptions,
-  tableOf,
 } from './sql.js'
+import { SealedTable } from './table.js'
 
 export interface PostgresSubscriptionStoreOptions extends SealedStoreOptions {}
 
@@ -38,28 +34,14 @@ const WHO = 'PostgresSubscriptionStore'
  * ```
  */
 export class PostgresSubscriptionStore implements SubscriptionStore {
-  readonly #pool: PostgresPool
-  readonly #table: string
-  readonly #sealer: RecordSealer<SubscriptionRecord>
+  readonly #t: SealedTable<SubscriptionRecord>
 
   constructor(options: PostgresSubscriptionStoreOptions) {
-    this.#table = tableOf(WHO, options, DEFAULT_SUBSCRIPTION_TABLE)
-    this.#pool = options.pool
-    this.#sealer = new RecordSealer(cipherOption(WHO, options.cipher), 'subscription')
-  }
-
-  #query<Row>(text: string, values: unknown[]) {
-    return run<Row>(this.#pool, WHO, this.#table, text, values)
+    this.#t = new SealedTable(WHO, options, DEFAULT_SUBSCRIPTION_TABLE, 'subscription')
   }
 
   async get(key: string): Promise<StoredSubscription | undefined> {
-    const { rows } = await this.#query<{ record: unknown; version: number }>(
-      `SELECT record, version FROM ${this.#table} WHERE key = $1 AND record IS NOT NULL`,
-      [rowKey(key)],
-    )
-    const row = rows[0]
-    if (row === undefined) return undefined
-    return { ...(await this.#sealer.read(key, row.record)), version: row.version }
+    return this.#t.read(key)
   }
 
   async compareAndSet(
@@ -68,11 +50,11 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     expectedVersion: number | undefined,
   ): Promise<boolean> {
     const ids = record.webhooks.map((w) => w.id)
-    const json = await recordParam(this.#sealer, key, record)
+    const json = await recordParam(this.#t.sealer, key, record)
     const { rowCount } =
       expectedVersion === undefined
-        ? await this.#query(
-            `INSERT INTO ${this.#table} AS t (key, account, record, webhook_ids, version)
+        ? await this.#t.query(
+            `INSERT INTO ${this.#t.table} AS t (key, account, record, webhook_ids, version)
              VALUES ($1, $2, $3::jsonb, $4::text[], 1)
              ON CONFLICT (key) DO UPDATE
              SET record = EXCLUDED.record, webhook_ids = EXCLUDED.webhook_ids,
@@ -80,8 +62,8 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
              WHERE t.record IS NULL`,
             [rowKey(key), key, json, ids],
           )
-        : await this.#query(
-            `UPDATE ${this.#table}
+        : await this.#t.query(
+            `UPDATE ${this.#t.table}
              SET record = $2::jsonb, webhook_ids = $3::text[], version = version + 1,
                  updated_at = clock_timestamp()
              WHERE key = $1 AND version = $4 AND record IS NOT NULL`,
@@ -91,8 +73,8 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   }
 
   async delete(key: string, expectedVersion: number): Promise<boolean> {
-    const { rowCount } = await this.#query(
-      `UPDATE ${this.#table}
+    const { rowCount } = await this.#t.query(
+      `UPDATE ${this.#t.table}
        SET record = NULL, webhook_ids = '{}', updated_at = clock_timestamp()
        WHERE key = $1 AND version = $2 AND record IS NOT NULL`,
       [rowKey(key), expectedVersion],
@@ -103,13 +85,13 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   async findByWebhook(
     webhookId: string,
   ): Promise<{ key: string; record: StoredSubscription } | undefined> {
-    const { rows } = await this.#query<{
+    const { rows } = await this.#t.query<{
       key: string
       account: string
       record: unknown
       version: number
     }>(
-      `SELECT key, account, record, version FROM ${this.#table}
+      `SELECT key, account, record, version FROM ${this.#t.table}
        WHERE webhook_ids @> ARRAY[$1::text] AND record IS NOT NULL LIMIT 1`,
       [webhookId],
     )
@@ -118,15 +100,15 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     // The row key keeps the account's key losslessly (the text column cannot hold a lone
     // surrogate); only a key over 1 KiB, kept as its hash, is read from the column.
     const key = keyOfRow(row.key) ?? row.account
-    const record = await this.#sealer.read(key, row.record)
+    const record = await this.#t.sealer.read(key, row.record)
     return { key, record: { ...record, version: row.version } }
   }
 
   async *keys(): AsyncIterable<string> {
     let after = ''
     for (;;) {
-      const { rows } = await this.#query<{ key: string; account: string }>(
-        `SELECT key, account FROM ${this.#table}
+      const { rows } = await this.#t.query<{ key: string; account: string }>(
+        `SELECT key, account FROM ${this.#t.table}
          WHERE key > $1 AND record IS NOT NULL ORDER BY key LIMIT ${PAGE}`,
         [after],
       )
@@ -142,18 +124,12 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
    * meanwhile is left to that write. Safe while instances serve traffic.
    */
   async reencrypt(): Promise<ReencryptResult> {
-    return reencryptRows(
-      (text, values) => this.#query(text, values),
-      this.#table,
-      this.#sealer,
-      (row) => keyOfRow(row.key) ?? row.account,
-      true,
-    )
+    return this.#t.reencrypt((row) => keyOfRow(row.key) ?? row.account, true)
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.#query(
-      `INSERT INTO ${this.#table} AS t (key, account, lease_owner, lease_expires_at)
+    const { rowCount } = await this.#t.query(
+      `INSERT INTO ${this.#t.table} AS t (key, account, lease_owner, lease_expires_at)
        VALUES ($1, $2, $3, ${msFromNow(4)})
        ON CONFLICT (key) DO UPDATE
        SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
@@ -164,11 +140,7 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     return rowCount === 1
   }
 
-  async releaseLease(key: string, owner: string): Promise<void> {
-    await this.#query(
-      `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL
-       WHERE key = $1 AND lease_owner = $2`,
-      [rowKey(key), owner],
-    )
+  releaseLease(key: string, owner: string): Promise<void> {
+    return this.#t.releaseLease(key, owner)
   }
 }

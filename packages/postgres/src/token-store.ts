@@ -1,17 +1,13 @@
 import type { ReencryptResult, TokenRecord, TokenStore } from '@scheduling-kit/core'
-import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
 import {
   DEFAULT_TOKEN_TABLE,
   keyOfRow,
   msFromNow,
-  type PostgresPool,
   recordParam,
-  reencryptRows,
   rowKey,
-  run,
   type SealedStoreOptions,
-  tableOf,
 } from './sql.js'
+import { SealedTable } from './table.js'
 
 export interface PostgresTokenStoreOptions extends SealedStoreOptions {}
 
@@ -31,39 +27,25 @@ const WHO = 'PostgresTokenStore'
  * ```
  */
 export class PostgresTokenStore implements TokenStore {
-  readonly #pool: PostgresPool
-  readonly #table: string
-  readonly #sealer: RecordSealer<TokenRecord>
+  readonly #t: SealedTable<TokenRecord>
 
   constructor(options: PostgresTokenStoreOptions) {
-    this.#table = tableOf(WHO, options, DEFAULT_TOKEN_TABLE)
-    this.#pool = options.pool
-    this.#sealer = new RecordSealer(cipherOption(WHO, options.cipher), 'token')
-  }
-
-  #query<Row>(text: string, values: unknown[]) {
-    return run<Row>(this.#pool, WHO, this.#table, text, values)
+    this.#t = new SealedTable(WHO, options, DEFAULT_TOKEN_TABLE, 'token')
   }
 
   /** The record as the `record` parameter, without the version (a column keeps that). */
   #param(key: string, record: TokenRecord): Promise<string> {
     const { version: _, ...rest } = record
-    return recordParam(this.#sealer, key, rest)
+    return recordParam(this.#t.sealer, key, rest)
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {
-    const { rows } = await this.#query<{ record: unknown; version: number }>(
-      `SELECT record, version FROM ${this.#table} WHERE key = $1 AND record IS NOT NULL`,
-      [rowKey(key)],
-    )
-    const row = rows[0]
-    if (row === undefined) return undefined
-    return { ...(await this.#sealer.read(key, row.record)), version: row.version }
+    return this.#t.read(key)
   }
 
   async set(key: string, record: TokenRecord): Promise<void> {
-    await this.#query(
-      `INSERT INTO ${this.#table} AS t (key, record, version) VALUES ($1, $2::jsonb, 1)
+    await this.#t.query(
+      `INSERT INTO ${this.#t.table} AS t (key, record, version) VALUES ($1, $2::jsonb, 1)
        ON CONFLICT (key) DO UPDATE
        SET record = EXCLUDED.record, version = t.version + 1, updated_at = clock_timestamp()`,
       [rowKey(key), await this.#param(key, record)],
@@ -72,8 +54,8 @@ export class PostgresTokenStore implements TokenStore {
 
   /** Removes the record and its lease; the row stays, with its version, until `prune()`. */
   async delete(key: string): Promise<void> {
-    await this.#query(
-      `UPDATE ${this.#table}
+    await this.#t.query(
+      `UPDATE ${this.#t.table}
        SET record = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
        WHERE key = $1`,
       [rowKey(key)],
@@ -88,15 +70,15 @@ export class PostgresTokenStore implements TokenStore {
     const param = await this.#param(key, record)
     const { rowCount } =
       expectedVersion === undefined
-        ? await this.#query(
-            `INSERT INTO ${this.#table} AS t (key, record, version) VALUES ($1, $2::jsonb, 1)
+        ? await this.#t.query(
+            `INSERT INTO ${this.#t.table} AS t (key, record, version) VALUES ($1, $2::jsonb, 1)
              ON CONFLICT (key) DO UPDATE
              SET record = EXCLUDED.record, version = t.version + 1, updated_at = clock_timestamp()
              WHERE t.record IS NULL`,
             [rowKey(key), await this.#param(key, record)],
           )
-        : await this.#query(
-            `UPDATE ${this.#table}
+        : await this.#t.query(
+            `UPDATE ${this.#t.table}
              SET record = $2::jsonb, version = version + 1, updated_at = clock_timestamp()
              WHERE key = $1 AND version = $3 AND record IS NOT NULL`,
             [rowKey(key), param, expectedVersion],
@@ -111,18 +93,12 @@ export class PostgresTokenStore implements TokenStore {
    * over 1 KiB keeps only the key's hash, so it is skipped here and sealed on its next write.
    */
   async reencrypt(): Promise<ReencryptResult> {
-    return reencryptRows(
-      (text, values) => this.#query(text, values),
-      this.#table,
-      this.#sealer,
-      (row) => keyOfRow(row.key),
-      false,
-    )
+    return this.#t.reencrypt((row) => keyOfRow(row.key), false)
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.#query(
-      `INSERT INTO ${this.#table} AS t (key, lease_owner, lease_expires_at) VALUES ($1, $2, ${msFromNow(3)})
+    const { rowCount } = await this.#t.query(
+      `INSERT INTO ${this.#t.table} AS t (key, lease_owner, lease_expires_at) VALUES ($1, $2, ${msFromNow(3)})
        ON CONFLICT (key) DO UPDATE
        SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
        WHERE t.lease_owner IS NULL OR t.lease_owner = EXCLUDED.lease_owner
@@ -132,27 +108,23 @@ export class PostgresTokenStore implements TokenStore {
     return rowCount === 1
   }
 
-  async releaseLease(key: string, owner: string): Promise<void> {
-    await this.#query(
-      `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL
-       WHERE key = $1 AND lease_owner = $2`,
-      [rowKey(key), owner],
-    )
-  }
-
   /**
    * Removes rows with no record and no live lease, deleted more than `olderThanMs` ago
    * (default a day: long enough that no refresh begun before the delete is still running).
    * Resolves to the number of rows removed. Run it now and then (a daily job).
    */
   async prune(olderThanMs = 24 * 60 * 60_000): Promise<number> {
-    const { rowCount } = await this.#query(
-      `DELETE FROM ${this.#table}
+    const { rowCount } = await this.#t.query(
+      `DELETE FROM ${this.#t.table}
        WHERE record IS NULL
          AND (lease_expires_at IS NULL OR lease_expires_at <= clock_timestamp())
          AND updated_at <= clock_timestamp() - $1 * interval '1 millisecond'`,
       [olderThanMs],
     )
     return rowCount
+  }
+
+  releaseLease(key: string, owner: string): Promise<void> {
+    return this.#t.releaseLease(key, owner)
   }
 }

@@ -1,3 +1,4 @@
+import { raceWhileSweeping } from '@scheduling-kit/conformance'
 import { createCredentialCipher, generateCredentialKey } from '@scheduling-kit/core'
 import { runRefreshRace, runRefreshRaceFaults } from '@scheduling-kit/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -42,26 +43,11 @@ it('a key rotation halfway through the fleet while 8 processes refresh, reencryp
   const rotated = createCredentialCipher({ keys, current: 'k2' })
   const db = pool(2)
   const sweeper = new PostgresTokenStore({ pool: db, schema, cipher: rotated })
-  const problems: string[] = []
-  let sweeps = 0
-  let done = false
-  const background = (async () => {
-    while (!done) {
-      try {
-        const result = await sweeper.reencrypt()
-        if (result.failed.length > 0) problems.push(result.failed.map(String).join('; '))
-        sweeps++
-      } catch (error) {
-        problems.push(String(error))
-      }
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  })()
   try {
-    const report = await runRefreshRace({ storeModule }).finally(() => {
-      done = true
-    })
-    await background
+    const { report, problems, sweeps } = await raceWhileSweeping(
+      () => runRefreshRace({ storeModule }),
+      () => sweeper.reencrypt(),
+    )
     expect(report.problems).toEqual([])
     expect(report.rounds.map((r) => [r.refreshRequests, r.callers, r.errors.length])).toEqual(
       Array(5).fill([1, 200, 0]),

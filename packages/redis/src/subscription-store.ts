@@ -5,19 +5,13 @@ import type {
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
-import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
-import { warnIfEvicting } from './eviction.js'
+import { RecordHashes } from './records.js'
 import {
-  checkOptions,
-  DEFAULT_PREFIX,
-  hashTagged,
   RELEASE_LEASE,
-  type RedisClient,
   type RedisStoreOptions,
   reencryptRecords,
   scanKeys,
   script,
-  takeLease,
 } from './scripts.js'
 
 export interface RedisSubscriptionStoreOptions extends RedisStoreOptions {
@@ -83,44 +77,31 @@ return {names[1], record[1], record[2]}`)
  * ```
  */
 export class RedisSubscriptionStore implements SubscriptionStore {
-  readonly #client: RedisClient
-  readonly #prefix: string
+  readonly #h: RecordHashes<SubscriptionRecord>
   readonly #cluster: boolean
-  readonly #sealer: RecordSealer<SubscriptionRecord>
 
   constructor(options: RedisSubscriptionStoreOptions) {
-    checkOptions('RedisSubscriptionStore', options)
-    this.#client = options.client
-    this.#prefix = options.prefix ?? DEFAULT_PREFIX
-    this.#cluster = 'nodes' in this.#client && typeof this.#client.nodes === 'function'
-    this.#sealer = new RecordSealer(
-      cipherOption('RedisSubscriptionStore', options.cipher),
+    this.#h = new RecordHashes(
+      'RedisSubscriptionStore',
+      options,
       'subscription',
+      'subscription',
+      'subscription-lease',
     )
-    warnIfEvicting(this.#client, options.logger)
+    this.#cluster = 'nodes' in this.#h.client && typeof this.#h.client.nodes === 'function'
   }
 
   /** An index entry's value: the account key and its record's Redis key. */
   #entry(key: string): string {
-    return JSON.stringify([key, this.#record(key)])
-  }
-
-  #record(key: string): string {
-    return `${this.#prefix}subscription:${hashTagged(key)}`
-  }
-
-  #lease(key: string): string {
-    return `${this.#prefix}subscription-lease:${hashTagged(key)}`
+    return JSON.stringify([key, this.#h.record(key)])
   }
 
   #index(webhookId: string): string {
-    return `${this.#prefix}subscription-webhook:${webhookId}`
+    return `${this.#h.prefix}subscription-webhook:${webhookId}`
   }
 
   async get(key: string): Promise<StoredSubscription | undefined> {
-    const [version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
-    if (json === null || json === undefined) return undefined
-    return { ...(await this.#sealer.read(key, json)), version: Number(version) }
+    return this.#h.read(key)
   }
 
   async compareAndSet(
@@ -130,12 +111,12 @@ export class RedisSubscriptionStore implements SubscriptionStore {
   ): Promise<boolean> {
     const ids = record.webhooks.map((w) => w.id)
     // Indexed first: a delivery to a webhook created a moment ago finds its record.
-    const value = await this.#sealer.write(key, record)
+    const value = await this.#h.sealer.write(key, record)
     const entry = this.#entry(key)
-    await Promise.all(ids.map((id) => this.#client.set(this.#index(id), entry)))
+    await Promise.all(ids.map((id) => this.#h.client.set(this.#index(id), entry)))
     const old = await COMPARE_AND_SET(
-      this.#client,
-      [this.#record(key)],
+      this.#h.client,
+      [this.#h.record(key)],
       [
         value,
         expectedVersion === undefined ? '' : String(expectedVersion),
@@ -162,13 +143,13 @@ export class RedisSubscriptionStore implements SubscriptionStore {
 
   async #unindex(key: string, ids: readonly string[]): Promise<void> {
     const entry = this.#entry(key)
-    await Promise.all(ids.map((id) => RELEASE_LEASE(this.#client, [this.#index(id)], [entry])))
+    await Promise.all(ids.map((id) => RELEASE_LEASE(this.#h.client, [this.#index(id)], [entry])))
   }
 
   async delete(key: string, expectedVersion: number): Promise<boolean> {
     const old = await DELETE(
-      this.#client,
-      [this.#record(key)],
+      this.#h.client,
+      [this.#h.record(key)],
       [String(expectedVersion), TOMBSTONE_MS],
     )
     if (old === 0) return false
@@ -183,19 +164,19 @@ export class RedisSubscriptionStore implements SubscriptionStore {
     let version: string | null | undefined
     let json: string | null | undefined
     if (this.#cluster) {
-      const entry = await this.#client.get(this.#index(webhookId))
+      const entry = await this.#h.client.get(this.#index(webhookId))
       if (entry === null) return undefined
       key = (JSON.parse(entry) as [string, string])[0]
-      ;[version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
+      ;[version, json] = await this.#h.client.hmget(this.#h.record(key), 'v', 'r')
     } else {
-      const found = (await FIND(this.#client, [this.#index(webhookId)], [])) as
+      const found = (await FIND(this.#h.client, [this.#index(webhookId)], [])) as
         | [string, string | null, string | null]
         | null
       if (found === null) return undefined
       ;[key, version, json] = found
     }
     if (json === null || json === undefined) return undefined
-    const record = { ...(await this.#sealer.read(key, json)), version: Number(version) }
+    const record = { ...(await this.#h.sealer.read(key, json)), version: Number(version) }
     // An index entry is a pointer; the record decides.
     if (!record.webhooks.some((w) => w.id === webhookId)) return undefined
     return { key, record }
@@ -204,7 +185,7 @@ export class RedisSubscriptionStore implements SubscriptionStore {
   async *keys(): AsyncIterable<string> {
     // SCAN may return a key twice: each is given once.
     const given = new Set<string>()
-    for await (const { node, keys } of scanKeys(this.#client, `${this.#prefix}subscription:`)) {
+    for await (const { node, keys } of scanKeys(this.#h.client, `${this.#h.prefix}subscription:`)) {
       const names = await Promise.all(keys.map((redisKey) => node.hget(redisKey, 'k')))
       for (const name of names) {
         if (name === null || given.has(name)) continue
@@ -221,18 +202,18 @@ export class RedisSubscriptionStore implements SubscriptionStore {
    */
   async reencrypt(): Promise<ReencryptResult> {
     return reencryptRecords(
-      this.#client,
-      `${this.#prefix}subscription:`,
-      this.#sealer,
+      this.#h.client,
+      `${this.#h.prefix}subscription:`,
+      this.#h.sealer,
       async (redisKey, node) => (await node.hget(redisKey, 'k')) ?? undefined,
     )
   }
 
-  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return await takeLease(this.#client, this.#lease(key), owner, ttlMs)
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.#h.acquireLease(key, owner, ttlMs)
   }
 
-  async releaseLease(key: string, owner: string): Promise<void> {
-    await RELEASE_LEASE(this.#client, [this.#lease(key)], [owner])
+  releaseLease(key: string, owner: string): Promise<void> {
+    return this.#h.releaseLease(key, owner)
   }
 }

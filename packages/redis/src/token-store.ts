@@ -4,19 +4,9 @@ import type {
   TokenRecord,
   TokenStore,
 } from '@scheduling-kit/core'
-import { cipherOption, decodeStoreKey, RecordSealer } from '@scheduling-kit/core/adapter'
-import { warnIfEvicting } from './eviction.js'
-import {
-  checkOptions,
-  DEFAULT_PREFIX,
-  hashTagged,
-  RELEASE_LEASE,
-  type RedisClient,
-  type RedisStoreOptions,
-  reencryptRecords,
-  script,
-  takeLease,
-} from './scripts.js'
+import { decodeStoreKey } from '@scheduling-kit/core/adapter'
+import { RecordHashes } from './records.js'
+import { type RedisStoreOptions, reencryptRecords, script } from './scripts.js'
 
 export interface RedisTokenStoreOptions extends RedisStoreOptions {
   /**
@@ -69,38 +59,22 @@ return 0`)
  * ```
  */
 export class RedisTokenStore implements TokenStore {
-  readonly #client: RedisClient
-  readonly #prefix: string
-  readonly #sealer: RecordSealer<TokenRecord>
+  readonly #h: RecordHashes<TokenRecord>
 
   constructor(options: RedisTokenStoreOptions) {
-    checkOptions('RedisTokenStore', options)
-    this.#client = options.client
-    this.#prefix = options.prefix ?? DEFAULT_PREFIX
-    this.#sealer = new RecordSealer(cipherOption('RedisTokenStore', options.cipher), 'token')
-    warnIfEvicting(this.#client, options.logger)
-  }
-
-  #record(key: string): string {
-    return `${this.#prefix}token:${hashTagged(key)}`
-  }
-
-  #lease(key: string): string {
-    return `${this.#prefix}lease:${hashTagged(key)}`
+    this.#h = new RecordHashes('RedisTokenStore', options, 'token', 'token', 'lease')
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {
-    const [version, json] = await this.#client.hmget(this.#record(key), 'v', 'r')
-    if (json === null || json === undefined) return undefined
-    return { ...(await this.#sealer.read(key, json)), version: Number(version) }
+    return this.#h.read(key)
   }
 
   async set(key: string, record: TokenRecord): Promise<void> {
-    await SET(this.#client, [this.#record(key)], [await this.#serialize(key, record)])
+    await SET(this.#h.client, [this.#h.record(key)], [await this.#serialize(key, record)])
   }
 
   async delete(key: string): Promise<void> {
-    await DELETE(this.#client, [this.#record(key), this.#lease(key)], [TOMBSTONE_MS])
+    await DELETE(this.#h.client, [this.#h.record(key), this.#h.lease(key)], [TOMBSTONE_MS])
   }
 
   async compareAndSet(
@@ -110,7 +84,7 @@ export class RedisTokenStore implements TokenStore {
   ): Promise<boolean> {
     const expected = expectedVersion === undefined ? '' : String(expectedVersion)
     const value = await this.#serialize(key, record)
-    return (await COMPARE_AND_SET(this.#client, [this.#record(key)], [value, expected])) === 1
+    return (await COMPARE_AND_SET(this.#h.client, [this.#h.record(key)], [value, expected])) === 1
   }
 
   /**
@@ -120,9 +94,9 @@ export class RedisTokenStore implements TokenStore {
    * after making a new key current, then drop the old key once `failed` is empty.
    */
   async reencrypt(): Promise<ReencryptResult> {
-    const start = `${this.#prefix}token:`
+    const start = `${this.#h.prefix}token:`
     // `<prefix>token:{<encoded key>}`: the key between the braces.
-    return reencryptRecords(this.#client, start, this.#sealer, async (redisKey) =>
+    return reencryptRecords(this.#h.client, start, this.#h.sealer, async (redisKey) =>
       decodeStoreKey(redisKey.slice(start.length + 1, -1)),
     )
   }
@@ -130,14 +104,14 @@ export class RedisTokenStore implements TokenStore {
   /** The record as stored, without the version (the hash keeps that): JSON, or sealed. */
   #serialize(key: string, record: TokenRecord): Promise<string> {
     const { version: _, ...rest } = record
-    return this.#sealer.write(key, rest)
+    return this.#h.sealer.write(key, rest)
   }
 
-  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    return await takeLease(this.#client, this.#lease(key), owner, ttlMs)
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.#h.acquireLease(key, owner, ttlMs)
   }
 
-  async releaseLease(key: string, owner: string): Promise<void> {
-    await RELEASE_LEASE(this.#client, [this.#lease(key)], [owner])
+  releaseLease(key: string, owner: string): Promise<void> {
+    return this.#h.releaseLease(key, owner)
   }
 }

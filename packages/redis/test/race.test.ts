@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto'
+import { raceWhileSweeping } from '@scheduling-kit/conformance'
 import {
   createCredentialCipher,
   generateCredentialKey,
@@ -81,36 +82,24 @@ it('a key rotation halfway through the fleet while 8 processes refresh and deliv
   await writers[0]!.compareAndSet('acct_rotating', record, undefined)
   const body = '{"id":"evt_1"}'
   const signature = createHmac('sha256', secret).update(body).digest('hex')
-  const problems: string[] = []
   let verified = 0
-  let sweeps = 0
-  let done = false
-  const background = (async () => {
-    for (let i = 0; !done; i++) {
-      try {
-        await sweeper.reencrypt()
-        sweeps++
-        const writer = writers[i % 2]!
-        const current = await writer.get('acct_rotating')
-        await writer.compareAndSet('acct_rotating', { ...record, updatedAt: i }, current!.version)
-        for (let n = 0; n < 5; n++) {
-          const found = await writers[(i + n) % 2]!.findByWebhook('wh_rotating')
-          const mac = createHmac('sha256', found!.record.webhooks[0]!.secret)
-            .update(body)
-            .digest('hex')
-          if (mac !== signature) problems.push('a delivery did not verify')
-          else verified++
-        }
-      } catch (error) {
-        problems.push(String(error))
+  const { report, problems, sweeps } = await raceWhileSweeping(
+    () => runRefreshRace({ storeModule }),
+    () => sweeper.reencrypt(),
+    async (i) => {
+      const writer = writers[i % 2]!
+      const current = await writer.get('acct_rotating')
+      await writer.compareAndSet('acct_rotating', { ...record, updatedAt: i }, current!.version)
+      for (let n = 0; n < 5; n++) {
+        const found = await writers[(i + n) % 2]!.findByWebhook('wh_rotating')
+        const mac = createHmac('sha256', found!.record.webhooks[0]!.secret)
+          .update(body)
+          .digest('hex')
+        if (mac !== signature) throw new Error('a delivery did not verify')
+        else verified++
       }
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  })()
-  const report = await runRefreshRace({ storeModule }).finally(() => {
-    done = true
-  })
-  await background
+    },
+  )
   expect(report.problems).toEqual([])
   expect(report.rounds.map((r) => [r.refreshRequests, r.callers, r.errors.length])).toEqual(
     Array(5).fill([1, 200, 0]),
