@@ -111,6 +111,38 @@ describe('schedulingOAuth', () => {
     expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'GET'])
   })
 
+  it('takes cookieSecret as a list, newest first: a sign-in begun under the older secret completes', async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const redirectUri = `${base}/auth/scheduling/callback`
+    auth.allowRedirectUri(redirectUri)
+    auth.setAuthorize('approve', 'acct_rotated')
+    const options = {
+      prefix: '/auth/scheduling',
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      authUrl: auth.url,
+      redirectUri,
+      tokenStore: new MemoryTokenStore(),
+    }
+    const old = 'o'.repeat(32)
+    const before = Fastify()
+    await before.register(schedulingOAuth, { ...options, cookieSecret: old })
+    await before.listen({ port, host: '127.0.0.1' })
+    const login = await request(`${base}/auth/scheduling/login`)
+    expect(login.status).toBe(302)
+    await before.close()
+    app = Fastify()
+    await app.register(schedulingOAuth, { ...options, cookieSecret: ['n'.repeat(32), old] })
+    await app.listen({ port, host: '127.0.0.1' })
+    const consent = await request(login.headers.get('location')!)
+    const back = await request(consent.headers.get('location')!, {
+      headers: { cookie: cookieHeader(login.headers) },
+    })
+    expect(back.status).toBe(302)
+    expect(await options.tokenStore.get('acct_rotated')).toBeDefined()
+  })
+
   it('a missing cookieSecret is a ConfigError that says what to set', async () => {
     app = Fastify()
     const error = await app
