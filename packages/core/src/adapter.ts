@@ -14,10 +14,18 @@ export {
   type NodeResponse,
   type NodeStream,
   nodeBody,
+  optionsOf,
   serverErrorOf,
   writeNode,
 } from './kit/node.js'
-export { parserRefusalReporter } from './kit/refusals.js'
+export {
+  appEventLogger,
+  type ErrorEventApp,
+  eventLogger,
+  parserRefusalFilter,
+  parserRefusalReporter,
+  quietParserRefusals,
+} from './kit/refusals.js'
 export { consoleLogger, Summarizer } from './log.js'
 export { wholeNumber } from './validate.js'
 export type { BodySource } from './webhooks/body.js'

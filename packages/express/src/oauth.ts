@@ -1,7 +1,8 @@
 import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core'
 import { createOAuthRoutes } from '@scheduling-kit/core'
+import { writeNode } from '@scheduling-kit/core/adapter'
 import type { Request } from 'express'
-import { answerWith, type Middleware } from './webhooks.js'
+import type { Middleware } from './webhooks.js'
 
 export interface SchedulingOAuthMiddleware extends Middleware {
   /** The key of the account this browser connected (from its signed cookie). */
@@ -32,7 +33,7 @@ export function schedulingOAuth(options: OAuthRoutesOptions<Request>): Schedulin
         mountPath: req.baseUrl,
         raw: req,
       })
-      .then(answerWith(res, next), next)
+      .then((answer) => writeNode(res, answer, next), next)
   }) as SchedulingOAuthMiddleware
   return Object.assign(middleware, {
     routes,

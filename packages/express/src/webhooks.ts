@@ -9,6 +9,7 @@ import { createWebhookHandler } from '@scheduling-kit/core'
 import {
   attachWebhookMethods,
   nodeBody,
+  optionsOf,
   serverErrorOf,
   type WebhookMethods,
   writeNode,
@@ -53,25 +54,6 @@ const FIX =
   "keepRawBody from '@scheduling-kit/express': app.use(express.json({ verify: keepRawBody }))."
 
 /**
- * Writes core's answer, or passes on when there is none. An error while writing (a broken
- * socket, headers already sent by an earlier middleware) goes to Express's error path, never
- * to an unhandled rejection.
- */
-export function answerWith(
-  res: Response,
-  next: NextFunction,
-): (answer: WebhookResponse | OAuthResponse | undefined) => void {
-  return (answer) => {
-    if (answer === undefined) return next()
-    try {
-      writeNode(res, answer)
-    } catch (error) {
-      next(error)
-    }
-  }
-}
-
-/**
  * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`,
  * relative to where it is mounted) and passes every other request on untouched.
  *
@@ -88,13 +70,10 @@ export function schedulingWebhooks(
   secretOrOptions: SecretSource | SchedulingWebhooksOptions,
   options?: WebhookHandlerRestOptions & ExpressWebhookOptions,
 ): SchedulingWebhooksMiddleware {
-  const own = (options ?? (typeof secretOrOptions === 'object' ? secretOrOptions : undefined)) as
-    | ExpressWebhookOptions
-    | undefined
-  const forwardErrors = own?.forwardErrors === true
+  const forwardErrors =
+    optionsOf<ExpressWebhookOptions>(secretOrOptions, options).forwardErrors === true
   const handler = createWebhookHandler(secretOrOptions, options)
   const middleware = ((req, res, next) => {
-    const write = answerWith(res, next)
     handler
       .handle({
         method: req.method,
@@ -106,7 +85,7 @@ export function schedulingWebhooks(
       })
       .then((answer) => {
         const error = forwardErrors ? serverErrorOf(answer) : undefined
-        return error ? next(error) : write(answer)
+        return error ? next(error) : writeNode(res, answer, next)
       }, next)
   }) as Middleware
   return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)

@@ -1,8 +1,8 @@
 import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core'
 import { createOAuthRoutes } from '@scheduling-kit/core'
-import { normalMount, underMount } from '@scheduling-kit/core/adapter'
+import { appEventLogger, normalMount, underMount } from '@scheduling-kit/core/adapter'
 import type { Context, Middleware } from 'koa'
-import { koaLogger, send } from './log.js'
+import { reply } from './log.js'
 
 export interface SchedulingOAuthOptions extends OAuthRoutesOptions<Context> {
   /** Where the routes live. Default `/auth/scheduling`. */
@@ -41,10 +41,9 @@ export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAut
             headers: ctx.headers,
             mountPath: prefix,
             raw: ctx,
-            logger: koaLogger(ctx),
+            logger: appEventLogger(ctx.app),
           })
-    if (answer) send(ctx, answer)
-    else await next()
+    await reply(ctx, next, answer)
   }) as Middleware
   return Object.assign(middleware, {
     routes,

@@ -4,9 +4,15 @@ import type {
   WebhookHandlerRestOptions,
 } from '@scheduling-kit/core'
 import { createWebhookHandler } from '@scheduling-kit/core'
-import { attachWebhookMethods, nodeBody, type WebhookMethods } from '@scheduling-kit/core/adapter'
+import {
+  appEventLogger,
+  attachWebhookMethods,
+  nodeBody,
+  quietParserRefusals,
+  type WebhookMethods,
+} from '@scheduling-kit/core/adapter'
 import type { Context, Middleware } from 'koa'
-import { koaLogger, send, summariseParserRefusals } from './log.js'
+import { reply } from './log.js'
 
 export interface SchedulingWebhooksMiddleware
   extends Middleware,
@@ -32,7 +38,7 @@ export function schedulingWebhooks(
 ): SchedulingWebhooksMiddleware {
   const handler = createWebhookHandler(secretOrOptions, options)
   const middleware = (async (ctx, next) => {
-    summariseParserRefusals(ctx.app, handler.path)
+    quietParserRefusals(ctx.app, handler.path)
     // A parser placed first leaves types it does not parse (`application/foo+json`) unread;
     // @koa/bodyparser keeps `rawBody`.
     const request = ctx.request as Context['request'] & { rawBody?: unknown; body?: unknown }
@@ -42,10 +48,9 @@ export function schedulingWebhooks(
       headers: ctx.headers,
       body: nodeBody(ctx.req, request.rawBody, request.body),
       fix: FIX,
-      logger: koaLogger(ctx),
+      logger: appEventLogger(ctx.app),
     })
-    if (answer) send(ctx, answer)
-    else await next()
+    await reply(ctx, next, answer)
   }) as Middleware
   return attachWebhookMethods<SchedulingWebhooksMiddleware>(middleware, handler)
 }

@@ -25,16 +25,36 @@ export interface NodeResponse {
 }
 
 /**
- * Writes an answer to a Node response whole: with its length given, Node sends it in one piece
- * rather than chunked.
+ * Writes an answer to a Node response whole (with its length given, Node sends it in one piece
+ * rather than chunked), or calls `next()` when there is none (the request is not core's). An
+ * error while writing (a broken socket, headers already sent) goes to `next(error)`.
  */
 export function writeNode(
   response: NodeResponse,
-  answer: { status: number; headers: Record<string, string | string[]>; body: string },
+  answer: { status: number; headers: Record<string, string | string[]>; body: string } | undefined,
+  next: (error?: unknown) => void,
 ): void {
-  const headers = answer.headers
-  headers['content-length'] ??= String(new TextEncoder().encode(answer.body).length)
-  response.writeHead(answer.status, headers).end(answer.body)
+  if (answer === undefined) {
+    next()
+    return
+  }
+  try {
+    const headers = answer.headers
+    headers['content-length'] ??= String(new TextEncoder().encode(answer.body).length)
+    response.writeHead(answer.status, headers).end(answer.body)
+  } catch (error) {
+    next(error)
+  }
+}
+
+/** The options object of a `(secretOrOptions, options?)` factory, wherever it was given. */
+export function optionsOf<T extends object>(
+  secretOrOptions: unknown,
+  options: T | undefined,
+): Partial<T> {
+  return (options ??
+    (typeof secretOrOptions === 'object' ? secretOrOptions : undefined) ??
+    {}) as Partial<T>
 }
 
 /**
