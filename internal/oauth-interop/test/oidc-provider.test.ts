@@ -350,7 +350,7 @@ describe('the OAuth routes against oidc-provider 8', () => {
   })
 })
 
-describe('the OAuth routes against oidc-provider 8', () => {
+describe('the OAuth routes against oidc-provider 8: codes, consent, scope and issuer', () => {
   it('a code used twice: the second exchange is refused with invalid_grant, named, and nothing is stored', async () => {
     const app = startApp()
     const first = await connect(app)

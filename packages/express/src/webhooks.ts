@@ -1,9 +1,7 @@
 import type {
-  OAuthResponse,
   SecretSource,
   WebhookHandlerOptions,
   WebhookHandlerRestOptions,
-  WebhookResponse,
 } from '@scheduling-kit/core'
 import { createWebhookHandler } from '@scheduling-kit/core'
 import {

@@ -226,7 +226,7 @@ describe('startFakeSchedulingService', () => {
   })
 })
 
-describe('startFakeSchedulingService', () => {
+describe('startFakeSchedulingService: its control API', () => {
   it('has a control API: register, trigger, expire, inject token failures', async () => {
     const s = await service()
     const r = await receiver('ctl')
@@ -511,7 +511,7 @@ describe('scheduling-kit CLI', () => {
   })
 })
 
-describe('scheduling-kit CLI', () => {
+describe('scheduling-kit CLI: errors and serve', () => {
   it('network errors name the URL tried and why, once', async () => {
     const probe = createServer()
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
