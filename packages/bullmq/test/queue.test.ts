@@ -96,6 +96,11 @@ it('a job whose handler finished but whose completion BullMQ never recorded is n
   const data = { event, webhookId: 'wh_1', secretIndex: 0 }
   await producer.add(event.type, data, { jobId: jobIdFor(event.id) })
   await vi.waitFor(() => expect(handled).toEqual([event.id]), patience)
+  // Completed, so its lock is let go (on a busy machine that comes a while after the handler).
+  await vi.waitFor(
+    async () => expect(await producer.getJobCounts('completed')).toEqual({ completed: 1 }),
+    patience,
+  )
   // The same job again, as after a crash between the handler's end and BullMQ's completion.
   await (await producer.getJob(jobIdFor(event.id)))!.remove()
   await producer.add(event.type, data, { jobId: jobIdFor(event.id) })
