@@ -184,10 +184,11 @@ describe('the lease', () => {
     let taken = 0
     const slow = {
       refresh: async (refreshToken: string) => {
-        // Another process tries to take the lease all through a refresh three times its TTL.
+        // Another process tries to take the lease all through a refresh three times its TTL
+        // (renewed every third of it: a renewal may come most of a second late and still hold).
         for (let i = 0; i < 30; i++) {
           if (await store.acquireLease('u1', `other-${i}`, 1_000)) taken++
-          await new Promise((r) => setTimeout(r, 10))
+          await new Promise((r) => setTimeout(r, 100))
         }
         return oauth().refresh(refreshToken)
       },
@@ -196,7 +197,7 @@ describe('the lease', () => {
       oauth: slow,
       store,
       retry: { attempts: 1, requestTimeoutMs: 100 },
-      lease: { ttlMs: 100, pollMs: 2 },
+      lease: { ttlMs: 1_000, pollMs: 2 },
     })
     await tokens.getAccessToken('u1')
     expect(taken).toBe(0)
