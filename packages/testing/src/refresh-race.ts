@@ -121,9 +121,21 @@ class Stopper {
     readonly latency: number,
   ) {}
 
+  /** A stop scheduled at a random instant and not yet made. */
+  #pending: Promise<void> | undefined
+
   begin(stopRound: boolean): void {
     this.round = stopRound
     this.stopped = false
+    this.#pending = undefined
+  }
+
+  /**
+   * Waits for a stop scheduled at a random instant: on a busy machine the round's answers can
+   * all arrive before its timer runs, and the stop then lands just after them.
+   */
+  async settled(): Promise<void> {
+    await this.#pending
   }
 
   /** The hold the processes are told for this round. */
@@ -163,7 +175,13 @@ class Stopper {
     }
     if ((this.stop === 'random' || this.stop === 'terminate') && event === 'refreshing') {
       // Anywhere from before the request leaves to a little after the answer arrives.
-      setTimeout(() => this.#halt(racer), Math.random() * (this.latency + 40))
+      const delay = Math.random() * (this.latency + 40)
+      this.#pending = new Promise<void>((resolve) => {
+        setTimeout(() => {
+          this.#halt(racer)
+          resolve()
+        }, delay)
+      })
     }
     proceed()
   }
@@ -202,6 +220,7 @@ async function runRound(round: number, r: Round): Promise<[RefreshRaceRound, Rou
   )
   const timeoutMs = r.options.roundTimeoutMs ?? 30_000
   const results = (await withTimeout(Promise.all(answers), timeoutMs, `round ${round}`)).flat()
+  await r.stopper.settled()
   const stored = (await r.store.get(r.key)) as TokenRecord
   const facts: RoundFacts = {
     tokenSeen: results.includes(stored.accessToken),
