@@ -85,14 +85,16 @@ describe('runOnce', () => {
           let overlapped = false
           let succeeded = 0
           const calls = fails.map((fail) =>
-            runOnce({ store, key: 'k' }, async () => {
-              running++
-              if (running > 1) overlapped = true
-              await s.schedule(Promise.resolve())
-              running--
-              if (fail) throw new Error('failed')
-              succeeded++
-            }).catch(() => ({ ran: false as const, claim: 'failed' as const })),
+            Promise.resolve(
+              runOnce({ store, key: 'k' }, async () => {
+                running++
+                if (running > 1) overlapped = true
+                await s.schedule(Promise.resolve())
+                running--
+                if (fail) throw new Error('failed')
+                succeeded++
+              }),
+            ).catch(() => ({ ran: false as const, claim: 'failed' as const })),
           )
           const outcomes = await s.waitFor(Promise.all(calls))
           expect(overlapped).toBe(false)

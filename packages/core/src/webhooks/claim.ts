@@ -1,6 +1,6 @@
 import { sleep } from '../http.js'
 import { isThenable } from '../thenable.js'
-import { type DedupeStore, newClaimOwner } from './dedupe.js'
+import { type ClaimResult, type DedupeStore, newClaimOwner } from './dedupe.js'
 
 /**
  * Renews `owner`'s claim every `everyMs` while its handlers run, when the store can
@@ -71,43 +71,53 @@ export interface RunOnceOptions {
  * The one claim protocol, for webhook deliveries, OAuth sign-in states and queued jobs alike:
  * claim `key`, run `work` while the claim is renewed, then mark it completed; when the work
  * throws, release the claim (so a retry can run it) and rethrow. A key completed already, or
- * claimed by another owner, runs nothing and says which. Awaits only what is asynchronous.
+ * claimed by another owner, runs nothing and says which. Synchronous when the store and the
+ * work are: a promise only where something is asynchronous.
  */
-export async function runOnce<T>(
+export function runOnce<T>(
   options: RunOnceOptions,
   work: () => T | Promise<T>,
-): Promise<RunOnceOutcome<T>> {
+): RunOnceOutcome<T> | Promise<RunOnceOutcome<T>> {
   const { store, key } = options
   const owner = options.owner ?? newClaimOwner()
-  const claimed = store.claim(key, owner)
-  const claim = isThenable(claimed) ? await claimed : claimed
-  if (claim !== 'claimed') return { ran: false, claim }
-  const stopRenewing =
-    options.renewMs === undefined ? undefined : keepClaim(store, key, owner, options.renewMs)
   const settleMs = options.settleMs ?? 0
-  let value: T
-  try {
-    const result = work()
-    value = isThenable(result) ? await result : (result as T)
-  } catch (error) {
+  let stopRenewing: (() => void) | undefined
+
+  const failed = (error: unknown): Promise<never> => {
     stopRenewing?.()
     // The work's failure is the answer; a release the store keeps refusing only delays the
     // retry until the claim lapses.
-    await settleClaim(() => store.release(key, owner), settleMs).catch(() => {})
-    throw error
+    return settleClaim(() => store.release(key, owner), settleMs).then(
+      () => Promise.reject(error),
+      () => Promise.reject(error),
+    )
   }
-  stopRenewing?.()
-  let completed: Promise<void> | void
-  try {
-    completed = store.complete(key, owner)
-  } catch (error) {
-    completed = Promise.reject(error)
-  }
-  if (isThenable(completed)) {
+  const finish = (value: T): RunOnceOutcome<T> | Promise<RunOnceOutcome<T>> => {
+    stopRenewing?.()
+    let completed: Promise<void> | void
+    try {
+      completed = store.complete(key, owner)
+    } catch (error) {
+      completed = Promise.reject(error)
+    }
+    if (!isThenable(completed)) return { ran: true, value }
     const settled = Promise.resolve(completed).then(undefined, () =>
       settleClaim(() => store.complete(key, owner), settleMs),
     )
-    await (options.onCompleteFailure === 'ignore' ? settled.catch(() => {}) : settled)
+    const done = options.onCompleteFailure === 'ignore' ? settled.catch(() => {}) : settled
+    return done.then(() => ({ ran: true as const, value }))
   }
-  return { ran: true, value }
+  const run = (claim: ClaimResult): RunOnceOutcome<T> | Promise<RunOnceOutcome<T>> => {
+    if (claim !== 'claimed') return { ran: false, claim }
+    if (options.renewMs !== undefined) stopRenewing = keepClaim(store, key, owner, options.renewMs)
+    let result: T | Promise<T>
+    try {
+      result = work()
+    } catch (error) {
+      return failed(error)
+    }
+    return isThenable(result) ? Promise.resolve(result).then(finish, failed) : finish(result)
+  }
+  const claimed = store.claim(key, owner)
+  return isThenable(claimed) ? Promise.resolve(claimed).then(run) : run(claimed)
 }

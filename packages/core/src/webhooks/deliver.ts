@@ -65,10 +65,11 @@ export async function deliverOnce(
     return received()
   }
   // The claim follows the handlers: renewed while they run, when the store can.
-  const once = await runOnce(
+  const running = runOnce(
     { store: dedupe, key, renewMs: CLAIM_RENEW_MS, settleMs: SETTLE_MS },
     () => deliver(delivery, key, queue, registry),
   )
+  const once = isThenable(running) ? await running : running
   if (once.ran) return received()
   if (once.claim === 'completed') return duplicate()
   throw new WebhookError(
