@@ -21,12 +21,9 @@ export {
 export {
   appEventLogger,
   type ErrorEventApp,
-  eventLogger,
-  parserRefusalFilter,
-  parserRefusalReporter,
   quietParserRefusals,
 } from './kit/refusals.js'
-export { consoleLogger, Summarizer } from './log.js'
+export { consoleLogger } from './log.js'
 export { wholeNumber } from './validate.js'
 export type { BodySource } from './webhooks/body.js'
 export {
