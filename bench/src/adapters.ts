@@ -5,53 +5,15 @@
 // a busy moment of the machine falls on all of them alike, and each ratio is the median of the
 // per-round ratios.
 import { type ChildProcess, fork } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:net'
-import { signPayload } from '@scheduling-kit/core'
 import autocannon from 'autocannon'
-import Stripe from 'stripe'
-import { LIMIT, PATH, SECRET, type Variant } from './adapters/servers.js'
+import { freePort, headersFor, LABEL } from './adapters/client.js'
+import { LIMIT, PATH, type Variant } from './adapters/servers.js'
 import { median, type Target } from './harness.js'
 import { eventBody } from './verify.js'
 
 const FRAMEWORKS = (process.env.BENCH_FRAMEWORKS ?? 'express,koa,fastify,h3').split(',')
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const DURATION = Number(process.env.BENCH_SECONDS ?? 2)
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-/** The headers each variant's sender sends: the service's, GitHub's or Stripe's. */
-async function headersFor(variant: Variant, payload: string): Promise<Record<string, string>> {
-  const json = { 'content-type': 'application/json' }
-  if (variant === 'octokit') {
-    const hex = (await signPayload(payload, SECRET)).toLowerCase()
-    return {
-      ...json,
-      'x-hub-signature-256': hex,
-      'x-github-event': 'ping',
-      'x-github-delivery': randomUUID(),
-    }
-  }
-  if (variant === 'stripe') {
-    const header = new Stripe('sk_test_bench').webhooks.generateTestHeaderString({
-      payload,
-      secret: SECRET,
-    })
-    return { ...json, 'stripe-signature': header }
-  }
-  return {
-    ...json,
-    'x-service-signature': await signPayload(payload, SECRET),
-    'x-service-webhook-id': 'wh_bench',
-  }
-}
 
 interface Server {
   variant: Variant
@@ -139,13 +101,6 @@ async function compare(
   } finally {
     for (const s of servers) s.child.kill()
   }
-}
-
-const LABEL: Record<Variant, string> = {
-  baseline: 'hand-written route',
-  ours: 'scheduling-kit',
-  octokit: '@octokit/webhooks createNodeMiddleware',
-  stripe: 'stripe express.raw() + constructEvent',
 }
 
 export async function adapterBench(): Promise<Target[]> {

@@ -4,17 +4,18 @@ import { crashWindowBench } from './crash.js'
 import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
+import { instructionsBench } from './instructions.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,hostile picks
-// sections; all by default.
+// BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,
+// hostile picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,hostile'
+    'verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,hostile'
   ).split(','),
 )
 const all = [
@@ -27,6 +28,7 @@ const all = [
   ...(only.has('cipher') ? await cipherBench() : []),
   ...(only.has('crash') ? await crashWindowBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),
+  ...(only.has('instructions') ? await instructionsBench() : []),
   ...(only.has('hostile') ? await hostileHeaderBench() : []),
 ]
 const ok = targets(all)

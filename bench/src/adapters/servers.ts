@@ -167,5 +167,7 @@ if (process.argv[2] === 'serve') {
       process.send?.({ cpuMicros: used.user + used.system })
     }
   })
-  process.send?.('ready')
+  // Forked: tell the parent by IPC. Under valgrind (./instructions.ts), on stdout.
+  if (process.send) process.send('ready')
+  else console.log('ready')
 }
