@@ -11,4 +11,7 @@ export const library: Options = {
   target: 'es2022',
   platform: 'node',
   sourcemap: true,
+  // Built-ins stay `node:crypto`, never bare `crypto`: the spelling Deno and workerd's
+  // nodejs_compat resolve without a package of that name.
+  removeNodeProtocol: false,
 }

@@ -1,10 +1,12 @@
 // Instructions per request under `valgrind --tool=callgrind`: the repeatable measure beside
 // requests/s and CPU. Each server (./adapters/servers.ts) runs under callgrind with
 // instrumentation off while it starts and warms; then `callgrind_control` turns it on, one
-// keep-alive connection sends the measured requests one after another, and a dump gives the
-// main thread's instruction count. Counting does not depend on what else the machine runs, so
-// a change of 1% shows even on a shared machine; the same binary and inputs give the same
-// count within a fraction of a percent (two runs of each variant are printed to show it).
+// keep-alive connection sends the measured requests one after another, and a dump after each
+// window gives the main thread's instruction count. Node runs with `--single-threaded`: the
+// garbage collector's and the compiler's work then happens on the main thread, counted, rather
+// than shared with helper threads in proportions that depend on the machine's load. What is
+// counted is every instruction a request costs the process, and the same code gives the same
+// mean within about 1% from run to run, loaded or not.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -13,7 +15,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort, headersFor, LABEL } from './adapters/client.js'
 import { LIMIT, PATH, type Variant } from './adapters/servers.js'
-import { median, type Target } from './harness.js'
+import type { Target } from './harness.js'
 import { eventBody } from './verify.js'
 
 /** Whether callgrind can run here: `valgrind` and `callgrind_control` on the PATH. */
@@ -103,7 +105,7 @@ export async function instructionsPerRequest(
       '--separate-threads=yes',
       `--callgrind-out-file=${join(dir, 'out')}`,
       process.execPath,
-      ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+      ...(process.env.BENCH_NODE_FLAGS ?? '--single-threaded').split(' ').filter(Boolean),
       '--import',
       'tsx',
       server,
@@ -128,7 +130,8 @@ export async function instructionsPerRequest(
       perWindow.push(mainThreadInstructions(dir, n) / count)
     }
     if (process.env.BENCH_CALLGRIND_WINDOWS) console.log(what, perWindow.map(Math.round).join(' '))
-    return median(perWindow)
+    // The mean over all windows: a collection falls in some windows and not in others.
+    return perWindow.reduce((a, b) => a + b, 0) / perWindow.length
   } finally {
     child.kill('SIGKILL')
     if (process.env.BENCH_KEEP_CALLGRIND) console.log(`callgrind dumps kept in ${dir}`)
@@ -185,7 +188,7 @@ export async function instructionsBench(): Promise<Target[]> {
       PARALLEL,
     )
     console.log(
-      `\nInstructions per request, signed ${size / 1024} KiB webhook (callgrind, main thread, after ${plan.warm} warm requests; median of ${plan.windows} windows of ${plan.count} requests on one keep-alive connection)`,
+      `\nInstructions per request, signed ${size / 1024} KiB webhook (callgrind, node --single-threaded, main thread, after ${plan.warm} warm requests; mean of ${plan.windows} windows of ${plan.count} requests on one keep-alive connection)`,
     )
     console.log('| framework | route | instructions/request | vs hand-written |')
     console.log('|---|---|---:|---:|')

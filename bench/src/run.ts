@@ -5,17 +5,18 @@ import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { instructionsBench } from './instructions.js'
+import { runtimesBench } from './runtimes.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,
-// hostile picks sections; all by default.
+// hostile,runtimes picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,hostile'
+    'verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
   ).split(','),
 )
 const all = [
@@ -30,6 +31,7 @@ const all = [
   ...(only.has('adapters') ? await adapterBench() : []),
   ...(only.has('instructions') ? await instructionsBench() : []),
   ...(only.has('hostile') ? await hostileHeaderBench() : []),
+  ...(only.has('runtimes') ? await runtimesBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -76,8 +76,10 @@ const MATRIX: Runtime[] = [
   { id: 'node24', label: 'Node 24', build: 'node' },
   // Bun matches the `node` condition: the node:crypto build, on Bun's own node:crypto.
   { id: 'bun', label: 'Bun', build: 'node' },
-  // Deno and workerd have conditions of their own in core's exports: the Web Crypto build.
-  { id: 'deno', label: 'Deno', build: 'web' },
+  // Deno's own condition selects the node:crypto build: Deno implements node:crypto, at about
+  // a tenth of the cost of its Web Crypto per 2 KiB verification (bench/RESULTS.md).
+  { id: 'deno', label: 'Deno', build: 'node' },
+  // workerd's condition selects the Web Crypto build: no node:crypto without nodejs_compat.
   { id: 'workerd', label: 'workerd (Miniflare)', build: 'web' },
 ]
 

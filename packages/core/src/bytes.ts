@@ -1,9 +1,16 @@
+import { bytesToFill } from './platform/default.js'
+
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
 /** UTF-8 bytes of a string; a `Uint8Array` is returned as it is. */
 export function toBytes(value: string | Uint8Array): Uint8Array {
   return typeof value === 'string' ? encoder.encode(value) : value
+}
+
+/** The length in bytes of a string's UTF-8. */
+export function utf8Length(text: string): number {
+  return encoder.encode(text).length
 }
 
 /** Decodes UTF-8, throwing a `TypeError` on malformed input. */
@@ -54,10 +61,10 @@ export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0
 }
 
-/** Joins chunks into one array of `total` bytes. */
+/** Joins chunks into one array of `total` bytes (their lengths' sum: every byte is written). */
 export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!
-  const out = new Uint8Array(total)
+  const out = bytesToFill(total)
   let offset = 0
   for (const chunk of chunks) {
     out.set(chunk, offset)

@@ -12,18 +12,23 @@ export function getHeader(headers: HeadersInput | undefined, name: string): stri
   const record = headers as Readonly<
     Record<string, string | readonly string[] | number | undefined>
   >
-  const lower = name.toLowerCase()
-  let value = record[lower]
-  if (value === undefined) {
-    // Another spelling of the name (Node's own records are lower-case already).
-    for (const key of Object.keys(record)) {
-      if (key.length === lower.length && key.toLowerCase() === lower) {
-        value = record[key]
-        break
-      }
-    }
-  }
+  // Node's records are lower-case already, as are the names core asks for: one load finds them.
+  let value = record[name]
+  if (value === undefined) value = otherSpelling(record, name)
   if (value === undefined) return undefined
   if (typeof value === 'number') return String(value)
   return typeof value === 'string' ? value : value[0]
+}
+
+/** The value under another spelling of `name` (a hand-made record, a name given in capitals). */
+function otherSpelling(
+  record: Readonly<Record<string, string | readonly string[] | number | undefined>>,
+  name: string,
+): string | readonly string[] | number | undefined {
+  const lower = name.toLowerCase()
+  if (lower !== name && record[lower] !== undefined) return record[lower]
+  for (const key in record) {
+    if (key.length === lower.length && key.toLowerCase() === lower) return record[key]
+  }
+  return undefined
 }

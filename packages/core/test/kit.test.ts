@@ -44,12 +44,18 @@ describe('nodeBody', () => {
   const unread = { readableDidRead: false, readableEnded: false }
   const read = { readableDidRead: true, readableEnded: true }
   it('the untouched stream first, then kept raw bytes, then what a parser left', () => {
-    expect(nodeBody(unread, 'kept', { parsed: true })).toBe(unread)
-    expect(nodeBody(read, 'kept', { parsed: true })).toBe('kept')
+    const of = (kept: unknown, parsed: unknown) => ({ kept, parsed })
+    const kept = (h: { kept: unknown }) => h.kept
+    const parsed = (h: { parsed: unknown }) => h.parsed
+    const notRead = () => {
+      throw new Error('an untouched stream must not look for a kept or parsed body')
+    }
+    expect(nodeBody(unread, of('kept', {}), notRead, notRead)).toBe(unread)
+    expect(nodeBody(read, of('kept', { parsed: true }), kept, parsed)).toBe('kept')
     const bytes = new Uint8Array([1])
-    expect(nodeBody(read, undefined, bytes)).toBe(bytes)
-    expect(nodeBody(read, 42, { parsed: true })).toEqual({ parsed: true })
-    expect(nodeBody(read, undefined, undefined)).toEqual({})
+    expect(nodeBody(read, of(undefined, bytes), kept, parsed)).toBe(bytes)
+    expect(nodeBody(read, of(42, { parsed: true }), kept, parsed)).toEqual({ parsed: true })
+    expect(nodeBody(read, of(undefined, undefined), kept, parsed)).toEqual({})
   })
 })
 

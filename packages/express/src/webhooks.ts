@@ -46,6 +46,9 @@ export function keepRawBody(req: Request, _res: Response, buf: Buffer): void {
   ;(req as Request & { rawBody?: Buffer }).rawBody = buf
 }
 
+const rawBodyOf = (req: Request) => (req as { rawBody?: unknown }).rawBody
+const bodyOf = (req: Request) => req.body
+
 /** What to do when a body parser got there first, on Express. */
 const FIX =
   'Mount schedulingWebhooks() before express.json(), or keep the raw bytes for it with ' +
@@ -77,7 +80,7 @@ export function schedulingWebhooks(
         method: req.method,
         path: req.url,
         headers: req.headers,
-        body: nodeBody(req, (req as { rawBody?: unknown }).rawBody, req.body),
+        body: nodeBody(req, req, rawBodyOf, bodyOf),
         fix: FIX,
         errorsToFramework: forwardErrors,
       })

@@ -33,19 +33,19 @@ function bodyOf(
   node: NodeRequest | undefined,
 ): Pick<WebhookRequest, 'body' | 'bodyUsed'> {
   if (node !== undefined) {
-    if (node.rawBody instanceof Uint8Array) return { body: node.rawBody }
+    if (node.rawBody instanceof Uint8Array) return { body: node.rawBody, bodyUsed: false }
     if (event.req.bodyUsed || node.readableDidRead) return { body: null, bodyUsed: true }
-    // A stream nobody listens to yet: no byte has gone elsewhere.
-    if (node.readableFlowing === null) return { body: node }
   }
   return { body: event.req.body, bodyUsed: event.req.bodyUsed }
 }
 
 /**
- * Writes core's answer the way h3 builds its own: status and headers on `event.res`, the body
- * returned as text. On Node, h3 then writes it straight to the socket, with no Web `Response`
- * (and no stream to read back out of one) in between.
+ * Whether the Node request is untouched: nobody has read it or listens to it yet, so no byte
+ * has gone elsewhere (the common case, checked first and without building anything).
  */
+const untouched = (node: NodeRequest | undefined): node is NodeRequest =>
+  node !== undefined && node.readableFlowing === null && !node.readableDidRead
+
 export function send(event: H3Event, answer: WebhookResponse | OAuthResponse): string {
   event.res.status = answer.status
   const headers = event.res.headers
@@ -72,12 +72,14 @@ export function schedulingWebhooks(
   const handler = createWebhookHandler(secretOrOptions, options)
   const middleware: Middleware = async (event, next) => {
     const node = event.runtime?.node?.req as NodeRequest | undefined
+    const other = untouched(node) ? undefined : bodyOf(event, node)
     const answer = await handler.handle({
       method: event.req.method,
       path: event.url.pathname,
       // On Node, the Node request's own header record (no wrapper between).
       headers: node?.headers ?? event.req.headers,
-      ...bodyOf(event, node),
+      body: other === undefined ? node : other.body,
+      bodyUsed: other?.bodyUsed,
       fix: FIX,
     })
     return answer ? send(event, answer) : next()

@@ -32,6 +32,14 @@ const FIX =
  * app.use(bodyParser()) // after: the webhooks middleware reads the raw stream first
  * ```
  */
+/**
+ * A parser placed first leaves types it does not parse (`application/foo+json`) unread;
+ * @koa/bodyparser keeps `rawBody`.
+ */
+type KoaRequest = Context['request'] & { rawBody?: unknown; body?: unknown }
+const rawBodyOf = (request: KoaRequest) => request.rawBody
+const bodyOf = (request: KoaRequest) => request.body
+
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
   options?: WebhookHandlerRestOptions,
@@ -39,14 +47,11 @@ export function schedulingWebhooks(
   const handler = createWebhookHandler(secretOrOptions, options)
   const middleware = (async (ctx, next) => {
     quietParserRefusals(ctx.app, handler.path)
-    // A parser placed first leaves types it does not parse (`application/foo+json`) unread;
-    // @koa/bodyparser keeps `rawBody`.
-    const request = ctx.request as Context['request'] & { rawBody?: unknown; body?: unknown }
     const answer = await handler.handle({
       method: ctx.method,
       path: ctx.url,
       headers: ctx.headers,
-      body: nodeBody(ctx.req, request.rawBody, request.body),
+      body: nodeBody(ctx.req, ctx.request as KoaRequest, rawBodyOf, bodyOf),
       fix: FIX,
       logger: appEventLogger(ctx.app),
     })

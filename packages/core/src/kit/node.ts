@@ -1,3 +1,4 @@
+import { utf8Length } from '../bytes.js'
 import type { BodySource } from '../webhooks/body.js'
 
 /** What the kit reads of a Node request stream. */
@@ -8,15 +9,25 @@ export interface NodeStream {
 
 /**
  * The bytes to verify on Node, in the one order every adapter uses: the request stream while
- * nobody has read it; else the raw body an earlier middleware `kept` (text or bytes); else what a
- * body parser left (`parsed`): text or bytes are checked against what was received, an object
- * makes core answer `body_parsed` with the adapter's fix.
+ * nobody has read it; else the raw body an earlier middleware kept (`kept(holder)`: text or
+ * bytes); else what a body parser left (`parsed(holder)`): text or bytes are checked against
+ * what was received, an object makes core answer `body_parsed` with the adapter's fix. The
+ * `holder` is where the framework's parsers leave them (Express's request, Koa's
+ * `ctx.request`); `kept` and `parsed` run only when the stream was read, so an untouched
+ * request never looks their absent properties up along the framework's prototype chain.
  */
-export function nodeBody(stream: NodeStream, kept: unknown, parsed: unknown): BodySource | object {
+export function nodeBody<H>(
+  stream: NodeStream,
+  holder: H,
+  kept: (holder: H) => unknown,
+  parsed: (holder: H) => unknown,
+): BodySource | object {
   if (!stream.readableDidRead && !stream.readableEnded) return stream as BodySource
-  if (typeof kept === 'string' || kept instanceof Uint8Array) return kept
-  if (typeof parsed === 'string' || parsed instanceof Uint8Array) return parsed
-  return (parsed as object | undefined) ?? {}
+  const raw = kept(holder)
+  if (typeof raw === 'string' || raw instanceof Uint8Array) return raw
+  const body = parsed(holder)
+  if (typeof body === 'string' || body instanceof Uint8Array) return body
+  return (body as object | undefined) ?? {}
 }
 
 /** What the kit writes to a Node response. */
@@ -40,7 +51,8 @@ export function writeNode(
   }
   try {
     const headers = answer.headers
-    headers['content-length'] ??= String(new TextEncoder().encode(answer.body).length)
+    // Core's webhook answers state their length; OAuth pages and redirects are measured here.
+    headers['content-length'] ??= String(utf8Length(answer.body))
     response.writeHead(answer.status, headers).end(answer.body)
   } catch (error) {
     next(error)

@@ -1,4 +1,5 @@
 import { INITIAL_TOKEN_STATE, type TokenState } from './machine.js'
+import type { TokenRecord } from './record.js'
 
 /** What this process remembers of one key. */
 export interface KeyState {
@@ -7,6 +8,12 @@ export interface KeyState {
   seen?: string
   /** The last transient failure, thrown while refreshing is on hold. */
   lastError?: unknown
+  /**
+   * The record last read or refreshed while it needed no refresh, frozen: API calls use it
+   * without a store read until `freshUntil` (its refresh time, by the manager's clock).
+   */
+  fresh: TokenRecord | undefined
+  freshUntil: number
 }
 
 /**
@@ -29,7 +36,7 @@ export class KeyStates {
     if (entry !== undefined) return entry
     entry = this.#previous.get(key)
     if (entry !== undefined) this.#previous.delete(key)
-    else entry = { state: INITIAL_TOKEN_STATE }
+    else entry = { state: INITIAL_TOKEN_STATE, fresh: undefined, freshUntil: 0 }
     if (this.#current.size >= this.max) {
       this.#previous = this.#current
       this.#current = new Map()

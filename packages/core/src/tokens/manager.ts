@@ -19,9 +19,14 @@ export interface GetTokenOptions {
 }
 
 export interface TokenManager {
-  /** A valid access token for the connection `key`, refreshed first when due. */
+  /**
+   * A valid access token for the connection `key`, refreshed first when due. The token read
+   * or refreshed is kept in this process until its refresh time: calls until then read no
+   * store. Pass `rejectedToken` after a 401: the store is read again (another process may have
+   * refreshed), and the token is refreshed once if the stored one is the refused one.
+   */
   getAccessToken(key: string, options?: GetTokenOptions): Promise<string>
-  /** The whole record, refreshed first when due. */
+  /** The whole record (frozen: callers share it), refreshed first when due; kept like the token. */
   getRecord(key: string, options?: GetTokenOptions): Promise<TokenRecord>
   /** The state machine's state for a key in this process. */
   state(key: string): TokenState
@@ -130,7 +135,7 @@ class Refresher extends TokenStoreAccess {
     entry.lastError = undefined
     this.apply(key, { type: 'refresh_succeeded', ...this.times(stored, this.s.clock()) })
     emit(this.s.options.onRefreshed, key, stored)
-    return stored
+    return this.keepFresh(key, stored)
   }
 
   /** Refreshes with the tokens of `current` (read under the lease). */
@@ -187,13 +192,27 @@ class Refresher extends TokenStoreAccess {
     }
   }
 
+  /** The in-process token when it may be used for this call: fresh, open, not just refused. */
+  usable(key: string, opts: GetTokenOptions | undefined): TokenRecord | undefined {
+    if (this.closeDeadline !== undefined || opts?.rejectedToken !== undefined) return undefined
+    return this.fresh(key)
+  }
+
   async getRecord(key: string, opts?: GetTokenOptions): Promise<TokenRecord> {
     if (this.closeDeadline !== undefined) throw new ClosedError('The token manager')
+    const kept = this.usable(key, opts)
+    if (kept !== undefined) return kept
+    // A refused token is never used again from memory: the store says what is current.
+    if (opts?.rejectedToken !== undefined) this.forgetFresh(key)
     const record = await this.read(key)
     const action = actionFor(this.advanceTo(key, record))
-    if (action === 'reauthorize') throw new ReauthorizationRequiredError(key)
+    if (action === 'reauthorize') {
+      this.forgetFresh(key)
+      throw new ReauthorizationRequiredError(key)
+    }
     const rejected = opts?.rejectedToken !== undefined && opts.rejectedToken === record.accessToken
-    if (action === 'use' && !rejected) return record
+    if (action === 'use' && !rejected) return this.keepFresh(key, record)
+    this.forgetFresh(key)
     if (action === 'hold' && !rejected) {
       if (this.s.clock() < record.expiresAt) return record
       throw (
@@ -210,6 +229,8 @@ class Refresher extends TokenStoreAccess {
     return flight
   }
 }
+
+const accessTokenOf = (record: TokenRecord) => record.accessToken
 
 /**
  * Keeps access tokens fresh. One refresh per key at a time in this process; across processes
@@ -230,7 +251,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const refresher = new Refresher(resolveManagerSettings(options))
   return {
     getRecord: (key, opts) => refresher.getRecord(key, opts),
-    getAccessToken: async (key, opts) => (await refresher.getRecord(key, opts)).accessToken,
+    // A fresh token kept in process is answered without a store read, and without an async
+    // function's own promise and turn.
+    getAccessToken: (key, opts) => {
+      const kept = refresher.usable(key, opts)
+      if (kept !== undefined) return Promise.resolve(kept.accessToken)
+      return refresher.getRecord(key, opts).then(accessTokenOf)
+    },
     state: (key) => refresher.keys.peek(key)?.state ?? INITIAL_TOKEN_STATE,
     get trackedKeys() {
       return refresher.keys.size

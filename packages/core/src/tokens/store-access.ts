@@ -61,6 +61,13 @@ export const backoff = (pause: number) => Math.min(pause * 2, 500)
 
 export const isTimeout = (error: unknown) => isSchedulingError(error) && error.code === 'timeout'
 
+/** A frozen copy of a record, its account too: callers share it. */
+function frozen(record: TokenRecord): TokenRecord {
+  const copy = { ...record }
+  if (copy.account !== undefined) copy.account = Object.freeze({ ...copy.account })
+  return Object.freeze(copy)
+}
+
 /** The store side of the token manager, for all keys of this process. */
 export class TokenStoreAccess {
   readonly keys: KeyStates
@@ -105,8 +112,37 @@ export class TokenStoreAccess {
     return this.apply(key, { type: 'tick', ...this.times(record, now) })
   }
 
+  /**
+   * The token this process may use for `key` without a store read: the record last read or
+   * refreshed, until its refresh time. `undefined` once that passed, after a rejection of it,
+   * and after anything but a plain use (a refresh on hold, a failure, a deleted record).
+   */
+  fresh(key: string): TokenRecord | undefined {
+    const entry = this.keys.peek(key)
+    if (entry === undefined || entry.fresh === undefined) return undefined
+    if (this.s.clock() < entry.freshUntil) return entry.fresh
+    entry.fresh = undefined
+    return undefined
+  }
+
+  /** Keeps `record` (usable now: action `use`) in process until its refresh time; frozen. */
+  protected keepFresh(key: string, record: TokenRecord): TokenRecord {
+    const kept = Object.isFrozen(record) ? record : frozen(record)
+    const entry = this.keys.get(key)
+    entry.fresh = kept
+    entry.freshUntil = this.times(kept, this.s.clock()).refreshAt
+    return kept
+  }
+
+  /** Drops the in-process token of `key` (it was refused, or the record changed state). */
+  protected forgetFresh(key: string): void {
+    const entry = this.keys.peek(key)
+    if (entry !== undefined) entry.fresh = undefined
+  }
+
   /** The connection must be authorized again: moves the state there, tells the app, rejects. */
   protected async fail(key: string, cause?: unknown): Promise<never> {
+    this.forgetFresh(key)
     this.apply(key, { type: 'refresh_failed', reason: 'invalid_grant' })
     const error = new ReauthorizationRequiredError(key, { cause })
     emit(this.s.options.onReauthorizationRequired, key, error)

@@ -1,3 +1,4 @@
+import { utf8Length } from '../bytes.js'
 import type { WebhookError } from '../errors.js'
 
 /** The answer in plain data, for an adapter to write back. */
@@ -9,42 +10,39 @@ export interface WebhookResponse {
   error?: WebhookError
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
+const JSON_TYPE = 'application/json; charset=utf-8'
 
+// Every answer states its length: Node then sends it in one piece rather than chunked.
 export function json(
   status: number,
   value: unknown,
   extra?: Record<string, string>,
 ): WebhookResponse {
+  const body = JSON.stringify(value)
   // A fresh headers object per answer: adapters and apps may add to it.
-  return { status, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify(value) }
+  const headers = { 'content-type': JSON_TYPE, 'content-length': String(utf8Length(body)) }
+  return { status, headers: { ...headers, ...extra }, body }
 }
 
-const RECEIVED_BODY = JSON.stringify({ received: true })
-const DUPLICATE_BODY = JSON.stringify({ received: true, duplicate: true })
+/** A constant answer: its body, and the length of that body as the header says it. */
+function constant(value: unknown): () => WebhookResponse {
+  const body = JSON.stringify(value)
+  const length = String(utf8Length(body))
+  return () => ({
+    status: 200,
+    headers: { 'content-type': JSON_TYPE, 'content-length': length },
+    body,
+  })
+}
 
 /** 200: the event was handled, or accepted into the queue. */
-export const received = (): WebhookResponse => ({
-  status: 200,
-  headers: { ...JSON_HEADERS },
-  body: RECEIVED_BODY,
-})
+export const received = constant({ received: true })
 
 /** 200: a retry of an event already handled; its handlers did not run again. */
-export const duplicate = (): WebhookResponse => ({
-  status: 200,
-  headers: { ...JSON_HEADERS },
-  body: DUPLICATE_BODY,
-})
-
-const REMOVED_BODY = JSON.stringify({ received: true, removed: true })
+export const duplicate = constant({ received: true, duplicate: true })
 
 /** 200: a late delivery to a webhook of an account this app removed; no handler ran. */
-export const removed = (): WebhookResponse => ({
-  status: 200,
-  headers: { ...JSON_HEADERS },
-  body: REMOVED_BODY,
-})
+export const removed = constant({ received: true, removed: true })
 
 /** The JSON error answer, with `Allow` on a 405 and `Connection: close` when the body was left unread. */
 export function errorAnswer(error: WebhookError): WebhookResponse {

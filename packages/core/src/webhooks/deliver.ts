@@ -50,30 +50,32 @@ function deliver(
  * retry of a completed event is answered 200 without running anything; one still being
  * handled, 409.
  */
-export async function deliverOnce(
+export function deliverOnce(
   delivery: Received,
   settings: Settings,
   registry: HandlerRegistry,
-): Promise<WebhookResponse> {
+): WebhookResponse | Promise<WebhookResponse> {
   const { dedupe, queue } = settings
   const { event } = delivery
   if (delivery.removed) return removed()
   const { key } = delivery
   if (dedupe === undefined) {
+    // Synchronous when the handlers (or the queue) are: no promise of its own.
     const delivered = deliver(delivery, key, queue, registry)
-    if (delivered) await delivered
-    return received()
+    return isThenable(delivered) ? delivered.then(received) : received()
   }
   // The claim follows the handlers: renewed while they run, when the store can.
   const running = runOnce(
     { store: dedupe, key, renewMs: CLAIM_RENEW_MS, settleMs: SETTLE_MS },
     () => deliver(delivery, key, queue, registry),
   )
-  const once = isThenable(running) ? await running : running
-  if (once.ran) return received()
-  if (once.claim === 'completed') return duplicate()
-  throw new WebhookError(
-    'delivery_in_progress',
-    `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
-  )
+  const answer = (once: Awaited<typeof running>): WebhookResponse => {
+    if (once.ran) return received()
+    if (once.claim === 'completed') return duplicate()
+    throw new WebhookError(
+      'delivery_in_progress',
+      `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
+    )
+  }
+  return isThenable(running) ? running.then(answer) : answer(running)
 }

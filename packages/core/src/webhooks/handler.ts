@@ -1,5 +1,6 @@
 import { isWebhookError, serverText, WebhookError } from '../errors.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
+import { isThenable } from '../thenable.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body.js'
 import { MemoryDedupeStore } from './dedupe.js'
@@ -136,11 +137,12 @@ class Endpoint implements WebhookHandler {
     if (normalizePath(request.path) !== this.path) return undefined
     const state: WebhookErrorContext = { webhookId: undefined, event: undefined }
     try {
-      return await deliverOnce(
+      const delivered = deliverOnce(
         await receive(request, this.#settings, state),
         this.#settings,
         this.#registry,
       )
+      return isThenable(delivered) ? await delivered : delivered
     } catch (caught) {
       const error = isWebhookError(caught)
         ? caught

@@ -16,7 +16,7 @@ import {
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookErrorContext } from './options.js'
-import { readBody } from './read.js'
+import { isEventReadable, readBody, readEvents } from './read.js'
 import type { WebhookContext } from './registry.js'
 import { MAX_WEBHOOK_ID, resolveSecrets } from './secrets.js'
 import { signedHeaders, verifiedIndex } from './verify.js'
@@ -70,7 +70,8 @@ function isJsonContentType(value: string | undefined): boolean {
 
 /** Refuses, before any byte of the body is read, what the service never sends. */
 function checkRequestLine(request: WebhookRequest, settings: Settings): void {
-  if (request.method.toUpperCase() !== 'POST') {
+  const { method } = request
+  if (method !== 'POST' && method.toUpperCase() !== 'POST') {
     throw new WebhookError('method_not_allowed', `Only POST is accepted on ${settings.path}.`)
   }
   if (!isJsonContentType(getHeader(request.headers, 'content-type'))) {
@@ -100,6 +101,15 @@ function bytesOf(
 ): Uint8Array | Promise<Uint8Array> {
   const raw = request.body
   if (request.bodyUsed === true) throw bodyAlreadyRead(request.fix)
+  const { budget } = settings
+  // A Node request (every Node adapter's case) of a declared length is read by its events: the
+  // length is taken from the budget whole before the first byte is read, given back at the end.
+  if (declared >= 0 && typeof raw === 'object' && raw !== null && isEventReadable(raw)) {
+    if (!budget.take(declared)) throw serverBusy(budget.max)
+    return readEvents(raw, settings.limit, settings.bodyTimeoutMs, undefined, () =>
+      budget.give(declared),
+    )
+  }
   // Text a parser decoded must be a faithful copy of the bytes, whatever its length.
   if (
     typeof raw === 'string' &&
@@ -107,14 +117,15 @@ function bytesOf(
   ) {
     throw textNotFaithful(request.fix)
   }
+  const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
   if (
-    raw instanceof Uint8Array &&
+    inMemory &&
+    typeof raw !== 'string' &&
     raw.length <= settings.limit &&
     !(declared >= 0 && raw.length !== declared)
   ) {
     return raw
   }
-  const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
   const check = (body: Uint8Array) => {
     // Text or bytes a parser kept must be the bytes received: the same length at least.
     if (inMemory && declared >= 0 && body.length !== declared) {
@@ -122,7 +133,6 @@ function bytesOf(
     }
     return body
   }
-  const { budget } = settings
   if (inMemory || !(declared >= 0)) {
     // Bytes at hand are held already; a stream of unknown length takes its chunks as they come.
     return readBody(
@@ -133,17 +143,10 @@ function bytesOf(
       inMemory ? undefined : budget,
     ).then(check)
   }
-  // A declared length is taken whole before the first byte is read, and given back at the end.
+  // Another stream of a declared length: taken whole too.
   if (!budget.take(declared)) throw serverBusy(budget.max)
-  return readBody(raw, settings.limit, request.fix, settings.bodyTimeoutMs).then(
-    (body) => {
-      budget.give(declared)
-      return body
-    },
-    (error: unknown) => {
-      budget.give(declared)
-      throw error
-    },
+  return readBody(raw, settings.limit, request.fix, settings.bodyTimeoutMs).finally(() =>
+    budget.give(declared),
   )
 }
 

@@ -97,31 +97,34 @@ export class HandlerRegistry {
    */
   dispatch(event: AnyWebhookEvent, context: WebhookContext): void | Promise<void> {
     const fns = this.matching(event.type)
-    const errors: unknown[] = []
-    const pending: PromiseLike<unknown>[] = []
-    for (const fn of fns) {
+    // Allocated only when a handler fails or is async: nothing is built for the common case.
+    let errors: unknown[] | undefined
+    let pending: PromiseLike<unknown>[] | undefined
+    for (let i = 0; i < fns.length; i++) {
       try {
-        const result = fn(event, context)
-        if (isThenable(result)) {
-          pending.push(result)
-        }
+        const result = fns[i]!(event, context)
+        if (isThenable(result)) (pending ??= []).push(result)
       } catch (error) {
-        errors.push(error)
+        ;(errors ??= []).push(error)
       }
     }
-    const settle = () => {
-      if (errors.length === 0) return
-      throw new WebhookError(
-        'handler_failed',
-        `${errors.length} of ${fns.length} handlers for ${serverText(event.type, 100)} (${event.id}) failed; ` +
-          'answered 500 so the service delivers it again.',
-        { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'handlers failed') },
-      )
+    if (pending === undefined) {
+      if (errors !== undefined) throw handlersFailed(event, fns.length, errors)
+      return
     }
-    if (pending.length === 0) return settle()
     return Promise.allSettled(pending).then((results) => {
-      for (const r of results) if (r.status === 'rejected') errors.push(r.reason)
-      settle()
+      for (const r of results) if (r.status === 'rejected') (errors ??= []).push(r.reason)
+      if (errors !== undefined) throw handlersFailed(event, fns.length, errors)
     })
   }
+}
+
+/** `handler_failed`, with the handlers' errors as `cause`. */
+function handlersFailed(event: AnyWebhookEvent, count: number, errors: unknown[]): WebhookError {
+  return new WebhookError(
+    'handler_failed',
+    `${errors.length} of ${count} handlers for ${serverText(event.type, 100)} (${event.id}) failed; ` +
+      'answered 500 so the service delivers it again.',
+    { cause: errors.length === 1 ? errors[0] : new AggregateError(errors, 'handlers failed') },
+  )
 }
