@@ -307,9 +307,13 @@ describe('the OAuth routes against oidc-provider 8', () => {
 
     grants.length = 0
     grantErrors.length = 0
-    await app.tokenStore.set('acct_1', { ...refreshed, expiresAt: Date.now() - 1000 })
+    // The manager still holds the revoked access token in memory (it is not due for a refresh):
+    // the API refuses it, and each of 50 callers says so, as the API client does on a 401.
+    expect(await manager.getAccessToken('acct_1')).toBe(refreshed.accessToken)
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 50 }, () => manager.getAccessToken('acct_1')),
+      Array.from({ length: 50 }, () =>
+        manager.getAccessToken('acct_1', { rejectedToken: refreshed.accessToken }),
+      ),
     )
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected')

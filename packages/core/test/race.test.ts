@@ -68,21 +68,28 @@ function startChild(server: TokenServer, store: MemoryTokenStore, mode: Mode): C
   return {
     process: child,
     ready,
-    run: () =>
+    run: (offset: number) =>
       new Promise<string[]>((resolve) => {
         onDone = resolve
-        child.send({ type: 'go' })
+        child.send({ type: 'go', offset })
       }),
   }
 }
 
-async function expire(store: MemoryTokenStore): Promise<void> {
+/** How far each expiry moves the processes' clocks on: past a 2-hour token's lifetime. */
+const ROUND_MS = 7_201_000
+
+/**
+ * An expiry: the processes' clocks move on by `ROUND_MS` (each keeps its token in memory until
+ * its refresh time, by its own clock), and the stored record is expired at the new time.
+ */
+async function expire(store: MemoryTokenStore, offset: number): Promise<void> {
   const record = (await store.get(KEY))!
   const { version: _, ...rest } = record
   await store.set(KEY, {
     ...rest,
-    expiresAt: Date.now() - 1000,
-    obtainedAt: Date.now() - 7_201_000,
+    expiresAt: Date.now() + offset - 1000,
+    obtainedAt: Date.now() + offset - ROUND_MS,
   })
 }
 
@@ -115,9 +122,10 @@ async function race(
   try {
     await Promise.all(children.map((c) => c.ready))
     for (let round = 1; round <= rounds; round++) {
-      await expire(store)
+      const offset = round * ROUND_MS
+      await expire(store, offset)
       const before = server.counters.refresh
-      const results = (await Promise.all(children.map((c) => c.run()))).flat()
+      const results = (await Promise.all(children.map((c) => c.run(offset)))).flat()
       await check(round, results, server.counters.refresh - before, (await store.get(KEY))!)
     }
   } finally {

@@ -19,7 +19,13 @@ function report(type: 'refreshing' | 'answered', wait: boolean): Promise<void> {
   })
 }
 
+// This process's clock: each round the parent moves it on past the token's lifetime (with the
+// stored record's times), as the hours between two expiries would.
+let offset = 0
+const now = () => Date.now() + offset
+
 const oauth = createOAuthClient({
+  now,
   authUrl: config.authUrl,
   clientId: config.clientId,
   clientSecret: config.clientSecret,
@@ -64,6 +70,7 @@ async function main(): Promise<void> {
   if (store.compareAndSet === undefined) delete writes.compareAndSet
   const manager = createTokenManager({
     oauth,
+    now,
     store: writes,
     lease: { ttlMs: config.leaseTtlMs, pollMs: 5 },
     // One attempt as long as the lease allows (the set-up check): a loaded machine must not
@@ -82,6 +89,7 @@ async function main(): Promise<void> {
     if (message.type === 'exit') return process.exit(0)
     hold = message.hold
     cut = message.cut
+    offset = message.offset
     const results = await Promise.allSettled(
       Array.from({ length: config.callers }, () => manager.getAccessToken(config.key)),
     )

@@ -53,12 +53,20 @@ export function spawnRacer(
   })
 }
 
-export async function expire(store: TokenStore, key: string): Promise<void> {
+/** How far each expiry moves the racers' clocks on: past a 2-hour token's lifetime. */
+export const ROUND_MS = 7_201_000
+
+/**
+ * An expiry: the racers' clocks are `offset` ahead of this one (each keeps its token in memory
+ * until its refresh time by its own clock, as hours passing would end), and the stored record
+ * is expired at that time.
+ */
+export async function expire(store: TokenStore, key: string, offset: number): Promise<void> {
   const { version: _, ...record } = (await store.get(key)) as TokenRecord
   await store.set(key, {
     ...record,
-    expiresAt: Date.now() - 1_000,
-    obtainedAt: Date.now() - 7_201_000,
+    expiresAt: Date.now() + offset - 1_000,
+    obtainedAt: Date.now() + offset - ROUND_MS,
   })
 }
 

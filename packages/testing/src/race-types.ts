@@ -100,7 +100,7 @@ export type Hold = 'none' | 'before-request' | 'after-answer' | 'report'
 
 /** @internal */
 export type ParentMessage =
-  | { type: 'go'; hold: Hold; cut: boolean }
+  | { type: 'go'; hold: Hold; cut: boolean; offset: number }
   | { type: 'proceed' }
   | { type: 'exit' }
 

@@ -6,6 +6,7 @@ import {
   expire,
   moduleUrl,
   type Racer,
+  ROUND_MS,
   shutDown,
   spawnRacer,
   withTimeout,
@@ -51,7 +52,7 @@ export async function runRefreshRace(options: RefreshRaceOptions): Promise<Refre
     racers.push(...(await Promise.all(Array.from({ length: options.processes ?? 8 }, spawn))))
     for (let round = 1; round <= (options.expiries ?? 5); round++) {
       stopper.begin(round <= stopRounds)
-      await expire(store, key)
+      await expire(store, key, round * ROUND_MS)
       const [entry, facts] = await runRound(round, { options, store, server, key, racers, stopper })
       rounds.push(entry)
       problems.push(...roundProblems(entry, facts, stop, stopper))
@@ -215,7 +216,12 @@ async function runRound(round: number, r: Round): Promise<[RefreshRaceRound, Rou
     (racer) =>
       new Promise<string[]>((resolve) => {
         racer.done = resolve
-        racer.child.send({ type: 'go', hold, cut } satisfies ParentMessage)
+        racer.child.send({
+          type: 'go',
+          hold,
+          cut,
+          offset: round * ROUND_MS,
+        } satisfies ParentMessage)
       }),
   )
   const timeoutMs = r.options.roundTimeoutMs ?? 30_000
