@@ -2,7 +2,11 @@ import { defineConfig, type Options } from 'tsup'
 import { library } from '../../tsup.shared.js'
 
 // Three entry points (`.`, `./adapter` and `./app`), platform-neutral: core runs wherever Fetch does.
-const shared: Options = { ...library, platform: 'neutral', external: ['node:crypto', 'node:buffer'] }
+const shared: Options = {
+  ...library,
+  platform: 'neutral',
+  external: ['node:crypto', 'node:buffer'],
+}
 const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts', app: 'src/app.ts' }
 
 export default defineConfig([

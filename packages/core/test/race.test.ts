@@ -32,7 +32,8 @@ afterAll(() => Promise.all(Object.values(servers).map((server) => server.close()
 interface Child {
   process: ChildProcess
   ready: Promise<void>
-  run(): Promise<string[]>
+  /** Runs a round with the clock `offset` ms ahead. */
+  run(offset: number): Promise<string[]>
 }
 
 function startChild(server: TokenServer, store: MemoryTokenStore, mode: Mode): Child {

@@ -73,12 +73,16 @@ export function readEvents(
       if (!open) return
       const bytes = toBytes(chunk)
       total += bytes.length
-      if (total > limit) return fail(tooLarge(limit))
+      if (total > limit) {
+        fail(tooLarge(limit))
+        return
+      }
       if (take !== undefined) {
         try {
           take(bytes.length)
         } catch (busy) {
-          return fail(busy)
+          fail(busy)
+          return
         }
       }
       chunks.push(bytes)

@@ -103,9 +103,13 @@ export class HandlerRegistry {
     for (let i = 0; i < fns.length; i++) {
       try {
         const result = fns[i]!(event, context)
-        if (isThenable(result)) (pending ??= []).push(result)
+        if (isThenable(result)) {
+          pending ??= []
+          pending.push(result)
+        }
       } catch (error) {
-        ;(errors ??= []).push(error)
+        errors ??= []
+        errors.push(error)
       }
     }
     if (pending === undefined) {
@@ -113,8 +117,9 @@ export class HandlerRegistry {
       return
     }
     return Promise.allSettled(pending).then((results) => {
-      for (const r of results) if (r.status === 'rejected') (errors ??= []).push(r.reason)
-      if (errors !== undefined) throw handlersFailed(event, fns.length, errors)
+      const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []))
+      const all = errors === undefined ? failed : [...errors, ...failed]
+      if (all.length > 0) throw handlersFailed(event, fns.length, all)
     })
   }
 }
