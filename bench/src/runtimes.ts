@@ -58,34 +58,21 @@ export async function runtimesBench(): Promise<Target[]> {
   const targets: Target[] = []
   const node = (build: string) => pathToFileURL(build).href
   const loop = join(here, 'verify-loop.mjs')
-  const runs: [string, string, string | undefined, () => Sizes][] = [
-    [
-      'Node 20',
-      'node:crypto (node)',
-      binaries.node20.path,
-      () => runJson<{ sizes: Sizes }>(binaries.node20.path!, [loop, node(NODE_BUILD)]).sizes,
-    ],
-    [
-      'Node 22',
-      'node:crypto (node)',
-      binaries.node22.path,
-      () => runJson<{ sizes: Sizes }>(binaries.node22.path!, [loop, node(NODE_BUILD)]).sizes,
-    ],
-    [
-      'Node 24',
-      'node:crypto (node)',
-      binaries.node24.path,
-      () => runJson<{ sizes: Sizes }>(binaries.node24.path!, [loop, node(NODE_BUILD)]).sizes,
-    ],
-    [
-      'Bun',
-      'node:crypto (node)',
-      binaries.bun.path,
-      () =>
-        runJson<{ sizes: Sizes }>(binaries.bun.path!, ['--no-install', loop, node(NODE_BUILD)])
-          .sizes,
-    ],
+  // Node and Bun: the node build, as their `node` condition selects it.
+  const nodeLike: [string, string | undefined, string[]][] = [
+    ['Node 20', binaries.node20.path, []],
+    ['Node 22', binaries.node22.path, []],
+    ['Node 24', binaries.node24.path, []],
+    ['Bun', binaries.bun.path, ['--no-install']],
   ]
+  const runs: [string, string, string | undefined, () => Sizes][] = nodeLike.map(
+    ([label, path, flags]) => [
+      label,
+      'node:crypto (node)',
+      path,
+      () => runJson<{ sizes: Sizes }>(path!, [...flags, loop, node(NODE_BUILD)]).sizes,
+    ],
+  )
   const deno = (build: string) => () =>
     runJson<{ sizes: Sizes }>(
       binaries.deno.path!,

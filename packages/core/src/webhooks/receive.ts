@@ -117,15 +117,14 @@ function bytesOf(
   ) {
     throw textNotFaithful(request.fix)
   }
-  const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
   if (
-    inMemory &&
-    typeof raw !== 'string' &&
+    raw instanceof Uint8Array &&
     raw.length <= settings.limit &&
     !(declared >= 0 && raw.length !== declared)
   ) {
     return raw
   }
+  const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
   const check = (body: Uint8Array) => {
     // Text or bytes a parser kept must be the bytes received: the same length at least.
     if (inMemory && declared >= 0 && body.length !== declared) {
