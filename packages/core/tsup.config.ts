@@ -5,7 +5,7 @@ import { library } from '../../tsup.shared.js'
 const shared: Options = {
   ...library,
   platform: 'neutral',
-  external: ['node:crypto', 'node:buffer'],
+  external: ['node:crypto', 'node:buffer', 'node:module'],
 }
 const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts', app: 'src/app.ts' }
 
@@ -19,6 +19,8 @@ export default defineConfig([
     ...shared,
     entry: { 'index.node': entry.index, 'adapter.node': entry.adapter, 'app.node': entry.app },
     dts: false,
+    // `import.meta.url` in the CommonJS file too (the OpenTelemetry API is required from there).
+    shims: true,
     esbuildPlugins: [
       {
         name: 'node-platform',

@@ -69,6 +69,7 @@ export const ADAPTER_REEXPORTS = [
   'WebhookHandlerOptions',
   'WebhookQueue',
   'WebhookSubscriptions',
+  'checkHealth',
   'createCredentialCipher',
   'createOAuthClient',
   'createSchedulingClient',
@@ -79,6 +80,7 @@ export const ADAPTER_REEXPORTS = [
   'isSchedulingError',
   'isWebhookError',
   'readConnectedKey',
+  'useOpenTelemetry',
 ] as const
 
 /**

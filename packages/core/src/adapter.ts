@@ -7,6 +7,7 @@
 
 export { cipherOption, RecordSealer } from './credentials/sealed.js'
 export { serverText } from './errors.js'
+export { healthDetail, healthReport, runCheck } from './health.js'
 export { decodeStoreKey, encodeStoreKey } from './keys.js'
 export { requireCookieSecret } from './kit/cookie-secret.js'
 export { mountPathOf, normalMount, OAUTH_PATHS, underMount } from './kit/mount.js'
@@ -24,6 +25,7 @@ export {
   quietParserRefusals,
 } from './kit/refusals.js'
 export { consoleLogger } from './log.js'
+export { inJobSpan, type JobSpanOptions } from './telemetry/job.js'
 export { wholeNumber } from './validate.js'
 export type { BodySource } from './webhooks/body.js'
 export {

@@ -5,6 +5,7 @@
 
 export {
   type AnyWebhookEvent,
+  checkHealth,
   createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
@@ -30,6 +31,7 @@ export {
   type SubscriptionStore,
   type TokenRecord,
   type TokenStore,
+  useOpenTelemetry,
   type WebhookContext,
   WebhookError,
   type WebhookEvent,

@@ -1,5 +1,7 @@
 import { InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
 import { readStream } from './stream.js'
+import { meters, since } from './telemetry/metrics.js'
+import { type Attributes, CLIENT, endSpan, errorType, startSpan, within } from './telemetry/otel.js'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
@@ -24,6 +26,58 @@ export interface Answer {
  * `InvalidResponseError`, none of which carries the request's credentials.
  */
 export async function send(url: string, init: RequestInit, options: SendOptions): Promise<Answer> {
+  const traced = startSpan(init.method ?? 'GET', {
+    kind: CLIENT,
+    attributes: clientAttributes(url, init.method ?? 'GET'),
+  })
+  const m = meters()
+  if (traced === undefined && m === undefined) return sendOnce(url, init, options)
+  const started = performance.now()
+  const attributes: Attributes = {
+    'http.request.method': init.method ?? 'GET',
+    'server.address': serverAddress(url),
+  }
+  try {
+    const answer = await within(traced, () => sendOnce(url, init, options))
+    attributes['http.response.status_code'] = answer.status
+    if (answer.status >= 400) attributes['error.type'] = String(answer.status)
+    endSpan(traced, undefined, { 'http.response.status_code': answer.status })
+    if (answer.status >= 400) traced?.span.setStatus({ code: 2, message: String(answer.status) })
+    return answer
+  } catch (error) {
+    attributes['error.type'] = errorType(error)
+    endSpan(traced, error)
+    throw error
+  } finally {
+    m?.httpDuration.record(since(started), attributes)
+  }
+}
+
+const parseUrl = (url: string): URL | null => (URL.canParse(url) ? new URL(url) : null)
+
+/** The host a request goes to, for `server.address`. */
+function serverAddress(url: string): string {
+  const parsed = parseUrl(url)
+  return parsed === null ? '' : parsed.hostname
+}
+
+/**
+ * A client span's attributes (HTTP semantic conventions). `url.full` is the origin and path
+ * only: no credentials of the URL, no query.
+ */
+function clientAttributes(url: string, method: string): Attributes {
+  const parsed = parseUrl(url)
+  if (parsed === null) return { 'http.request.method': method }
+  const port = parsed.port === '' ? (parsed.protocol === 'http:' ? 80 : 443) : Number(parsed.port)
+  return {
+    'http.request.method': method,
+    'server.address': parsed.hostname,
+    'server.port': port,
+    'url.full': `${parsed.origin}${parsed.pathname}`,
+  }
+}
+
+async function sendOnce(url: string, init: RequestInit, options: SendOptions): Promise<Answer> {
   const controller = new AbortController()
   let timedOut = false
   const timer = setTimeout(() => {

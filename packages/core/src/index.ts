@@ -56,6 +56,13 @@ export {
   WebhookError,
 } from './errors.js'
 export type { HeadersInput } from './headers.js'
+export {
+  checkHealth,
+  type HealthCheck,
+  type HealthChecked,
+  type HealthOptions,
+  type HealthReport,
+} from './health.js'
 export type { FetchLike } from './http.js'
 export type { Logger } from './log.js'
 // ---- Connecting accounts (OAuth 2) ---------------------------------------------------------
@@ -92,6 +99,7 @@ export {
   type SubscriptionStore,
 } from './subscriptions/store.js'
 export { createWebhookSubscriptions } from './subscriptions/subscriptions.js'
+export { type OpenTelemetryApi, useOpenTelemetry } from './telemetry/otel.js'
 // ---- Tokens -------------------------------------------------------------------------------
 export type { TokenState, TokenStatus } from './tokens/machine.js'
 export { createTokenManager, type GetTokenOptions, type TokenManager } from './tokens/manager.js'

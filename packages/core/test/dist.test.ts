@@ -1,5 +1,7 @@
 // The package as published: resolved by name through its exports map, in ESM and CJS.
+import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it, vi } from 'vitest'
 import { sign } from './helpers.js'
 
@@ -58,4 +60,27 @@ describe('published entry points', () => {
     expect(error instanceof esm.WebhookError).toBe(false)
     expect(esm.isWebhookError(error, 'invalid_json')).toBe(true)
   })
+})
+
+describe('OpenTelemetry in the published build', () => {
+  it.each(['import', 'require'])(
+    'the node build finds @opentelemetry/api by itself (%s): an SDK records a delivery',
+    (how) => {
+      const run = spawnSync(
+        process.execPath,
+        [fileURLToPath(new URL('fixtures/otel-child.mjs', import.meta.url)), how],
+        { encoding: 'utf8' },
+      )
+      expect(run.stderr).toBe('')
+      expect(JSON.parse(run.stdout)).toEqual({
+        status: 200,
+        spans: [
+          'scheduling.webhook.dedupe.claim',
+          'scheduling.webhook.delivery',
+          'scheduling.webhook.handler',
+          'scheduling.webhook.verify',
+        ],
+      })
+    },
+  )
 })

@@ -159,6 +159,14 @@ const ROOT = [
   'WEBHOOK_ERROR_STATUS',
   'WebhookError',
   'WebhookErrorCode',
+  // Production: telemetry and readiness
+  'checkHealth',
+  'HealthCheck',
+  'HealthChecked',
+  'HealthOptions',
+  'HealthReport',
+  'OpenTelemetryApi',
+  'useOpenTelemetry',
 ]
 
 const ADAPTER = [
@@ -168,6 +176,10 @@ const ADAPTER = [
   'consoleLogger',
   'decodeStoreKey',
   'encodeStoreKey',
+  'healthDetail',
+  'healthReport',
+  'inJobSpan',
+  'JobSpanOptions',
   'mountPathOf',
   'NodeResponse',
   'NodeStream',
@@ -180,6 +192,7 @@ const ADAPTER = [
   'quietParserRefusals',
   'RecordSealer',
   'requireCookieSecret',
+  'runCheck',
   'serverErrorOf',
   'serverText',
   'RunOnceOptions',

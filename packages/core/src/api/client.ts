@@ -2,6 +2,16 @@ import { ApiError } from '../api-error.js'
 import { ConfigError, isSchedulingError } from '../errors.js'
 import { type FetchLike, parseJson, send, sleep } from '../http.js'
 import { withoutTrailingSlashes } from '../paths.js'
+import { meters } from '../telemetry/metrics.js'
+import {
+  type Attributes,
+  endSpan,
+  errorType,
+  spanEvent,
+  startSpan,
+  type Traced,
+  within,
+} from '../telemetry/otel.js'
 import type { TokenManager } from '../tokens/manager.js'
 import { type CursorPageOptions, paginate } from './paginate.js'
 import {
@@ -87,6 +97,13 @@ function checkOptions(options: SchedulingClientOptions) {
   return oauth
 }
 
+/** What a failed try says about itself: its status when the API answered, else its code. */
+function failureAttributes(error: unknown): Attributes {
+  if (isSchedulingError(error) && error.code === 'api_error')
+    return { 'http.response.status_code': (error as ApiError).status }
+  return { 'error.type': errorType(error) }
+}
+
 /** Whether a failure may be tried again, and after how long; `undefined` when it may not. */
 function nextWait(
   error: unknown,
@@ -133,7 +150,12 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
   const retry = retrySettings(options.retry)
 
   /** One try, with the one refresh a 401 earns an OAuth connection. */
-  async function once<T>(path: string, init: RequestInit, method: string): Promise<T> {
+  async function once<T>(
+    path: string,
+    init: RequestInit,
+    method: string,
+    traced: Traced | undefined,
+  ): Promise<T> {
     const what = `${method} ${path.split('?')[0]}`
     let bearer = oauth ? await oauth.manager.getAccessToken(oauth.key) : (token as string)
     for (let refreshed = false; ; refreshed = true) {
@@ -147,6 +169,7 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       )
       if (answer.status === 401 && oauth && !refreshed) {
         // The token may have been revoked or expired early: refresh once, then try again.
+        spanEvent(traced, 'scheduling.api.token_refused')
         bearer = await oauth.manager.getAccessToken(oauth.key, { rejectedToken: bearer })
         continue
       }
@@ -175,12 +198,29 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       )
     }
     const method = (init.method ?? 'GET').toUpperCase()
+    const route = path.split('?', 1)[0]!
+    const traced = startSpan('scheduling.api.request', {
+      attributes: { 'http.request.method': method, 'url.path': route.slice(0, 256) },
+    })
+    const m = meters()
     for (let attempt = 1; ; attempt++) {
       try {
-        return await once<T>(path, init, method)
+        const value = await within(traced, () => once<T>(path, init, method, traced))
+        endSpan(traced)
+        return value
       } catch (error) {
         const wait = nextWait(error, method, attempt, retry)
-        if (wait === undefined) throw error
+        if (wait === undefined) {
+          endSpan(traced, error, failureAttributes(error))
+          throw error
+        }
+        const cause = failureAttributes(error)
+        spanEvent(traced, 'scheduling.api.retry', {
+          ...cause,
+          'scheduling.retry.attempt': attempt,
+          'scheduling.retry.wait_ms': wait,
+        })
+        m?.apiRetries.add(1, { 'http.request.method': method, ...cause })
         await sleep(wait)
       }
     }

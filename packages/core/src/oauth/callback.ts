@@ -1,5 +1,13 @@
 import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors.js'
 import { consoleLogger, describeError, emit } from '../log.js'
+import {
+  attributeText,
+  endSpan,
+  inChildSpan,
+  startSpan,
+  type Traced,
+  within,
+} from '../telemetry/otel.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import { connectionCookie, newConnectionNonce } from './connection.js'
 import { privateHeaders, redirect, step } from './flow.js'
@@ -101,16 +109,21 @@ async function connect<Req>(
   code: string,
   codeVerifier: string | undefined,
   settings: RouteSettings<Req>,
+  traced: Traced | undefined,
 ): Promise<{ tokens: TokenSet; account: AccountInfo }> {
-  const tokens = await step(
-    'token_exchange_failed',
-    (cause) => `The authorization code could not be exchanged for tokens${exchangeFault(cause)}.`,
-    () => settings.oauth.exchangeCode(code, { codeVerifier }),
+  const tokens = await inChildSpan('scheduling.oauth.token_exchange', traced, () =>
+    step(
+      'token_exchange_failed',
+      (cause) => `The authorization code could not be exchanged for tokens${exchangeFault(cause)}.`,
+      () => settings.oauth.exchangeCode(code, { codeVerifier }),
+    ),
   )
-  const account = await step(
-    'identify_failed',
-    () => 'The connected account could not be identified (GET /me failed).',
-    () => settings.identify(tokens.accessToken),
+  const account = await inChildSpan('scheduling.oauth.identify', traced, () =>
+    step(
+      'identify_failed',
+      () => 'The connected account could not be identified (GET /me failed).',
+      () => settings.identify(tokens.accessToken),
+    ),
   )
   return { tokens, account }
 }
@@ -125,6 +138,25 @@ export async function callback<Req>(
   request: OAuthRequest<Req>,
   url: URL,
   settings: RouteSettings<Req>,
+): Promise<OAuthResponse> {
+  const traced = startSpan('scheduling.oauth.callback')
+  if (traced === undefined) return connectAccount(request, url, settings, undefined)
+  try {
+    const answer = await within(traced, () => connectAccount(request, url, settings, traced))
+    endSpan(traced, undefined, { 'http.response.status_code': answer.status })
+    return answer
+  } catch (error) {
+    endSpan(traced, error)
+    throw error
+  }
+}
+
+/** The callback's work, in the span `callback` started when one records. */
+async function connectAccount<Req>(
+  request: OAuthRequest<Req>,
+  url: URL,
+  settings: RouteSettings<Req>,
+  traced: Traced | undefined,
 ): Promise<OAuthResponse> {
   // The state first: a refusal's text or a foreign iss is only read from a callback that
   // belongs to this browser's sign-in, not from any link someone crafted.
@@ -142,15 +174,18 @@ export async function callback<Req>(
   await claimState(signIn, settings as RouteSettings<unknown>)
   // PKCE: the code is exchanged with the verifier this browser's sign-in holds, so a code
   // leaked from another sign-in (injected into this one) is refused by the server.
-  const { tokens, account } = await connect(code, signIn.v, settings)
+  const { tokens, account } = await connect(code, signIn.v, settings, traced)
   const key = await keyFor(request, account, settings)
+  traced?.span.setAttribute('scheduling.account', attributeText(key))
   // This connection's nonce: its cookie counts only while the record is this connection.
   const connection = newConnectionNonce()
   const record: TokenRecord = { ...tokens, account, connection }
-  await step(
-    'store_failed',
-    () => 'The tokens could not be saved in the token store.',
-    () => settings.store.set(key, record),
+  await inChildSpan('scheduling.token_store.set', traced, () =>
+    step(
+      'store_failed',
+      () => 'The tokens could not be saved in the token store.',
+      () => settings.store.set(key, record),
+    ),
   )
   const webhookFailure = await ensureWebhook(request, key, settings)
   const { onConnected } = settings.options

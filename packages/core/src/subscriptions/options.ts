@@ -1,5 +1,6 @@
 import type { ApiRetryOptions } from '../api/retry.js'
 import { ConfigError } from '../errors.js'
+import type { HealthOptions, HealthReport } from '../health.js'
 import type { FetchLike } from '../http.js'
 import { checkLogger, consoleLogger, type Logger } from '../log.js'
 import type { TokenManager } from '../tokens/manager.js'
@@ -136,6 +137,8 @@ export interface WebhookSubscriptions {
   reconcile(): Promise<ReconcileReport>
   /** The account and secret of a webhook id, as the webhook handler uses them; `undefined` when none. */
   lookup(webhookId: string): WebhookOwner | undefined | Promise<WebhookOwner | undefined>
+  /** The store's health (`store.health()`), for the webhook handler's `health()`. */
+  health(options?: HealthOptions): Promise<HealthReport>
   /** The stored record of an account. */
   get(key: string): Promise<StoredSubscription | undefined>
 }

@@ -1,6 +1,8 @@
 import type { ApiWebhook } from '../api/webhooks.js'
 import { isSchedulingError } from '../errors.js'
 import { describeError, emit } from '../log.js'
+import { meters, observed } from '../telemetry/metrics.js'
+import { endSpan, startSpan, within } from '../telemetry/otel.js'
 import type { ReconcileAccount, ReconcileReport } from './options.js'
 import { BUSY, live, type SubscriptionWork, works } from './work.js'
 
@@ -144,7 +146,37 @@ export function reconciler(work: SubscriptionWork): () => Promise<ReconcileRepor
     }
   }
 
+  /** One run, in its span (`scheduling.subscriptions.reconcile`), with its metrics. */
   async function reconcile(): Promise<ReconcileReport> {
+    const traced = startSpan('scheduling.subscriptions.reconcile')
+    const m = meters()
+    let report: ReconcileReport
+    try {
+      report = await within(traced, run)
+    } catch (error) {
+      endSpan(traced, error)
+      throw error
+    }
+    observed.reconciledAt = performance.now()
+    endSpan(traced, undefined, {
+      'scheduling.reconcile.checked': report.checked,
+      'scheduling.reconcile.created': report.created,
+      'scheduling.reconcile.deleted': report.deleted,
+      'scheduling.reconcile.failed': report.failed.length,
+      'scheduling.reconcile.busy': report.busy.length,
+    })
+    if (m !== undefined) {
+      m.reconcileDuration.record(report.ms / 1000)
+      const outcomes = new Map<string, number>()
+      for (const entry of report.accounts)
+        outcomes.set(entry.outcome, (outcomes.get(entry.outcome) ?? 0) + 1)
+      for (const [outcome, count] of outcomes)
+        m.reconcileAccounts.add(count, { 'scheduling.reconcile.outcome': outcome })
+    }
+    return report
+  }
+
+  async function run(): Promise<ReconcileReport> {
     const started = performance.now()
     const report: ReconcileReport = {
       checked: 0,

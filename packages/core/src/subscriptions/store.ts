@@ -1,5 +1,6 @@
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { CredentialCipher } from '../credentials/types.js'
+import { type HealthOptions, type HealthReport, memoryHealth } from '../health.js'
 
 /** One webhook this app created for an account, with the secret the service gave it. */
 export interface SubscribedWebhook {
@@ -43,6 +44,11 @@ export interface StoredSubscription extends SubscriptionRecord {
  * passes `runSubscriptionStoreConformance` from `@scheduling-kit/testing`.
  */
 export interface SubscriptionStore {
+  /**
+   * Whether what the store depends on answers (see `checkHealth`), for a readiness route.
+   * Optional: a store without it is left out of the handler's `health()`.
+   */
+  health?(options?: HealthOptions): Promise<HealthReport>
   get(key: string): Promise<StoredSubscription | undefined>
   /**
    * Writes `record` when the stored version is `expectedVersion` (`undefined`: only when no
@@ -85,6 +91,11 @@ export interface MemorySubscriptionStoreOptions {
 }
 
 export class MemorySubscriptionStore implements SubscriptionStore {
+  /** Always ready: it lives in this process (and only there). */
+  health(): Promise<HealthReport> {
+    return Promise.resolve(memoryHealth())
+  }
+
   // Each record with the ids of its webhooks; the record itself sealed when there is a cipher.
   readonly #records = new Map<
     string,

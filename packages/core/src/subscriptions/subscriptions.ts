@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js'
+import { checkHealth } from '../health.js'
 import type {
   EnsureResult,
   RemoveResult,
@@ -137,6 +138,7 @@ export function createWebhookSubscriptions(
     reconcile,
     lookup,
     get: (key) => store.get(key),
+    health: (options) => checkHealth({ store }, options),
   }
 }
 

@@ -1,6 +1,15 @@
 import { isTransientError, ReauthorizationRequiredError, TimeoutError } from '../errors.js'
 import { sleep } from '../http.js'
 import { ClosedError, StaleWriteError } from '../store-errors.js'
+import { type Instruments, meters, since } from '../telemetry/metrics.js'
+import {
+  attributeText,
+  endSpan,
+  errorType,
+  startSpan,
+  type Traced,
+  within,
+} from '../telemetry/otel.js'
 import { actionFor, INITIAL_TOKEN_STATE, type TokenState } from './machine.js'
 import { resolveManagerSettings, type TokenManagerOptions } from './options.js'
 import type { TokenRecord, TokenSet } from './record.js'
@@ -40,6 +49,13 @@ export interface TokenManager {
    * requests, and exit when it resolves.
    */
   close(options?: { timeoutMs?: number }): Promise<void>
+}
+
+/** What observes one refresh: its span when recording, the metrics, and what it came to. */
+interface RefreshWatch {
+  traced: Traced | undefined
+  m: Instruments | undefined
+  outcome: 'refreshed' | 'refreshed_elsewhere'
 }
 
 /** The token manager's work for all keys of this process: one refresh per key at a time. */
@@ -142,7 +158,8 @@ class Refresher extends TokenStoreAccess {
   async #refreshWith(
     key: string,
     current: TokenRecord,
-    rejectedToken?: string,
+    rejectedToken: string | undefined,
+    watch: RefreshWatch | undefined,
   ): Promise<TokenRecord> {
     let tokens: TokenSet
     const started = performance.now()
@@ -160,14 +177,73 @@ class Refresher extends TokenStoreAccess {
         return current
       throw error
     }
-    const stored = await this.#storeRefreshed(key, current, tokens)
+    const write = startSpan('scheduling.token_store.write', { parent: watch?.traced })
+    let stored: TokenRecord
+    try {
+      stored = await within(write, () => this.#storeRefreshed(key, current, tokens))
+    } catch (error) {
+      endSpan(write, error)
+      throw error
+    }
+    endSpan(write)
     if (stored.refreshToken !== tokens.refreshToken) return stored
+    if (watch !== undefined) watch.outcome = 'refreshed'
     return this.#refreshed(key, stored)
   }
 
+  /** One refresh of `key`, in its span (`scheduling.token.refresh`) and counted when observed. */
   async #refresh(key: string, base: TokenRecord, rejectedToken?: string): Promise<TokenRecord> {
+    const traced = startSpan('scheduling.token.refresh', {
+      attributes: { 'scheduling.account': attributeText(key) },
+    })
+    const m = meters()
+    if (traced === undefined && m === undefined)
+      return this.#refreshUnder(key, base, rejectedToken, undefined)
+    // Until this process stores tokens it obtained, the refresh was someone else's.
+    const watch: RefreshWatch = { traced, m, outcome: 'refreshed_elsewhere' }
+    try {
+      const record = await within(traced, () => this.#refreshUnder(key, base, rejectedToken, watch))
+      endSpan(traced, undefined, { 'scheduling.refresh.outcome': watch.outcome })
+      m?.refreshes.add(1, { 'scheduling.refresh.outcome': watch.outcome })
+      return record
+    } catch (error) {
+      // A dead grant ends as reauthorization_required, with the server's invalid_grant as cause.
+      const grant = isInvalidGrant(error) || isInvalidGrant((error as { cause?: unknown })?.cause)
+      const cause = grant ? 'invalid_grant' : errorType(error)
+      endSpan(traced, error, { 'scheduling.refresh.outcome': 'failed' })
+      m?.refreshes.add(1, { 'scheduling.refresh.outcome': 'failed', 'error.type': cause })
+      throw error
+    }
+  }
+
+  /** The lease, in its span (`scheduling.token.lease`), its wait recorded. */
+  async #lease(key: string, base: TokenRecord, watch: RefreshWatch | undefined) {
+    if (watch === undefined) return this.takeLease(key, base)
+    const traced = startSpan('scheduling.token.lease', { parent: watch.traced })
+    const started = performance.now()
+    try {
+      const lease = await within(traced, () => this.takeLease(key, base))
+      endSpan(traced, undefined, { 'scheduling.lease.outcome': lease.kind })
+      watch.m?.leaseWait.record(since(started), { 'scheduling.lease.outcome': lease.kind })
+      return lease
+    } catch (error) {
+      endSpan(traced, error)
+      watch.m?.leaseWait.record(since(started), {
+        'scheduling.lease.outcome': 'failed',
+        'error.type': errorType(error),
+      })
+      throw error
+    }
+  }
+
+  async #refreshUnder(
+    key: string,
+    base: TokenRecord,
+    rejectedToken: string | undefined,
+    watch: RefreshWatch | undefined,
+  ): Promise<TokenRecord> {
     this.apply(key, { type: 'refresh_started' })
-    const lease = await this.takeLease(key, base)
+    const lease = await this.#lease(key, base, watch)
     if (lease.kind === 'refreshed') return lease.record
     const stopRenewing = lease.kind === 'held' ? this.keepLease(key, lease.owner) : undefined
     try {
@@ -178,7 +254,7 @@ class Refresher extends TokenStoreAccess {
         if (actionFor(this.advanceTo(key, current)) === 'use') return current
         this.apply(key, { type: 'refresh_started' })
       }
-      return await this.#refreshWith(key, current, rejectedToken)
+      return await this.#refreshWith(key, current, rejectedToken, watch)
     } finally {
       stopRenewing?.()
       if (lease.kind === 'held') await this.release(key, lease.owner)

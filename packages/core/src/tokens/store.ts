@@ -1,5 +1,6 @@
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { CredentialCipher } from '../credentials/types.js'
+import { type HealthOptions, type HealthReport, memoryHealth } from '../health.js'
 import type { TokenRecord } from './record.js'
 
 /**
@@ -12,6 +13,11 @@ import type { TokenRecord } from './record.js'
  *   endpoint; other processes wait for the record it writes.
  */
 export interface TokenStore {
+  /**
+   * Whether what the store depends on answers (see `checkHealth`), for a readiness route.
+   * Optional: a store without it is left out of the handler's `health()`.
+   */
+  health?(options?: HealthOptions): Promise<HealthReport>
   /** The record for a key, or `undefined`. Stores with `compareAndSet` include its `version`. */
   get(key: string): Promise<TokenRecord | undefined>
   /** Writes a record unconditionally. */
@@ -57,6 +63,11 @@ export interface MemoryTokenStoreOptions {
  * ```
  */
 export class MemoryTokenStore implements TokenStore {
+  /** Always ready: it lives in this process (and only there). */
+  health(): Promise<HealthReport> {
+    return Promise.resolve(memoryHealth())
+  }
+
   // A record without a cipher, its sealed JSON with one.
   readonly #records = new Map<string, { value: TokenRecord | string; version: number }>()
   readonly #leases = new Map<string, { owner: string; expiresAt: number }>()

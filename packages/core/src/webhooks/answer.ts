@@ -25,8 +25,7 @@ export function json(
 }
 
 /** A constant answer: its body, and the length of that body as the header says it. */
-function constant(value: unknown): () => WebhookResponse {
-  const body = JSON.stringify(value)
+function constant(body: string): () => WebhookResponse {
   const length = String(utf8Length(body))
   return () => ({
     status: 200,
@@ -36,13 +35,15 @@ function constant(value: unknown): () => WebhookResponse {
 }
 
 /** 200: the event was handled, or accepted into the queue. */
-export const received = constant({ received: true })
+export const received = constant(JSON.stringify({ received: true }))
 
 /** 200: a retry of an event already handled; its handlers did not run again. */
-export const duplicate = constant({ received: true, duplicate: true })
+export const DUPLICATE_BODY = JSON.stringify({ received: true, duplicate: true })
+export const duplicate = constant(DUPLICATE_BODY)
 
 /** 200: a late delivery to a webhook of an account this app removed; no handler ran. */
-export const removed = constant({ received: true, removed: true })
+export const REMOVED_BODY = JSON.stringify({ received: true, removed: true })
+export const removed = constant(REMOVED_BODY)
 
 /** The JSON error answer, with `Allow` on a 405 and `Connection: close` when the body was left unread. */
 export function errorAnswer(error: WebhookError): WebhookResponse {

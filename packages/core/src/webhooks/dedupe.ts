@@ -1,3 +1,4 @@
+import { type HealthOptions, type HealthReport, memoryHealth } from '../health.js'
 import { StoreFullError } from '../store-errors.js'
 
 /** What a claim on a delivery finds. */
@@ -15,6 +16,11 @@ export type ClaimResult = 'claimed' | 'in_progress' | 'completed'
  * across processes; `runDedupeStoreConformance` in `@scheduling-kit/testing` checks your own.
  */
 export interface DedupeStore {
+  /**
+   * Whether what the store depends on answers (see `checkHealth`), for a readiness route.
+   * Optional: a store without it is left out of the handler's `health()`.
+   */
+  health?(options?: HealthOptions): Promise<HealthReport>
   /** Claims a key for `owner`: `claimed` when nobody holds it, else what the holder is doing. */
   claim(key: string, owner: string): Promise<ClaimResult> | ClaimResult
   /**
@@ -97,6 +103,11 @@ interface Entry {
  * ```
  */
 export class MemoryDedupeStore implements DedupeStore {
+  /** Always ready: it lives in this process (and only there). */
+  health(): Promise<HealthReport> {
+    return Promise.resolve(memoryHealth())
+  }
+
   readonly #entries = new Map<string, Entry>()
   #queueKeys: string[] = []
   #queueSeqs: number[] = []

@@ -3,6 +3,7 @@ import { isThenable } from '../thenable.js'
 import { duplicate, received, removed, type WebhookResponse } from './answer.js'
 import { runOnce } from './claim.js'
 import type { AnyWebhookEvent } from './events.js'
+import { enqueueWatched, tracedDedupe, type Watch } from './observe.js'
 import type { Settings, WebhookQueue } from './options.js'
 import type { Received } from './receive.js'
 import type { HandlerRegistry } from './registry.js'
@@ -26,11 +27,15 @@ function deliver(
   key: string,
   queue: WebhookQueue | undefined,
   registry: HandlerRegistry,
+  watch: Watch | undefined,
 ): void | Promise<void> {
-  if (queue === undefined) return registry.dispatch(event, context)
+  if (queue === undefined) return registry.dispatch(event, context, watch)
   let queued: unknown
   try {
-    queued = queue.enqueue(event, context, { key })
+    queued =
+      watch === undefined
+        ? queue.enqueue(event, context, { key })
+        : enqueueWatched(queue, event, context, key, watch)
   } catch (cause) {
     throw enqueueFailed(event, cause)
   }
@@ -48,26 +53,31 @@ function deliver(
  * Delivers a verified event once: claims its payload id in the dedupe store, runs the handlers
  * (or enqueues), then marks it completed, or releases it for the retry when they failed. A
  * retry of a completed event is answered 200 without running anything; one still being
- * handled, 409.
+ * handled, 409. `watch`, when something observes the delivery, gets its spans and metrics.
  */
 export function deliverOnce(
   delivery: Received,
   settings: Settings,
   registry: HandlerRegistry,
+  watch?: Watch,
 ): WebhookResponse | Promise<WebhookResponse> {
-  const { dedupe, queue } = settings
+  const { queue } = settings
+  const dedupe =
+    watch?.parent === undefined || settings.dedupe === undefined
+      ? settings.dedupe
+      : tracedDedupe(settings.dedupe, watch.parent)
   const { event } = delivery
   if (delivery.removed) return removed()
   const { key } = delivery
   if (dedupe === undefined) {
     // Synchronous when the handlers (or the queue) are: no promise of its own.
-    const delivered = deliver(delivery, key, queue, registry)
+    const delivered = deliver(delivery, key, queue, registry, watch)
     return isThenable(delivered) ? delivered.then(received) : received()
   }
   // The claim follows the handlers: renewed while they run, when the store can.
   const running = runOnce(
     { store: dedupe, key, renewMs: CLAIM_RENEW_MS, settleMs: SETTLE_MS },
-    () => deliver(delivery, key, queue, registry),
+    () => deliver(delivery, key, queue, registry, watch),
   )
   const answer = (once: Awaited<typeof running>): WebhookResponse => {
     if (once.ran) return received()

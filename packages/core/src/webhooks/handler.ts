@@ -1,5 +1,16 @@
 import { isWebhookError, serverText, WebhookError } from '../errors.js'
+import { checkHealth, type HealthOptions, type HealthReport } from '../health.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
+import { meters, since, watchDedupeStore } from '../telemetry/metrics.js'
+import {
+  type Attributes,
+  activeSpan,
+  attributeText,
+  endSpan,
+  startSpan,
+  type Traced,
+  within,
+} from '../telemetry/otel.js'
 import { isThenable } from '../thenable.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body.js'
@@ -7,6 +18,7 @@ import { MemoryDedupeStore } from './dedupe.js'
 import { deliverOnce } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { WebhookLog } from './log.js'
+import { eventAttributes, outcomeOf, type Watch } from './observe.js'
 import {
   normalizePath,
   resolveSettings,
@@ -16,7 +28,7 @@ import {
   type WebhookHandlerOptions,
   type WebhookHandlerRestOptions,
 } from './options.js'
-import { receive, type WebhookRequest } from './receive.js'
+import { type Received, receive, type WebhookRequest } from './receive.js'
 import {
   type EventPattern,
   type EventsMatching,
@@ -50,6 +62,12 @@ export interface WebhookHandler extends WebhookRegistration<WebhookHandler> {
   fetch(request: Request): Promise<Response>
   /** Runs the matching handlers for an event, e.g. when a queue consumer takes it. */
   dispatch(event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void>
+  /**
+   * Whether what deliveries depend on answers: the dedupe store, the queue and the
+   * subscriptions' store, each asked for its `health()` (one without it is left out). For an
+   * app's readiness route (`checkHealth` puts several components together).
+   */
+  health(options?: HealthOptions): Promise<HealthReport>
 }
 
 const EVICTION_REPORT_INTERVAL_MS = 60_000
@@ -102,6 +120,7 @@ class Endpoint implements WebhookHandler {
     if (given.onAny) this.#registry.addAny(given.onAny)
     if (given.onError) this.#errorListeners.push(given.onError)
     if (settings.dedupe instanceof MemoryDedupeStore) {
+      watchDedupeStore(settings.dedupe)
       watchEvictions(settings.dedupe, (error) => {
         void this.#report(
           error,
@@ -133,15 +152,65 @@ class Endpoint implements WebhookHandler {
     return this
   }
 
-  handle = async (request: WebhookRequest): Promise<WebhookResponse | undefined> => {
-    if (normalizePath(request.path) !== this.path) return undefined
+  handle = (request: WebhookRequest): Promise<WebhookResponse | undefined> => {
+    if (normalizePath(request.path) !== this.path) return Promise.resolve(undefined)
     const state: WebhookErrorContext = { webhookId: undefined, event: undefined }
+    // Without an SDK, one non-recording span and one look at the meter provider: nothing more.
+    const parent = startSpan('scheduling.webhook.delivery', {
+      attributes: {
+        'http.request.method': attributeText(request.method),
+        'http.route': this.path,
+      },
+    })
+    const m = meters()
+    if (parent === undefined && m === undefined) return this.#answer(request, state, undefined)
+    return this.#observed(request, state, { parent, m })
+  }
+
+  /** `handle` when a span records or a meter provider is registered. */
+  async #observed(
+    request: WebhookRequest,
+    state: WebhookErrorContext,
+    watch: Watch,
+  ): Promise<WebhookResponse> {
+    const started = performance.now()
+    const answer = await within(watch.parent, () => this.#answer(request, state, watch))
+    const status = answer.status
+    const outcome = outcomeOf(answer)
+    const code = answer.error?.code
+    const attributes: Attributes = {
+      'http.response.status_code': status,
+      'scheduling.webhook.outcome': outcome,
+    }
+    if (code !== undefined) attributes['error.type'] = code
+    if (watch.parent !== undefined) {
+      const { span } = watch.parent
+      if (state.webhookId !== undefined)
+        span.setAttribute('scheduling.webhook.id', attributeText(state.webhookId))
+      span.setAttributes(attributes)
+      // A refusal is the sender's fault; only a server error marks the delivery span failed.
+      if (status >= 500) span.setStatus({ code: 2, message: code })
+      span.end()
+    }
+    watch.m?.deliveries.add(1, attributes)
+    watch.m?.deliveryDuration.record(since(started), {
+      'http.response.status_code': status,
+      'scheduling.webhook.outcome': outcome,
+    })
+    return answer
+  }
+
+  async #answer(
+    request: WebhookRequest,
+    state: WebhookErrorContext,
+    watch: Watch | undefined,
+  ): Promise<WebhookResponse> {
     try {
-      const delivered = deliverOnce(
-        await receive(request, this.#settings, state),
-        this.#settings,
-        this.#registry,
-      )
+      const received =
+        watch?.parent === undefined
+          ? await receive(request, this.#settings, state)
+          : await this.#verify(request, state, watch.parent)
+      const delivered = deliverOnce(received, this.#settings, this.#registry, watch)
       return isThenable(delivered) ? await delivered : delivered
     } catch (caught) {
       const error = isWebhookError(caught)
@@ -159,6 +228,25 @@ class Endpoint implements WebhookHandler {
       const logger = forwarded ? undefined : this.#loggerFor(request)
       await this.#report(error, state, logger)
       return { ...errorAnswer(error), error }
+    }
+  }
+
+  /** `receive` in its span (`scheduling.webhook.verify`): body, secret, signature, envelope. */
+  async #verify(
+    request: WebhookRequest,
+    state: WebhookErrorContext,
+    parent: Traced,
+  ): Promise<Received> {
+    const traced = startSpan('scheduling.webhook.verify', { parent })
+    try {
+      const received = await receive(request, this.#settings, state)
+      const attributes = eventAttributes(received.event, received.context)
+      parent.span.setAttributes(attributes)
+      endSpan(traced, undefined, attributes)
+      return received
+    } catch (error) {
+      endSpan(traced, error)
+      throw error
     }
   }
 
@@ -188,12 +276,25 @@ class Endpoint implements WebhookHandler {
   }
 
   dispatch = async (event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void> => {
-    await this.#registry.dispatch(event, {
-      webhookId: context?.webhookId,
-      secretIndex: context?.secretIndex ?? 0,
-      headers: context?.headers ?? {},
-      account: context?.account,
-    })
+    // A queue's worker runs this inside its job's span (`startJobSpan`): the handlers' spans
+    // are its children.
+    const parent = activeSpan()
+    const m = meters()
+    await this.#registry.dispatch(
+      event,
+      {
+        webhookId: context?.webhookId,
+        secretIndex: context?.secretIndex ?? 0,
+        headers: context?.headers ?? {},
+        account: context?.account,
+      },
+      parent === undefined && m === undefined ? undefined : { parent, m },
+    )
+  }
+
+  health = (options?: HealthOptions): Promise<HealthReport> => {
+    const { dedupe, queue, subscriptions } = this.#settings
+    return checkHealth({ dedupe, queue, subscriptions }, options)
   }
 
   async #report(

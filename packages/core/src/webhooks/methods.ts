@@ -1,12 +1,15 @@
+import type { HealthOptions, HealthReport } from '../health.js'
 import type { WebhookHandler, WebhookRegistration } from './handler.js'
 
 /** Handler registration on an adapter's middleware; each method returns the middleware. */
 export interface WebhookMethods<Self> extends WebhookRegistration<Self> {
   /** The core handler, for `dispatch()` from a queue consumer. */
   readonly handler: WebhookHandler
+  /** The handler's `health()`: its dedupe store, queue and subscriptions' store. */
+  health(options?: HealthOptions): Promise<HealthReport>
 }
 
-/** Gives an adapter's middleware `on`, `onAny`, `onError` and `handler`, delegating to core. */
+/** Gives an adapter's middleware `on`, `onAny`, `onError`, `health` and `handler`, delegating to core. */
 export function attachWebhookMethods<Self extends WebhookMethods<Self>>(
   target: object,
   handler: WebhookHandler,
@@ -14,6 +17,7 @@ export function attachWebhookMethods<Self extends WebhookMethods<Self>>(
   const self = target as Self
   const methods: WebhookMethods<Self> = {
     handler,
+    health: (options) => handler.health(options),
     on(pattern, fn) {
       handler.on(pattern, fn)
       return self

@@ -1,4 +1,5 @@
 import { ConfigError, type WebhookError } from '../errors.js'
+import type { HealthOptions, HealthReport } from '../health.js'
 import { checkLogger, type Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { wholeNumber } from '../validate.js'
@@ -31,6 +32,12 @@ export interface QueueDelivery {
    * a queue can make it its job id.
    */
   key: string
+  /**
+   * The W3C trace context (`traceparent`, and `tracestate` when there is one) of the
+   * delivery's enqueue span, when OpenTelemetry records it: store it with the job and hand it
+   * to `startJobSpan` in the worker, so the job's spans join the delivery's trace.
+   */
+  trace?: Record<string, string>
 }
 
 /**
@@ -43,6 +50,13 @@ export interface WebhookQueue {
     context: WebhookContext,
     delivery: QueueDelivery,
   ): unknown | Promise<unknown>
+  /**
+   * What the enqueue span names the queue by (`messaging.system`, `messaging.destination.name`),
+   * when the queue says. `createBullMQQueue` does.
+   */
+  readonly messaging?: { system: string; destination: string }
+  /** Whether the queue can take jobs now (connected), for the handler's `health()`. */
+  health?(options?: HealthOptions): Promise<HealthReport>
 }
 
 /** What `onError` learns: the delivery, as far as it got. */
@@ -58,7 +72,8 @@ export type WebhookErrorFn = (
 ) => unknown | Promise<unknown>
 
 /** What the handler needs of `createWebhookSubscriptions`' result. */
-export type SubscriptionLookup = Pick<WebhookSubscriptions, 'lookup'>
+export type SubscriptionLookup = Pick<WebhookSubscriptions, 'lookup'> &
+  Partial<Pick<WebhookSubscriptions, 'health'>>
 
 export interface WebhookHandlerOptions extends HeaderNames {
   /**

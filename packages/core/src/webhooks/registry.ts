@@ -2,6 +2,7 @@ import { ConfigError, serverText, WebhookError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
 import { isThenable } from '../thenable.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
+import { runWatched, type Watch } from './observe.js'
 
 type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
   ? Head | `${Head}.${Prefixes<Rest>}`
@@ -95,14 +96,17 @@ export class HandlerRegistry {
    * with the handlers' errors as `cause`, when any of them threw or rejected. Completes
    * without a pause when every handler returned synchronously.
    */
-  dispatch(event: AnyWebhookEvent, context: WebhookContext): void | Promise<void> {
+  dispatch(event: AnyWebhookEvent, context: WebhookContext, watch?: Watch): void | Promise<void> {
     const fns = this.matching(event.type)
     // Allocated only when a handler fails or is async: nothing is built for the common case.
     let errors: unknown[] | undefined
     let pending: PromiseLike<unknown>[] | undefined
     for (let i = 0; i < fns.length; i++) {
       try {
-        const result = fns[i]!(event, context)
+        const result =
+          watch === undefined
+            ? fns[i]!(event, context)
+            : runWatched(fns[i]!, i, event, context, watch)
         if (isThenable(result)) {
           pending ??= []
           pending.push(result)

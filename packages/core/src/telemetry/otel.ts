@@ -1,0 +1,246 @@
+// OpenTelemetry, when the app has `@opentelemetry/api` (an optional peer dependency): spans
+// and metrics through its global providers, which an SDK fills. Without the package, or with
+// `useOpenTelemetry(false)`, every entry point here returns `undefined` after one comparison.
+// Without an SDK, the API's tracer makes non-recording spans: a delivery starts one and
+// nothing more. Attribute values are ids, codes, counts and addresses only: see attributes.ts.
+
+import type * as Otel from '@opentelemetry/api'
+import { isSchedulingError } from '../errors.js'
+import { loadOpenTelemetry } from '../platform/default.js'
+
+type Api = typeof Otel
+export type Context = Otel.Context
+export type Attributes = Otel.Attributes
+
+/** What `useOpenTelemetry` takes: the `@opentelemetry/api` module (`import * as api from ...`). */
+export interface OpenTelemetryApi {
+  trace: object
+  context: object
+  metrics: object
+  propagation: object
+}
+
+/** The instrumentation scope every span and metric is reported under. */
+export const SCOPE = '@scheduling-kit/core'
+
+// SpanKind and SpanStatusCode values, stable across the API's 1.x.
+export const INTERNAL = 0
+export const CLIENT = 2
+export const PRODUCER = 3
+export const CONSUMER = 4
+const STATUS_ERROR = 2
+
+/** `undefined`: not looked for yet; `null`: absent or turned off. */
+let api: Api | null | undefined
+let tracer: Otel.Tracer | undefined
+
+function isApi(value: unknown): value is Api {
+  const candidate = value as Partial<Api> | undefined
+  return (
+    typeof candidate?.trace?.getTracer === 'function' &&
+    typeof candidate.context?.active === 'function' &&
+    typeof candidate.metrics?.getMeterProvider === 'function' &&
+    typeof candidate.propagation?.inject === 'function'
+  )
+}
+
+/** The API module, looked for once (on the node build; elsewhere it must be given). */
+export function otel(): Api | null {
+  if (api === undefined) {
+    let found: unknown
+    try {
+      found = loadOpenTelemetry()
+    } catch {
+      found = undefined
+    }
+    api = isApi(found) ? found : null
+  }
+  return api
+}
+
+/** Called when the API in use changes, so cached instruments are made again. */
+const resets: Array<() => void> = []
+export function onApiChange(reset: () => void): void {
+  resets.push(reset)
+}
+
+/**
+ * Which OpenTelemetry API scheduling-kit reports through. On Node (and Bun and Deno) it finds
+ * `@opentelemetry/api` by itself when the app has it installed; elsewhere (workerd, browsers),
+ * or to use another copy of it, pass the module. `false` turns telemetry off: no span, no
+ * metric, not even the API's no-op calls.
+ *
+ * @example
+ * ```ts
+ * import * as api from '@opentelemetry/api'
+ * useOpenTelemetry(api)
+ * ```
+ */
+export function useOpenTelemetry(given: OpenTelemetryApi | false): void {
+  if (given !== false && !isApi(given)) {
+    throw new TypeError(
+      'useOpenTelemetry: pass the @opentelemetry/api module (import * as api from "@opentelemetry/api"), or false.',
+    )
+  }
+  api = given === false ? null : given
+  tracer = undefined
+  for (const reset of resets) reset()
+}
+
+/** A recording span and the context that has it as the active span. */
+export interface Traced {
+  span: Otel.Span
+  ctx: Context
+}
+
+export interface SpanStart {
+  kind?: number
+  attributes?: Attributes
+  /** The parent: a traced span, a context, else the active context. */
+  parent?: Traced | Context
+  links?: Otel.Link[]
+}
+
+/**
+ * Starts a span; `undefined` when nothing would record it (no API, no SDK, sampled out), so
+ * the caller skips the rest of its telemetry work.
+ */
+export function startSpan(name: string, start: SpanStart = {}): Traced | undefined {
+  const a = api === undefined ? otel() : api
+  if (a === null) return undefined
+  const { parent } = start
+  const base =
+    parent === undefined
+      ? a.context.active()
+      : 'span' in parent && 'ctx' in parent
+        ? (parent as Traced).ctx
+        : (parent as Context)
+  tracer ??= a.trace.getTracer(SCOPE)
+  const span = tracer.startSpan(
+    name,
+    { kind: start.kind ?? INTERNAL, attributes: start.attributes, links: start.links },
+    base,
+  )
+  if (!span.isRecording()) return undefined
+  return { span, ctx: a.trace.setSpan(base, span) }
+}
+
+/** The longest id or type put in an attribute: ids are short; a longer header is cut. */
+const MAX_ATTRIBUTE = 128
+
+/** Text of the sender's choosing, made fit for an attribute: printable ASCII, capped. */
+export function attributeText(value: string): string {
+  const cut = value.length > MAX_ATTRIBUTE ? value.slice(0, MAX_ATTRIBUTE) : value
+  return cut.replace(/[^\x20-\x7e]/g, '?')
+}
+
+/** `error.type` of an error: its scheduling-kit code, else its class name. */
+export function errorType(error: unknown): string {
+  if (isSchedulingError(error)) return error.code
+  if (error instanceof Error && /^[A-Za-z_$][\w$]{0,63}$/.test(error.name)) return error.name
+  return '_OTHER'
+}
+
+/**
+ * Ends a span, as failed with `error.type` when `error` is given. The error's message is not
+ * recorded: a handler's or a driver's message may carry anything.
+ */
+export function endSpan(
+  traced: Traced | undefined,
+  error?: unknown,
+  attributes?: Attributes,
+): void {
+  if (traced === undefined) return
+  const { span } = traced
+  if (attributes !== undefined) span.setAttributes(attributes)
+  if (error !== undefined) {
+    const type = errorType(error)
+    span.setAttribute('error.type', type)
+    span.setStatus({ code: STATUS_ERROR, message: type })
+  }
+  span.end()
+}
+
+/** Runs `fn` with the span's context active (so spans of the code it calls nest under it). */
+export function within<T>(traced: Traced | undefined, fn: () => T): T {
+  if (traced === undefined) return fn()
+  return (api as Api).context.with(traced.ctx, fn)
+}
+
+/** Adds an event to a span, when there is one. */
+export function spanEvent(traced: Traced | undefined, name: string, attributes?: Attributes): void {
+  traced?.span.addEvent(name, attributes)
+}
+
+/** The span of the active context, for code that was handed no parent. */
+export function activeSpan(): Traced | undefined {
+  const a = api === undefined ? otel() : api
+  if (a === null) return undefined
+  const ctx = a.context.active()
+  const span = a.trace.getSpan(ctx)
+  return span?.isRecording() ? { span, ctx } : undefined
+}
+
+// Carrying a trace across the queue: W3C trace context, through the app's propagator when it
+// has one, else written and read here (the SDK's default propagator writes the same header).
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
+
+/** The W3C trace context of a span, as headers (`traceparent`, `tracestate`). */
+export function traceCarrier(traced: Traced | undefined): Record<string, string> | undefined {
+  if (traced === undefined) return undefined
+  const carrier: Record<string, string> = {}
+  ;(api as Api).propagation.inject(traced.ctx, carrier)
+  if (carrier.traceparent === undefined) {
+    const { traceId, spanId, traceFlags } = traced.span.spanContext()
+    carrier.traceparent = `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`
+  }
+  // Only the trace context crosses: baggage may hold anything.
+  const out: Record<string, string> = { traceparent: carrier.traceparent }
+  if (carrier.tracestate !== undefined) out.tracestate = carrier.tracestate
+  return out
+}
+
+/** The remote context a carrier holds, for a consumer's span: `undefined` when it holds none. */
+export function contextFrom(carrier: unknown): { ctx: Context; link: Otel.Link } | undefined {
+  const a = api === undefined ? otel() : api
+  if (a === null || typeof carrier !== 'object' || carrier === null) return undefined
+  const { traceparent, tracestate } = carrier as Record<string, unknown>
+  if (typeof traceparent !== 'string') return undefined
+  const headers: Record<string, string> = { traceparent }
+  if (typeof tracestate === 'string') headers.tracestate = tracestate
+  let ctx = a.propagation.extract(a.context.active(), headers)
+  let spanContext = a.trace.getSpanContext(ctx)
+  if (spanContext === undefined || !a.trace.isSpanContextValid(spanContext)) {
+    const parts = TRACEPARENT.exec(traceparent)
+    if (parts === null) return undefined
+    spanContext = {
+      traceId: parts[1]!,
+      spanId: parts[2]!,
+      traceFlags: Number.parseInt(parts[3]!, 16),
+      isRemote: true,
+    }
+    if (!a.trace.isSpanContextValid(spanContext)) return undefined
+    ctx = a.trace.setSpanContext(a.context.active(), spanContext)
+  }
+  return { ctx, link: { context: spanContext } }
+}
+
+/** Runs `fn` in a child span of `parent` (none when `parent` is undefined), ended as it ends. */
+export async function inChildSpan<T>(
+  name: string,
+  parent: Traced | undefined,
+  fn: () => Promise<T>,
+  kind = INTERNAL,
+): Promise<T> {
+  if (parent === undefined) return fn()
+  const traced = startSpan(name, { parent, kind })
+  try {
+    const value = await within(traced, fn)
+    endSpan(traced)
+    return value
+  } catch (error) {
+    endSpan(traced, error)
+    throw error
+  }
+}

@@ -1,0 +1,79 @@
+// An OpenTelemetry SDK in the test's process: spans kept in memory, metrics read on demand, the
+// context carried by AsyncLocalStorage and W3C trace context as the propagator, as an app's SDK
+// setup has them.
+import * as api from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import {
+  type DataPoint,
+  MeterProvider,
+  MetricReader,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics'
+import {
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace'
+import { useOpenTelemetry } from '../src/telemetry/otel.js'
+
+class Reader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+export interface TestSdk {
+  spans(): ReadableSpan[]
+  /** The spans of one name. */
+  named(name: string): ReadableSpan[]
+  reset(): void
+  collect(): Promise<ResourceMetrics>
+  /** The data points of one metric (cumulative since the SDK started). */
+  points(name: string): Promise<DataPoint<unknown>[]>
+  shutdown(): Promise<void>
+}
+
+/** Registers an SDK globally and points scheduling-kit at the API. */
+export function installSdk(options: { metrics?: boolean; traces?: boolean } = {}): TestSdk {
+  const exporter = new InMemorySpanExporter()
+  const tracerProvider = new TracerProvider({
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
+  })
+  const reader = new Reader()
+  const meterProvider = new MeterProvider({ readers: [reader] })
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  api.propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  if (options.traces !== false) api.trace.setGlobalTracerProvider(tracerProvider)
+  if (options.metrics !== false) api.metrics.setGlobalMeterProvider(meterProvider)
+  useOpenTelemetry(api)
+  const collect = async () => (await reader.collect()).resourceMetrics
+  return {
+    spans: () => exporter.getFinishedSpans(),
+    named: (name) => exporter.getFinishedSpans().filter((span) => span.name === name),
+    reset: () => exporter.reset(),
+    collect,
+    async points(name) {
+      const metrics = (await collect()).scopeMetrics.flatMap((scope) => scope.metrics)
+      return metrics
+        .filter((metric) => metric.descriptor.name === name)
+        .flatMap((metric) => metric.dataPoints as DataPoint<unknown>[])
+    },
+    async shutdown() {
+      api.trace.disable()
+      api.metrics.disable()
+      api.context.disable()
+      api.propagation.disable()
+      useOpenTelemetry(false)
+      await tracerProvider.shutdown()
+      await meterProvider.shutdown()
+    },
+  }
+}
+
+/** The ids that tie a span to its trace and parent. */
+export const idsOf = (span: ReadableSpan) => ({
+  traceId: span.spanContext().traceId,
+  spanId: span.spanContext().spanId,
+  parent: span.parentSpanContext?.spanId,
+})
