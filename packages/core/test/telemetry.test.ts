@@ -1,4 +1,5 @@
 import * as api from '@opentelemetry/api'
+import fc from 'fast-check'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSchedulingClient } from '../src/api/client.js'
@@ -15,7 +16,7 @@ import type { AnyWebhookEvent } from '../src/webhooks/events.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'
 import type { QueueDelivery } from '../src/webhooks/options.js'
 import type { WebhookContext } from '../src/webhooks/registry.js'
-import { deliver, envelope, serveHandler } from './helpers.js'
+import { deliver, envelope, serveHandler, sign } from './helpers.js'
 import { idsOf, installSdk, type TestSdk } from './otel.js'
 
 const SECRET = 'whsec_telemetry_0123456789'
@@ -515,6 +516,140 @@ describe('without an SDK, or turned off', () => {
   it('useOpenTelemetry refuses what is not the API, saying what to pass', () => {
     expect(() => useOpenTelemetry({} as never)).toThrow(
       /import \* as api from "@opentelemetry\/api"/,
+    )
+  })
+})
+
+describe('no secret in any exported span or metric', () => {
+  let server: TokenServer
+  const redirectUri = 'http://127.0.0.1:9/auth/scheduling/callback'
+  beforeEach(async () => {
+    server = await startTokenServer({ redirectUri })
+  })
+  afterEach(() => server.close())
+
+  /** Everything an exporter would send: names, attributes, events, links, statuses, points. */
+  async function exported(): Promise<string> {
+    const spans = sdk.spans().map((span) => ({
+      name: span.name,
+      attributes: span.attributes,
+      events: span.events,
+      links: span.links,
+      status: span.status,
+      resource: span.resource.attributes,
+    }))
+    const metrics = (await sdk.collect()).scopeMetrics.flatMap((scope) => scope.metrics)
+    return JSON.stringify({ spans, metrics })
+  }
+
+  it('property: deliveries, the OAuth flow, refreshes and API calls, with secrets of any shape', async () => {
+    const secretText = fc
+      .string({ minLength: 16, maxLength: 40, unit: fc.constantFrom(...'abcdefXYZ0123456789_-+/=') })
+      .filter((s) => s.trim() === s)
+    await fc.assert(
+      fc.asyncProperty(secretText, secretText, secretText, async (signing, cookieSecret, note) => {
+        sdk.reset()
+        // Deliveries: handled, duplicate, forged, a handler that throws with the secret in its message.
+        const handler = createWebhookHandler(signing, { logger: quiet })
+          .on('event.created', () => {})
+          .on('event.canceled', () => {
+            throw new Error(`failed with ${signing} and ${note}`)
+          })
+        const served = await serveHandler(handler)
+        const bodies: string[] = []
+        const signatures: string[] = []
+        try {
+          for (const type of ['event.created', 'event.canceled']) {
+            const body = JSON.stringify(envelope(type, { payload: { note } }))
+            bodies.push(body)
+            signatures.push(sign(body, signing).slice(7), sign(body, signing).slice(7).toLowerCase())
+            await deliver(served.url, body, { secret: signing })
+            await deliver(served.url, body, { secret: signing })
+            await deliver(served.url, body, { secret: `${signing}x` })
+          }
+        } finally {
+          await served.close()
+        }
+        // The OAuth flow, then a refresh, then API calls with the tokens it got.
+        const tokenStore = new MemoryTokenStore()
+        const routes = createOAuthRoutes<null>({
+          clientId: server.clientId,
+          clientSecret: server.clientSecret,
+          redirectUri,
+          authUrl: server.url,
+          tokenStore,
+          cookieSecret,
+          logger: quiet,
+        })
+        const login = await routes.handle({
+          method: 'GET',
+          path: '/login',
+          headers: {},
+          mountPath: '/auth/scheduling',
+          raw: null,
+        })
+        const cookie = String(login!.headers['set-cookie']).split(';')[0]!
+        const location = new URL(String(login!.headers.location))
+        const state = location.searchParams.get('state')!
+        const code = server.issueCode(
+          'acct_p',
+          redirectUri,
+          location.searchParams.get('code_challenge') ?? undefined,
+        )
+        const callback = await routes.handle({
+          method: 'GET',
+          path: `/callback?code=${code}&state=${state}`,
+          headers: { cookie },
+          mountPath: '/auth/scheduling',
+          raw: null,
+        })
+        expect(callback!.status).toBe(302)
+        const stored = (await tokenStore.get('acct_p'))!
+        await tokenStore.set('acct_p', { ...stored, expiresAt: Date.now() - 1 })
+        const tokens = createTokenManager({
+          oauth: createOAuthClient({
+            clientId: server.clientId,
+            clientSecret: server.clientSecret,
+            redirectUri,
+            authUrl: server.url,
+          }),
+          store: tokenStore,
+        })
+        const client = createSchedulingClient({
+          baseUrl: `${server.url}/v1`,
+          token: { manager: tokens, key: 'acct_p' },
+          retry: { baseDelayMs: 1, maxDelayMs: 1 },
+        })
+        server.webhooks.failApi({ status: 429, retryAfter: '0' })
+        await client.webhooks.create({ url: 'https://app.example.test/hook' })
+        await client.me()
+        const refreshed = (await tokenStore.get('acct_p'))!
+        expect(refreshed.accessToken).not.toBe(stored.accessToken)
+
+        const text = await exported()
+        expect(sdk.named('scheduling.webhook.delivery')).toHaveLength(6)
+        expect(sdk.named('scheduling.oauth.callback')).toHaveLength(1)
+        expect(sdk.named('scheduling.token.refresh')).toHaveLength(1)
+        const grants = server.tokenRequests.flatMap((r) => [r.form.code, r.form.refresh_token])
+        const secrets = [
+          signing,
+          cookieSecret,
+          note,
+          server.clientSecret,
+          code,
+          state,
+          cookie.split('=')[1]!,
+          stored.accessToken,
+          stored.refreshToken,
+          refreshed.accessToken,
+          refreshed.refreshToken,
+          ...signatures,
+          ...bodies,
+          ...grants.filter((g): g is string => g !== undefined),
+        ]
+        for (const secret of secrets) expect(text).not.toContain(secret)
+      }),
+      { numRuns: 10 },
     )
   })
 })
