@@ -7,7 +7,7 @@
 
 export { cipherOption, RecordSealer } from './credentials/sealed.js'
 export { serverText } from './errors.js'
-export { healthDetail, healthReport, runCheck } from './health.js'
+export { HealthProblem, healthDetail, healthReport, runCheck } from './health.js'
 export { decodeStoreKey, encodeStoreKey } from './keys.js'
 export { requireCookieSecret } from './kit/cookie-secret.js'
 export { mountPathOf, normalMount, OAUTH_PATHS, underMount } from './kit/mount.js'

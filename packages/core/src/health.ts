@@ -34,9 +34,14 @@ export interface HealthOptions {
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 2_000
 
+/** What a check throws to say, in its own words, what is wrong (`not connected (reconnecting)`). */
+export class HealthProblem extends Error {
+  override name = 'HealthProblem'
+}
+
 /** What a failed check says: a scheduling-kit message, else the error's code or class. */
 export function healthDetail(error: unknown): string {
-  if (isSchedulingError(error)) return error.message
+  if (isSchedulingError(error) || error instanceof HealthProblem) return error.message
   const code = (error as { code?: unknown } | undefined)?.code
   if (typeof code === 'string' && /^[\w.-]{1,40}$/.test(code)) return code
   if (error instanceof Error && /^[A-Za-z_$][\w$]{0,63}$/.test(error.name)) return error.name

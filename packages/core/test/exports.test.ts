@@ -176,6 +176,7 @@ const ADAPTER = [
   'consoleLogger',
   'decodeStoreKey',
   'encodeStoreKey',
+  'HealthProblem',
   'healthDetail',
   'healthReport',
   'inJobSpan',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { checkHealth, runCheck } from '../src/health.js'
-import { createWebhookSubscriptions } from '../src/subscriptions/subscriptions.js'
 import { MemorySubscriptionStore } from '../src/subscriptions/store.js'
+import { createWebhookSubscriptions } from '../src/subscriptions/subscriptions.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 import { type DedupeStore, MemoryDedupeStore } from '../src/webhooks/dedupe.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'
@@ -82,7 +82,9 @@ describe('health()', () => {
     )
     expect(report).toEqual({
       ok: false,
-      checks: [{ name: 'stuck', ok: false, ms: expect.any(Number), detail: 'no answer within 20 ms' }],
+      checks: [
+        { name: 'stuck', ok: false, ms: expect.any(Number), detail: 'no answer within 20 ms' },
+      ],
     })
   })
 

@@ -1,6 +1,6 @@
 import * as api from '@opentelemetry/api'
-import fc from 'fast-check'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
+import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSchedulingClient } from '../src/api/client.js'
 import { createOAuthClient } from '../src/oauth/client.js'
@@ -544,7 +544,11 @@ describe('no secret in any exported span or metric', () => {
 
   it('property: deliveries, the OAuth flow, refreshes and API calls, with secrets of any shape', async () => {
     const secretText = fc
-      .string({ minLength: 16, maxLength: 40, unit: fc.constantFrom(...'abcdefXYZ0123456789_-+/=') })
+      .string({
+        minLength: 16,
+        maxLength: 40,
+        unit: fc.constantFrom(...'abcdefXYZ0123456789_-+/='),
+      })
       .filter((s) => s.trim() === s)
     await fc.assert(
       fc.asyncProperty(secretText, secretText, secretText, async (signing, cookieSecret, note) => {
@@ -562,7 +566,10 @@ describe('no secret in any exported span or metric', () => {
           for (const type of ['event.created', 'event.canceled']) {
             const body = JSON.stringify(envelope(type, { payload: { note } }))
             bodies.push(body)
-            signatures.push(sign(body, signing).slice(7), sign(body, signing).slice(7).toLowerCase())
+            signatures.push(
+              sign(body, signing).slice(7),
+              sign(body, signing).slice(7).toLowerCase(),
+            )
             await deliver(served.url, body, { secret: signing })
             await deliver(served.url, body, { secret: signing })
             await deliver(served.url, body, { secret: `${signing}x` })

@@ -1,5 +1,6 @@
-import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import type { ClaimResult, DedupeStore, HealthOptions, HealthReport } from '@scheduling-kit/core'
 import { wholeNumber } from '@scheduling-kit/core/adapter'
+import { postgresHealth, type TablePlace } from './health.js'
 import {
   DEFAULT_DEDUPE_TABLE,
   msFromNow,
@@ -43,11 +44,24 @@ export class PostgresDedupeStore implements DedupeStore {
   readonly #leaseMs: number
   readonly #ttlMs: number
 
+  readonly #place: TablePlace
+
   constructor(options: PostgresDedupeStoreOptions) {
     this.#table = tableOf(WHO, options, DEFAULT_DEDUPE_TABLE)
+    this.#place = {
+      pool: options.pool,
+      schema: options.schema,
+      table: options.table ?? DEFAULT_DEDUPE_TABLE,
+      kind: 'dedupe',
+    }
     this.#pool = options.pool
     this.#leaseMs = positiveMs(options.leaseMs, 60_000, 'leaseMs')
     this.#ttlMs = positiveMs(options.ttlMs, 24 * 60 * 60_000, 'ttlMs')
+  }
+
+  /** Whether the database answers and the table's migrations are applied: see `checkHealth`. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return postgresHealth(this.#place, options)
   }
 
   #query<Row>(text: string, values: unknown[]) {

@@ -25,8 +25,11 @@ export interface MigrateResult {
   applied: string[]
 }
 
+/** What a table holds. */
+export type TableKind = 'tokens' | 'dedupe' | 'subscriptions'
+
 interface Migration {
-  kind: 'tokens' | 'dedupe' | 'subscriptions'
+  kind: TableKind
   version: number
   sql(table: string, name: string, schema: string): string
 }
@@ -106,6 +109,15 @@ const MIGRATIONS: Migration[] = [
     CREATE INDEX "${name.slice(0, 54)}$webhooks" ON ${t} USING gin (webhook_ids)`,
   },
 ]
+
+/** The newest migration of each kind of table: what a store's `health()` expects applied. */
+export const LATEST_VERSIONS: Record<TableKind, number> = {
+  tokens: Math.max(...MIGRATIONS.filter((m) => m.kind === 'tokens').map((m) => m.version)),
+  dedupe: Math.max(...MIGRATIONS.filter((m) => m.kind === 'dedupe').map((m) => m.version)),
+  subscriptions: Math.max(
+    ...MIGRATIONS.filter((m) => m.kind === 'subscriptions').map((m) => m.version),
+  ),
+}
 
 /**
  * Creates or updates the stores' tables. Safe when many instances start at once: the work

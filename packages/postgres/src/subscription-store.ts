@@ -1,9 +1,12 @@
 import type {
+  HealthOptions,
+  HealthReport,
   ReencryptResult,
   StoredSubscription,
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
+import { postgresHealth } from './health.js'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
   keyOfRow,
@@ -38,6 +41,11 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
 
   constructor(options: PostgresSubscriptionStoreOptions) {
     this.#t = new SealedTable(WHO, options, DEFAULT_SUBSCRIPTION_TABLE, 'subscription')
+  }
+
+  /** Whether the database answers and the table's migrations are applied: see `checkHealth`. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return postgresHealth(this.#t.place, options)
   }
 
   async get(key: string): Promise<StoredSubscription | undefined> {

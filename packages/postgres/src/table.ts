@@ -1,5 +1,6 @@
 import type { ReencryptResult } from '@scheduling-kit/core'
 import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
+import type { TablePlace } from './health.js'
 import {
   type PostgresPool,
   reencryptRows,
@@ -17,6 +18,8 @@ export class SealedTable<R extends object> {
   readonly pool: PostgresPool
   readonly table: string
   readonly sealer: RecordSealer<R>
+  /** The table as its options name it, for `health()`. */
+  readonly place: TablePlace
 
   constructor(
     readonly who: string,
@@ -26,6 +29,12 @@ export class SealedTable<R extends object> {
   ) {
     this.table = tableOf(who, options, defaultTable)
     this.pool = options.pool
+    this.place = {
+      pool: options.pool,
+      schema: options.schema,
+      table: options.table ?? defaultTable,
+      kind: kind === 'token' ? 'tokens' : 'subscriptions',
+    }
     this.sealer = new RecordSealer(cipherOption(who, options.cipher), kind)
   }
 

@@ -1,4 +1,11 @@
-import type { ReencryptResult, TokenRecord, TokenStore } from '@scheduling-kit/core'
+import type {
+  HealthOptions,
+  HealthReport,
+  ReencryptResult,
+  TokenRecord,
+  TokenStore,
+} from '@scheduling-kit/core'
+import { postgresHealth } from './health.js'
 import {
   DEFAULT_TOKEN_TABLE,
   keyOfRow,
@@ -31,6 +38,11 @@ export class PostgresTokenStore implements TokenStore {
 
   constructor(options: PostgresTokenStoreOptions) {
     this.#t = new SealedTable(WHO, options, DEFAULT_TOKEN_TABLE, 'token')
+  }
+
+  /** Whether the database answers and the table's migrations are applied: see `checkHealth`. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return postgresHealth(this.#t.place, options)
   }
 
   /** The record as the `record` parameter, without the version (a column keeps that). */

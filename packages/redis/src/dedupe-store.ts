@@ -1,6 +1,7 @@
-import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
+import type { ClaimResult, DedupeStore, HealthOptions, HealthReport } from '@scheduling-kit/core'
 import { encodeStoreKey, wholeNumber } from '@scheduling-kit/core/adapter'
 import { warnIfEvicting } from './eviction.js'
+import { redisHealth } from './health.js'
 import {
   checkOptions,
   DEFAULT_PREFIX,
@@ -73,6 +74,11 @@ export class RedisDedupeStore implements DedupeStore {
     this.#leaseMs = positiveMs(options.leaseMs, 60_000, 'leaseMs')
     this.#ttlMs = positiveMs(options.ttlMs, 24 * 60 * 60_000, 'ttlMs')
     warnIfEvicting(this.#client, options.logger)
+  }
+
+  /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return redisHealth(this.#client, options)
   }
 
   async claim(key: string, owner: string): Promise<ClaimResult> {

@@ -1,10 +1,13 @@
 import type {
   CredentialCipher,
+  HealthOptions,
+  HealthReport,
   ReencryptResult,
   StoredSubscription,
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
+import { redisHealth } from './health.js'
 import { RecordHashes } from './records.js'
 import {
   RELEASE_LEASE,
@@ -89,6 +92,11 @@ export class RedisSubscriptionStore implements SubscriptionStore {
       'subscription-lease',
     )
     this.#cluster = 'nodes' in this.#h.client && typeof this.#h.client.nodes === 'function'
+  }
+
+  /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return redisHealth(this.#h.client, options)
   }
 
   /** An index entry's value: the account key and its record's Redis key. */

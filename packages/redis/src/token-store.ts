@@ -1,10 +1,13 @@
 import type {
   CredentialCipher,
+  HealthOptions,
+  HealthReport,
   ReencryptResult,
   TokenRecord,
   TokenStore,
 } from '@scheduling-kit/core'
 import { decodeStoreKey } from '@scheduling-kit/core/adapter'
+import { redisHealth } from './health.js'
 import { RecordHashes } from './records.js'
 import { type RedisStoreOptions, reencryptRecords, script } from './scripts.js'
 
@@ -63,6 +66,11 @@ export class RedisTokenStore implements TokenStore {
 
   constructor(options: RedisTokenStoreOptions) {
     this.#h = new RecordHashes('RedisTokenStore', options, 'token', 'token', 'lease')
+  }
+
+  /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return redisHealth(this.#h.client, options)
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {
