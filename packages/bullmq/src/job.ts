@@ -12,6 +12,8 @@ export interface WebhookJobData {
   secretIndex: number
   /** The connected account it belongs to, when the handler verifies with subscriptions. */
   account?: string
+  /** The W3C trace context of the delivery's enqueue span, when OpenTelemetry recorded it. */
+  trace?: Record<string, string>
 }
 
 /**

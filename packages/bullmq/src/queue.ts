@@ -1,12 +1,14 @@
 import type {
   AnyWebhookEvent,
+  HealthOptions,
+  HealthReport,
   Logger,
   QueueDelivery,
   WebhookContext,
   WebhookQueue,
 } from '@scheduling-kit/core'
 import { consoleLogger, wholeNumber } from '@scheduling-kit/core/adapter'
-import { checkPersistence } from '@scheduling-kit/redis'
+import { checkPersistence, redisHealth } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, jobIdFor, type WebhookJobData } from './job.js'
@@ -38,6 +40,10 @@ export interface BullMQQueueOptions {
 
 /** The queue `createBullMQQueue` returns: a `WebhookQueue`, with BullMQ's `Queue` and a `close()`. */
 export interface BullMQWebhookQueue extends WebhookQueue {
+  /** `bullmq` and the queue's name, for the enqueue span. */
+  readonly messaging: { system: 'bullmq'; destination: string }
+  /** Whether Redis takes jobs now: connected, and answering `PING`. */
+  health(options?: HealthOptions): Promise<HealthReport>
   /** The BullMQ queue, to inspect jobs (`getFailed()`, `getJobCounts()`). */
   readonly queue: Queue<WebhookJobData>
   /** Resolves once connected to Redis. */
@@ -137,6 +143,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
       webhookId: context.webhookId,
       secretIndex: context.secretIndex,
       ...(context.account === undefined ? {} : { account: context.account }),
+      ...(delivery?.trace === undefined ? {} : { trace: delivery.trace }),
     }
     // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
     // 503 now and the service retries it, rather than after `timeoutMs`.
@@ -159,6 +166,8 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
   return {
     queue,
     enqueue,
+    messaging: { system: 'bullmq', destination: name },
+    health: (healthOptions) => redisHealth(client, healthOptions),
     ready: () => queue.waitUntilReady().then(() => {}),
     async close() {
       await queue.close()

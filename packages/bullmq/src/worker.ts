@@ -2,12 +2,23 @@ import { randomUUID } from 'node:crypto'
 import {
   ConfigError,
   type DedupeStore,
+  type HealthOptions,
+  type HealthReport,
   isWebhookError,
   type Logger,
   type WebhookHandler,
 } from '@scheduling-kit/core'
-import { consoleLogger, runOnce, serverText, wholeNumber } from '@scheduling-kit/core/adapter'
-import { RedisDedupeStore } from '@scheduling-kit/redis'
+import {
+  consoleLogger,
+  HealthProblem,
+  healthReport,
+  inJobSpan,
+  runCheck,
+  runOnce,
+  serverText,
+  wholeNumber,
+} from '@scheduling-kit/core/adapter'
+import { RedisDedupeStore, redisHealth } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, type WebhookJobData } from './job.js'
@@ -54,6 +65,8 @@ export interface WebhookWorker {
   readonly worker: Worker<WebhookJobData>
   /** Resolves once connected to Redis. */
   ready(): Promise<void>
+  /** Whether the worker takes jobs: running, its Redis connected and answering `PING`. */
+  health(options?: HealthOptions): Promise<HealthReport>
   /** Stops taking jobs, waits for those running, and disconnects. */
   close(): Promise<void>
 }
@@ -142,7 +155,20 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     throw new DelayedError()
   }
 
-  const worker = new Worker<WebhookJobData>(name, run, {
+  // Each job in its consumer span, continuing the delivery's trace (`process <queue>`).
+  const traced = (job: Job<WebhookJobData>, token?: string) =>
+    inJobSpan(
+      {
+        system: 'bullmq',
+        destination: name,
+        messageId: job.id,
+        attemptsMade: job.attemptsMade,
+        event: job.data.event,
+        trace: job.data.trace,
+      },
+      () => run(job, token),
+    )
+  const worker = new Worker<WebhookJobData>(name, traced, {
     connection: client,
     prefix: options.prefix,
     concurrency: positive('concurrency', options.concurrency, 1),
@@ -161,6 +187,18 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   return {
     worker,
     ready: () => worker.waitUntilReady().then(() => {}),
+    async health(healthOptions) {
+      const running = await runCheck(
+        'worker',
+        () => {
+          if (!worker.isRunning()) throw new HealthProblem('not running (closed, or not started)')
+          return undefined
+        },
+        healthOptions?.timeoutMs,
+      )
+      const redis = await redisHealth(client, healthOptions)
+      return healthReport([running, ...redis.checks])
+    },
     async close() {
       await worker.close()
       client.disconnect()

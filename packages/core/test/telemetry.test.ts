@@ -2,6 +2,11 @@ import * as api from '@opentelemetry/api'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  idsOf,
+  installSdk as install,
+  type TestSdk,
+} from '../../../internal/conformance/src/otel.js'
 import { createSchedulingClient } from '../src/api/client.js'
 import { createOAuthClient } from '../src/oauth/client.js'
 import { createOAuthRoutes } from '../src/oauth/routes.js'
@@ -17,10 +22,10 @@ import { createWebhookHandler } from '../src/webhooks/handler.js'
 import type { QueueDelivery } from '../src/webhooks/options.js'
 import type { WebhookContext } from '../src/webhooks/registry.js'
 import { deliver, envelope, serveHandler, sign } from './helpers.js'
-import { idsOf, installSdk, type TestSdk } from './otel.js'
 
 const SECRET = 'whsec_telemetry_0123456789'
 let sdk: TestSdk
+const installSdk = () => install(useOpenTelemetry)
 beforeEach(() => {
   sdk = installSdk()
 })

@@ -14,7 +14,14 @@ export async function redisHealth(
     'redis',
     async () => {
       if (client.status !== 'ready') throw new HealthProblem(`not connected (${client.status})`)
-      const answer = await client.ping()
+      let answer: unknown
+      try {
+        answer = await client.ping()
+      } catch (error) {
+        // Closed or dropped while asked: its state says more than ioredis's message.
+        if (client.status !== 'ready') throw new HealthProblem(`not connected (${client.status})`)
+        throw error
+      }
       if (answer !== 'PONG') throw new HealthProblem('PING was not answered PONG')
       return undefined
     },

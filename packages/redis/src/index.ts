@@ -5,6 +5,7 @@ export {
   type EvictionPolicy,
   type Persistence,
 } from './eviction.js'
+export { redisHealth } from './health.js'
 export type { RedisClient, RedisStoreOptions } from './scripts.js'
 export {
   RedisSubscriptionStore,

@@ -15,6 +15,7 @@ const NAMES = [
   'RedisSubscriptionStoreOptions',
   'RedisTokenStore',
   'RedisTokenStoreOptions',
+  'redisHealth',
 ]
 
 it(
@@ -26,6 +27,7 @@ it(
       'RedisDedupeStore',
       'RedisSubscriptionStore',
       'RedisTokenStore',
+      'redisHealth',
     ])
   },
   TYPE_CHECK_TIMEOUT_MS,

@@ -16,7 +16,6 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from '@opentelemetry/sdk-trace'
-import { useOpenTelemetry } from '../src/telemetry/otel.js'
 
 class Reader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
@@ -34,8 +33,17 @@ export interface TestSdk {
   shutdown(): Promise<void>
 }
 
-/** Registers an SDK globally and points scheduling-kit at the API. */
-export function installSdk(options: { metrics?: boolean; traces?: boolean } = {}): TestSdk {
+/** What points a copy of scheduling-kit at an API (its `useOpenTelemetry`). */
+export type UseOpenTelemetry = (api: typeof import('@opentelemetry/api') | false) => void
+
+/**
+ * Registers an SDK globally and points scheduling-kit at the API, through the `use` of the
+ * copy under test (the source's in core's tests, the build's elsewhere).
+ */
+export function installSdk(
+  use: UseOpenTelemetry,
+  options: { metrics?: boolean; traces?: boolean } = {},
+): TestSdk {
   const exporter = new InMemorySpanExporter()
   const tracerProvider = new TracerProvider({
     spanProcessors: [new SimpleSpanProcessor({ exporter })],
@@ -46,7 +54,7 @@ export function installSdk(options: { metrics?: boolean; traces?: boolean } = {}
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator())
   if (options.traces !== false) api.trace.setGlobalTracerProvider(tracerProvider)
   if (options.metrics !== false) api.metrics.setGlobalMeterProvider(meterProvider)
-  useOpenTelemetry(api)
+  use(api)
   const collect = async () => (await reader.collect()).resourceMetrics
   return {
     spans: () => exporter.getFinishedSpans(),
@@ -64,7 +72,7 @@ export function installSdk(options: { metrics?: boolean; traces?: boolean } = {}
       api.metrics.disable()
       api.context.disable()
       api.propagation.disable()
-      useOpenTelemetry(false)
+      use(false)
       await tracerProvider.shutdown()
       await meterProvider.shutdown()
     },
