@@ -1,9 +1,11 @@
 // One instance of the app: every instance shares Redis for the tokens (one refresh per expiry
 // across all of them), the sign-in states and webhook dedupe, the durable queue, and the
 // connected accounts' webhooks, which every instance reconciles on a schedule.
+import './telemetry.js'
 import type { AddressInfo } from 'node:net'
 import { createBullMQQueue } from '@scheduling-kit/bullmq'
 import {
+  checkHealth,
   createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
@@ -63,7 +65,13 @@ app.use((_req, res, next) => {
 })
 // The app's own webhook (one secret), and the connected accounts' (a secret each).
 app.use(schedulingWebhooks({ secret: config.webhookSecret, dedupe, queue }))
-app.use(schedulingWebhooks({ subscriptions, path: '/webhooks/accounts', dedupe, queue }))
+const accountWebhooks = schedulingWebhooks({
+  subscriptions,
+  path: '/webhooks/accounts',
+  dedupe,
+  queue,
+})
+app.use(accountWebhooks)
 const oauth = schedulingOAuth({
   ...oauthOptions,
   apiUrl: config.apiUrl,
@@ -74,6 +82,15 @@ const oauth = schedulingOAuth({
   subscriptions,
 })
 app.use('/auth/scheduling', oauth)
+// Readiness, for the load balancer: what deliveries depend on (the dedupe store, the queue and
+// the subscriptions' store) and the token store answer. 503, saying what is wrong, until then.
+app.get('/ready', async (_req, res) => {
+  const report = await checkHealth(
+    { webhooks: accountWebhooks, tokens: tokenStore },
+    { timeoutMs: 1_000 },
+  )
+  res.status(report.ok ? 200 : 503).json(report)
+})
 app.get('/api/me', async (req, res, next) => {
   try {
     const key = await oauth.connectedKey(req)

@@ -85,6 +85,16 @@ try {
   await start('./worker.ts', toEnv({ ...shared, instance: 'worker' }))
   console.log(`${INSTANCES} app instances on ports ${ports.join(', ')}, and a worker process\n`)
 
+  // 0. Every instance says it is ready: Redis answers for its stores and its queue.
+  const ready = await Promise.all(
+    ports.map((port) => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.status)),
+  )
+  check(
+    'instances ready (GET /ready answered 200)',
+    INSTANCES,
+    ready.filter((s) => s === 200).length,
+  )
+
   // 1. Connect: the login reaches one instance, the callback the next.
   const { cookie, callback } = await completeOAuthFlow(`${proxy.url}/auth/scheduling/login`)
   check('connected: callback redirected back to the app', 302, callback.status)

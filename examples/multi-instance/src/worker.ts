@@ -1,4 +1,5 @@
 // The worker process: runs the handlers of queued deliveries, with retries.
+import './telemetry.js'
 import { createWebhookWorker } from '@scheduling-kit/bullmq'
 import { schedulingWebhooks } from '@scheduling-kit/express'
 import { Redis } from 'ioredis'
