@@ -8,6 +8,8 @@ export interface Case {
   run: () => unknown
   /** Awaits each call (async code); sync code is timed without an await. */
   async?: boolean
+  /** Runs before each of the case's batches, untimed: what the case needs set up globally. */
+  before?: () => void
 }
 
 export interface Measured {
@@ -21,6 +23,7 @@ export interface Measured {
 }
 
 async function batch(c: Case, n: number): Promise<number> {
+  c.before?.()
   const start = hrtime.bigint()
   if (c.async) for (let i = 0; i < n; i++) await c.run()
   else for (let i = 0; i < n; i++) c.run()

@@ -92,7 +92,12 @@ export async function instructionsPerRequest(
   framework: string,
   variant: Variant,
   payload: string,
-  { warm, count, windows = 5 }: { warm: number; count: number; windows?: number },
+  {
+    warm,
+    count,
+    windows = 5,
+    env,
+  }: { warm: number; count: number; windows?: number; env?: Record<string, string> },
 ): Promise<number> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'sk-callgrind-'))
@@ -114,7 +119,7 @@ export async function instructionsPerRequest(
       variant,
       String(port),
     ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
+    { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } },
   )
   const what = `${framework} ${variant}`
   try {

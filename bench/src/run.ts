@@ -8,20 +8,22 @@ import { instructionsBench } from './instructions.js'
 import { runtimesBench } from './runtimes.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
+import { telemetryBench } from './telemetry.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,
+// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,
 // hostile,runtimes picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
+    'verify,handle,telemetry,tokens,dedupe,stores,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
   ).split(','),
 )
 const all = [
   ...(only.has('verify') ? await verifyBench() : []),
   ...(only.has('handle') ? await handleBench() : []),
+  ...(only.has('telemetry') ? await telemetryBench() : []),
   ...(only.has('tokens') ? await tokenBench() : []),
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('stores') ? await storesBench() : []),

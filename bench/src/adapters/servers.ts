@@ -157,6 +157,9 @@ export async function serve(framework: string, variant: Variant, port: number): 
 
 if (process.argv[2] === 'serve') {
   const [, , , framework, variant, port] = process.argv
+  // The telemetry section's baseline: as if @opentelemetry/api were not installed. By default
+  // the bench has it (without an SDK), as an app with OpenTelemetry set up elsewhere would.
+  if (process.env.BENCH_TELEMETRY === 'off') skExpress.useOpenTelemetry(false)
   await serve(framework!, variant as Variant, Number(port))
   // The parent asks for the CPU time used between two marks.
   let mark = process.cpuUsage()

@@ -33,14 +33,14 @@ const hex = (id: string | undefined) =>
       ? id
       : Buffer.from(id, 'base64').toString('hex')
 
-const valueOf = (value: OtlpValue) =>
+const otlpValue = (value: OtlpValue) =>
   value.stringValue ??
   (value.intValue === undefined ? undefined : Number(value.intValue)) ??
   value.boolValue ??
   value.doubleValue
 
 const attributesOf = (list: OtlpAttribute[] | undefined) =>
-  Object.fromEntries((list ?? []).map((a) => [a.key, valueOf(a.value)]))
+  Object.fromEntries((list ?? []).map((a) => [a.key, otlpValue(a.value)]))
 
 export async function startCollector(): Promise<{
   url: string
