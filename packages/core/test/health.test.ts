@@ -5,6 +5,7 @@ import { createWebhookSubscriptions } from '../src/subscriptions/subscriptions.j
 import { MemoryTokenStore } from '../src/tokens/store.js'
 import { type DedupeStore, MemoryDedupeStore } from '../src/webhooks/dedupe.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'
+import { attachWebhookMethods, type WebhookMethods } from '../src/webhooks/methods.js'
 
 const SECRET = 'whsec_health_0123456789'
 
@@ -86,6 +87,17 @@ describe('health()', () => {
         { name: 'stuck', ok: false, ms: expect.any(Number), detail: 'no answer within 20 ms' },
       ],
     })
+  })
+
+  it('an adapter’s middleware answers its handler’s health()', async () => {
+    const handler = createWebhookHandler(SECRET, {
+      dedupe: storeWith(() => Promise.reject(Object.assign(new Error('x'), { code: 'EPIPE' }))),
+    })
+    const middleware = attachWebhookMethods<WebhookMethods<object> & object>(() => {}, handler)
+    expect(await middleware.health()).toEqual(await handler.health())
+    expect((await checkHealth({ webhooks: middleware })).checks.map((c) => c.name)).toEqual([
+      'webhooks.dedupe',
+    ])
   })
 
   it('runCheck: a note when ok; a scheduling-kit error is told in its own words', async () => {
