@@ -93,7 +93,8 @@ describe('health()', () => {
     const handler = createWebhookHandler(SECRET, {
       dedupe: storeWith(() => Promise.reject(Object.assign(new Error('x'), { code: 'EPIPE' }))),
     })
-    const middleware = attachWebhookMethods<WebhookMethods<object> & object>(() => {}, handler)
+    interface Middleware extends WebhookMethods<Middleware> {}
+    const middleware = attachWebhookMethods<Middleware>(() => {}, handler)
     expect(await middleware.health()).toEqual(await handler.health())
     expect((await checkHealth({ webhooks: middleware })).checks.map((c) => c.name)).toEqual([
       'webhooks.dedupe',
