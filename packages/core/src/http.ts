@@ -1,7 +1,15 @@
 import { InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
 import { readStream } from './stream.js'
 import { meters, since } from './telemetry/metrics.js'
-import { type Attributes, CLIENT, endSpan, errorType, startSpan, within } from './telemetry/otel.js'
+import {
+  type Attributes,
+  CLIENT,
+  endSpan,
+  errorType,
+  finishSpan,
+  startSpan,
+  within,
+} from './telemetry/otel.js'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
@@ -41,8 +49,11 @@ export async function send(url: string, init: RequestInit, options: SendOptions)
     const answer = await within(traced, () => sendOnce(url, init, options))
     attributes['http.response.status_code'] = answer.status
     if (answer.status >= 400) attributes['error.type'] = String(answer.status)
-    endSpan(traced, undefined, { 'http.response.status_code': answer.status })
-    if (answer.status >= 400) traced?.span.setStatus({ code: 2, message: String(answer.status) })
+    finishSpan(
+      traced,
+      { 'http.response.status_code': answer.status },
+      answer.status >= 400 ? String(answer.status) : undefined,
+    )
     return answer
   } catch (error) {
     attributes['error.type'] = errorType(error)

@@ -665,3 +665,88 @@ describe('no secret in any exported span or metric', () => {
     )
   })
 })
+
+describe('an SDK that throws', () => {
+  /** The API, with a tracer and a meter whose every call throws where `where` says. */
+  function throwingApi(where: 'start' | 'end') {
+    const boom = () => {
+      throw new Error('the SDK failed')
+    }
+    const span = {
+      isRecording: () => true,
+      spanContext: () => ({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), traceFlags: 1 }),
+      setAttribute: boom,
+      setAttributes: boom,
+      setStatus: boom,
+      addEvent: boom,
+      end: boom,
+    }
+    const tracer = { startSpan: where === 'start' ? boom : () => span }
+    const instrument = { add: boom, record: boom, addCallback: () => {} }
+    const meter = {
+      createCounter: () => instrument,
+      createHistogram: () => instrument,
+      createObservableGauge: () => instrument,
+    }
+    return {
+      ...api,
+      trace: { ...api.trace, getTracer: () => tracer, setSpan: api.trace.setSpan },
+      metrics: {
+        getMeterProvider: () => ({ getMeter: where === 'start' ? boom : () => meter }),
+      },
+    }
+  }
+
+  it.each(['start', 'end'] as const)(
+    'failing at %s: every delivery is answered as without telemetry; handlers run once; API calls and refreshes work',
+    async (where) => {
+      await sdk.shutdown()
+      useOpenTelemetry(throwingApi(where) as never)
+      const ran: string[] = []
+      const handler = createWebhookHandler(SECRET, { logger: quiet }).on('event.created', (e) => {
+        ran.push(e.id)
+      })
+      const served = await serveHandler(handler)
+      const server = await startTokenServer()
+      try {
+        const body = JSON.stringify(envelope())
+        expect((await deliver(served.url, body, { secret: SECRET })).status).toBe(200)
+        expect((await deliver(served.url, body, { secret: SECRET })).json).toMatchObject({
+          duplicate: true,
+        })
+        expect((await deliver(served.url, body, { secret: 'forged' })).status).toBe(401)
+        expect(ran).toHaveLength(1)
+        const store = new MemoryTokenStore()
+        const granted = server.grant('acct_t')
+        await store.set('acct_t', {
+          accessToken: granted.access_token,
+          refreshToken: granted.refresh_token,
+          tokenType: 'bearer',
+          expiresAt: Date.now() - 1,
+          account: { id: 'acct_t' },
+        })
+        const tokens = createTokenManager({
+          oauth: createOAuthClient({
+            clientId: server.clientId,
+            clientSecret: server.clientSecret,
+            redirectUri: server.redirectUri,
+            authUrl: server.url,
+          }),
+          store,
+        })
+        const client = createSchedulingClient({
+          baseUrl: `${server.url}/v1`,
+          token: { manager: tokens, key: 'acct_t' },
+          retry: { baseDelayMs: 1, maxDelayMs: 1 },
+        })
+        server.webhooks.failApi({ status: 429, retryAfter: '0' })
+        await client.webhooks.create({ url: 'https://app.example.test/hook' })
+        expect(server.counters.refresh).toBe(1)
+      } finally {
+        await served.close()
+        await server.close()
+        useOpenTelemetry(false)
+      }
+    },
+  )
+})

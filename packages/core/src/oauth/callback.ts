@@ -4,6 +4,7 @@ import {
   attributeText,
   endSpan,
   inChildSpan,
+  setAttributes,
   startSpan,
   type Traced,
   within,
@@ -176,7 +177,7 @@ async function connectAccount<Req>(
   // leaked from another sign-in (injected into this one) is refused by the server.
   const { tokens, account } = await connect(code, signIn.v, settings, traced)
   const key = await keyFor(request, account, settings)
-  traced?.span.setAttribute('scheduling.account', attributeText(key))
+  setAttributes(traced, { 'scheduling.account': attributeText(key) })
   // This connection's nonce: its cookie counts only while the record is this connection.
   const connection = newConnectionNonce()
   const record: TokenRecord = { ...tokens, account, connection }

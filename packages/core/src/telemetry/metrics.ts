@@ -10,18 +10,47 @@ const SECONDS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ]
 
-export interface Instruments {
-  deliveries: Otel.Counter
-  deliveryDuration: Otel.Histogram
-  handlerDuration: Otel.Histogram
-  enqueueFailures: Otel.Counter
-  refreshes: Otel.Counter
-  leaseWait: Otel.Histogram
-  httpDuration: Otel.Histogram
-  apiRetries: Otel.Counter
-  reconcileDuration: Otel.Histogram
-  reconcileAccounts: Otel.Counter
+/** A counter that never throws (an SDK's failure costs its data point, not the caller). */
+export interface Counter {
+  add(value: number, attributes?: Otel.Attributes): void
 }
+/** A histogram that never throws. */
+export interface Histogram {
+  record(value: number, attributes?: Otel.Attributes): void
+}
+
+export interface Instruments {
+  deliveries: Counter
+  deliveryDuration: Histogram
+  handlerDuration: Histogram
+  enqueueFailures: Counter
+  refreshes: Counter
+  leaseWait: Histogram
+  httpDuration: Histogram
+  apiRetries: Counter
+  reconcileDuration: Histogram
+  reconcileAccounts: Counter
+}
+
+const safeCounter = (counter: Otel.Counter): Counter => ({
+  add(value, attributes) {
+    try {
+      counter.add(value, attributes)
+    } catch {
+      // Telemetry never changes an answer.
+    }
+  },
+})
+
+const safeHistogram = (histogram: Otel.Histogram): Histogram => ({
+  record(value, attributes) {
+    try {
+      histogram.record(value, attributes)
+    } catch {
+      // Telemetry never changes an answer.
+    }
+  },
+})
 
 /** What the observable gauges read when a collection asks. */
 export const observed = {
@@ -45,11 +74,15 @@ export function watchDedupeStore(store: { readonly size: number }): void {
 
 function make(meter: Otel.Meter): Instruments {
   const seconds = (name: string, description: string) =>
-    meter.createHistogram(name, {
-      unit: 's',
-      description,
-      advice: { explicitBucketBoundaries: SECONDS },
-    })
+    safeHistogram(
+      meter.createHistogram(name, {
+        unit: 's',
+        description,
+        advice: { explicitBucketBoundaries: SECONDS },
+      }),
+    )
+  const counter = (name: string, unit: string, description: string) =>
+    safeCounter(meter.createCounter(name, { unit, description }))
   meter
     .createObservableGauge('scheduling.webhook.dedupe.entries', {
       unit: '{entry}',
@@ -78,10 +111,11 @@ function make(meter: Otel.Meter): Instruments {
         result.observe((performance.now() - observed.reconciledAt) / 1000)
     })
   return {
-    deliveries: meter.createCounter('scheduling.webhook.deliveries', {
-      unit: '{delivery}',
-      description: 'Webhook deliveries answered, by status code and outcome.',
-    }),
+    deliveries: counter(
+      'scheduling.webhook.deliveries',
+      '{delivery}',
+      'Webhook deliveries answered, by status code and outcome.',
+    ),
     deliveryDuration: seconds(
       'scheduling.webhook.delivery.duration',
       'Time from a delivery reaching the handler to its answer.',
@@ -90,14 +124,16 @@ function make(meter: Otel.Meter): Instruments {
       'scheduling.webhook.handler.duration',
       'Time each handler function took, by event type.',
     ),
-    enqueueFailures: meter.createCounter('scheduling.webhook.enqueue.failures', {
-      unit: '{delivery}',
-      description: 'Deliveries the queue did not accept (answered 503).',
-    }),
-    refreshes: meter.createCounter('scheduling.token.refreshes', {
-      unit: '{refresh}',
-      description: 'Token refreshes this process made, by outcome and cause of failure.',
-    }),
+    enqueueFailures: counter(
+      'scheduling.webhook.enqueue.failures',
+      '{delivery}',
+      'Deliveries the queue did not accept (answered 503).',
+    ),
+    refreshes: counter(
+      'scheduling.token.refreshes',
+      '{refresh}',
+      'Token refreshes this process made, by outcome and cause of failure.',
+    ),
     leaseWait: seconds(
       'scheduling.token.lease.wait',
       'Time a refresh waited for the key’s lease, by how the wait ended.',
@@ -106,18 +142,20 @@ function make(meter: Otel.Meter): Instruments {
       'http.client.request.duration',
       'Requests to the service’s API and token endpoint, each try on its own.',
     ),
-    apiRetries: meter.createCounter('scheduling.api.retries', {
-      unit: '{retry}',
-      description: 'API requests tried again, by the status (or error) that caused it.',
-    }),
+    apiRetries: counter(
+      'scheduling.api.retries',
+      '{retry}',
+      'API requests tried again, by the status (or error) that caused it.',
+    ),
     reconcileDuration: seconds(
       'scheduling.subscriptions.reconcile.duration',
       'Time one reconcile() run took.',
     ),
-    reconcileAccounts: meter.createCounter('scheduling.subscriptions.reconcile.accounts', {
-      unit: '{account}',
-      description: 'Accounts reconcile() checked, by outcome.',
-    }),
+    reconcileAccounts: counter(
+      'scheduling.subscriptions.reconcile.accounts',
+      '{account}',
+      'Accounts reconcile() checked, by outcome.',
+    ),
   }
 }
 
@@ -135,8 +173,13 @@ export function meters(): Instruments | undefined {
   const current = a.metrics.getMeterProvider()
   if (current !== provider) {
     provider = current
-    const meter = current.getMeter(SCOPE)
-    instruments = meter === a.createNoopMeter() ? undefined : make(meter)
+    try {
+      const meter = current.getMeter(SCOPE)
+      instruments = meter === a.createNoopMeter() ? undefined : make(meter)
+    } catch {
+      // A provider that cannot make them: no metrics, nothing else changes.
+      instruments = undefined
+    }
   }
   return instruments
 }

@@ -108,6 +108,15 @@ export interface SpanStart {
 export function startSpan(name: string, start: SpanStart = {}): Traced | undefined {
   const a = api === undefined ? otel() : api
   if (a === null) return undefined
+  try {
+    return spanOf(a, name, start)
+  } catch {
+    // An SDK that throws (a span processor's onStart, say) costs its spans, never a delivery.
+    return undefined
+  }
+}
+
+function spanOf(a: Api, name: string, start: SpanStart): Traced | undefined {
   const { parent } = start
   const base =
     parent === undefined
@@ -151,34 +160,73 @@ export function endSpan(
   attributes?: Attributes,
 ): void {
   if (traced === undefined) return
+  finishSpan(traced, attributes, error === undefined ? undefined : errorType(error))
+}
+
+/**
+ * Ends a span with `attributes`; `failed` (an `error.type`) marks it failed. Whatever the SDK
+ * throws here is dropped: telemetry never changes an answer.
+ */
+export function finishSpan(
+  traced: Traced | undefined,
+  attributes: Attributes | undefined,
+  failed?: string,
+): void {
+  if (traced === undefined) return
   const { span } = traced
-  if (attributes !== undefined) span.setAttributes(attributes)
-  if (error !== undefined) {
-    const type = errorType(error)
-    span.setAttribute('error.type', type)
-    span.setStatus({ code: STATUS_ERROR, message: type })
+  try {
+    if (attributes !== undefined) span.setAttributes(attributes)
+    if (failed !== undefined) {
+      span.setAttribute('error.type', failed)
+      span.setStatus({ code: STATUS_ERROR, message: failed })
+    }
+  } catch {
+    // See above.
   }
-  span.end()
+  try {
+    span.end()
+  } catch {
+    // See above.
+  }
+}
+
+/** Sets attributes on a span under way, when there is one; never throws. */
+export function setAttributes(traced: Traced | undefined, attributes: Attributes): void {
+  try {
+    traced?.span.setAttributes(attributes)
+  } catch {
+    // Telemetry never changes an answer.
+  }
 }
 
 /** Runs `fn` with the span's context active (so spans of the code it calls nest under it). */
 export function within<T>(traced: Traced | undefined, fn: () => T): T {
-  if (traced === undefined) return fn()
-  return (api as Api).context.with(traced.ctx, fn)
+  // The API may have been turned off since the span started: then just run.
+  const a = api
+  if (traced === undefined || a == null) return fn()
+  return a.context.with(traced.ctx, fn)
 }
 
 /** Adds an event to a span, when there is one. */
 export function spanEvent(traced: Traced | undefined, name: string, attributes?: Attributes): void {
-  traced?.span.addEvent(name, attributes)
+  try {
+    traced?.span.addEvent(name, attributes)
+  } catch {
+    // Telemetry never changes an answer.
+  }
 }
 
 /** The span of the active context, for code that was handed no parent. */
 export function activeSpan(): Traced | undefined {
   const a = api === undefined ? otel() : api
   if (a === null) return undefined
-  const ctx = a.context.active()
-  const span = a.trace.getSpan(ctx)
-  return span?.isRecording() ? { span, ctx } : undefined
+  try {
+    const ctx = a.context.active()
+    const span = a.trace.getSpan(ctx)
+    return span?.isRecording() ? { span, ctx } : undefined
+  } catch {
+    return undefined
+  }
 }
 
 // Carrying a trace across the queue: W3C trace context, through the app's propagator when it
@@ -190,7 +238,11 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 export function traceCarrier(traced: Traced | undefined): Record<string, string> | undefined {
   if (traced === undefined) return undefined
   const carrier: Record<string, string> = {}
-  ;(api as Api).propagation.inject(traced.ctx, carrier)
+  try {
+    api?.propagation.inject(traced.ctx, carrier)
+  } catch {
+    // A propagator that throws: the trace context is written below.
+  }
   if (carrier.traceparent === undefined) {
     const { traceId, spanId, traceFlags } = traced.span.spanContext()
     carrier.traceparent = `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`
@@ -205,6 +257,14 @@ export function traceCarrier(traced: Traced | undefined): Record<string, string>
 export function contextFrom(carrier: unknown): { ctx: Context; link: Otel.Link } | undefined {
   const a = api === undefined ? otel() : api
   if (a === null || typeof carrier !== 'object' || carrier === null) return undefined
+  try {
+    return remoteContext(a, carrier)
+  } catch {
+    return undefined
+  }
+}
+
+function remoteContext(a: Api, carrier: object): { ctx: Context; link: Otel.Link } | undefined {
   const { traceparent, tracestate } = carrier as Record<string, unknown>
   if (typeof traceparent !== 'string') return undefined
   const headers: Record<string, string> = { traceparent }

@@ -7,6 +7,8 @@ import {
   activeSpan,
   attributeText,
   endSpan,
+  finishSpan,
+  setAttributes,
   startSpan,
   type Traced,
   within,
@@ -184,13 +186,10 @@ class Endpoint implements WebhookHandler {
     }
     if (code !== undefined) attributes['error.type'] = code
     if (watch.parent !== undefined) {
-      const { span } = watch.parent
       if (state.webhookId !== undefined)
-        span.setAttribute('scheduling.webhook.id', attributeText(state.webhookId))
-      span.setAttributes(attributes)
+        setAttributes(watch.parent, { 'scheduling.webhook.id': attributeText(state.webhookId) })
       // A refusal is the sender's fault; only a server error marks the delivery span failed.
-      if (status >= 500) span.setStatus({ code: 2, message: code })
-      span.end()
+      finishSpan(watch.parent, attributes, status >= 500 ? code : undefined)
     }
     watch.m?.deliveries.add(1, attributes)
     watch.m?.deliveryDuration.record(since(started), {
@@ -241,7 +240,7 @@ class Endpoint implements WebhookHandler {
     try {
       const received = await receive(request, this.#settings, state)
       const attributes = eventAttributes(received.event, received.context)
-      parent.span.setAttributes(attributes)
+      setAttributes(parent, attributes)
       endSpan(traced, undefined, attributes)
       return received
     } catch (error) {
