@@ -19,14 +19,12 @@ import { eventBody } from './verify.js'
 const SECRET = 'whsec_bench_handle'
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} }
 
-async function measureHandle(): Promise<Measured[]> {
-  const store = new MemoryDedupeStore()
-  // More distinct deliveries than the store keeps: an id comes round again only once evicted.
-  const count = store.maxEntries + 10_000
+/** `count` signed 2 KiB deliveries as an adapter hands them to `handle()`, each its own payload id. */
+export function signedRequests(count: number, idPrefix: string, secret: string): WebhookRequest[] {
   const requests: WebhookRequest[] = []
   for (let i = 0; i < count; i++) {
-    const body = Buffer.from(eventBody(2048, `payload_bench${String(i).padStart(8, '0')}`))
-    const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex').toUpperCase()}`
+    const body = Buffer.from(eventBody(2048, `${idPrefix}${String(i).padStart(8, '0')}`))
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex').toUpperCase()}`
     requests.push({
       method: 'POST',
       path: '/webhooks/scheduling',
@@ -41,6 +39,14 @@ async function measureHandle(): Promise<Measured[]> {
       body,
     })
   }
+  return requests
+}
+
+async function measureHandle(): Promise<Measured[]> {
+  const store = new MemoryDedupeStore()
+  // More distinct deliveries than the store keeps: an id comes round again only once evicted.
+  const count = store.maxEntries + 10_000
+  const requests = signedRequests(count, 'payload_bench', SECRET)
   const handler = createWebhookHandler({
     secret: SECRET,
     dedupe: store,

@@ -3,7 +3,6 @@
 // (the target: no measurable change), and with an SDK recording every span and metric into an
 // exporter that drops them (reported). The three share one process and are interleaved round
 // by round; each batch first puts the global telemetry in its case's state, untimed.
-import { createHmac } from 'node:crypto'
 import * as api from '@opentelemetry/api'
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
 import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace'
@@ -12,8 +11,8 @@ import {
   type DedupeStore,
   type Logger,
   useOpenTelemetry,
-  type WebhookRequest,
 } from '@scheduling-kit/core'
+import { signedRequests } from './handle.js'
 import {
   answerParent,
   type Case,
@@ -50,24 +49,7 @@ async function measureTelemetry(withSdk: boolean): Promise<Measured[]> {
   // without the in-memory store's evictions, whose garbage would drown a 2% difference.
   const store: DedupeStore = { claim: () => 'claimed', complete: () => {}, release: () => {} }
   const count = 4_096
-  const requests: WebhookRequest[] = []
-  for (let i = 0; i < count; i++) {
-    const body = Buffer.from(eventBody(2048, `payload_otel${String(i).padStart(8, '0')}`))
-    const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex').toUpperCase()}`
-    requests.push({
-      method: 'POST',
-      path: '/webhooks/scheduling',
-      headers: {
-        host: '127.0.0.1:3000',
-        'content-type': 'application/json',
-        'content-length': String(body.length),
-        'x-service-signature': signature,
-        'x-service-webhook-id': 'wh_bench',
-        'user-agent': 'bench',
-      },
-      body,
-    })
-  }
+  const requests = signedRequests(count, 'payload_otel', SECRET)
   const handler = createWebhookHandler({
     secret: SECRET,
     dedupe: store,

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import fc from 'fast-check'
 import type { WebhookHandler } from '../src/webhooks/handler.js'
 
 /**
@@ -37,6 +38,12 @@ export async function serveHandler(
       }),
   }
 }
+
+/** Secrets of any shape a property tries: 16 to 40 characters of a base64-ish alphabet, untrimmed never. */
+export const secretText = () =>
+  fc
+    .string({ minLength: 16, maxLength: 40, unit: fc.constantFrom(...'abcdefXYZ0123456789_-+/=') })
+    .filter((s) => s.trim() === s)
 
 /** Signs like the service, independently of the code under test. */
 export function sign(body: string | Uint8Array, secret: string): string {

@@ -9,7 +9,7 @@ import {
 } from '../../../internal/conformance/src/otel.js'
 import { createSchedulingClient } from '../src/api/client.js'
 import { createOAuthClient } from '../src/oauth/client.js'
-import { createOAuthRoutes } from '../src/oauth/routes.js'
+import { createOAuthRoutes, type OAuthRoutes } from '../src/oauth/routes.js'
 import { MemorySubscriptionStore } from '../src/subscriptions/store.js'
 import { createWebhookSubscriptions } from '../src/subscriptions/subscriptions.js'
 import { inJobSpan } from '../src/telemetry/job.js'
@@ -18,10 +18,10 @@ import { createTokenManager } from '../src/tokens/manager.js'
 import type { TokenRecord } from '../src/tokens/record.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 import type { AnyWebhookEvent } from '../src/webhooks/events.js'
-import { createWebhookHandler } from '../src/webhooks/handler.js'
+import { createWebhookHandler, type WebhookHandler } from '../src/webhooks/handler.js'
 import type { QueueDelivery } from '../src/webhooks/options.js'
 import type { WebhookContext } from '../src/webhooks/registry.js'
-import { deliver, envelope, serveHandler, sign } from './helpers.js'
+import { deliver, envelope, secretText, serveHandler, sign } from './helpers.js'
 
 const SECRET = 'whsec_telemetry_0123456789'
 let sdk: TestSdk
@@ -32,6 +32,67 @@ beforeEach(() => {
 afterEach(() => sdk.shutdown())
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+
+/** Serves `handler` on loopback for what `fn` sends it, then closes it. */
+async function serving<T>(handler: WebhookHandler, fn: (url: string) => Promise<T>): Promise<T> {
+  const served = await serveHandler(handler)
+  try {
+    return await fn(served.url)
+  } finally {
+    await served.close()
+  }
+}
+
+/** The status of one new signed delivery to `url`. */
+const deliverNew = async (url: string) =>
+  (await deliver(url, JSON.stringify(envelope()), { secret: SECRET })).status
+
+/** An OAuth client of the fake server, on `redirectUri` (default the server's). */
+function oauthOf(server: TokenServer, redirectUri = server.redirectUri) {
+  return createOAuthClient({
+    clientId: server.clientId,
+    clientSecret: server.clientSecret,
+    redirectUri,
+    authUrl: server.url,
+  })
+}
+
+/**
+ * The whole sign-in through the routes: /login, the server's code for `account` (bound to the
+ * sign-in's PKCE challenge), the callback. `beforeCallback` runs between the two.
+ */
+async function signIn(
+  routes: OAuthRoutes<null>,
+  server: TokenServer,
+  redirectUri: string,
+  account: string,
+  beforeCallback: () => void = () => {},
+) {
+  const login = await routes.handle({
+    method: 'GET',
+    path: '/login',
+    headers: {},
+    mountPath: '/auth/scheduling',
+    raw: null,
+  })
+  const cookie = String(login!.headers['set-cookie']).split(';')[0]!
+  const location = new URL(String(login!.headers.location))
+  const state = location.searchParams.get('state')!
+  const code = server.issueCode(
+    account,
+    redirectUri,
+    location.searchParams.get('code_challenge') ?? undefined,
+  )
+  beforeCallback()
+  const answer = await routes.handle({
+    method: 'GET',
+    path: `/callback?code=${code}&state=${state}`,
+    headers: { cookie },
+    mountPath: '/auth/scheduling',
+    raw: null,
+  })
+  return { answer: answer!, cookie, state, code }
+}
 
 describe('a webhook delivery', () => {
   it('is one span with verify, the dedupe claim and each handler under it, and the answer on it', async () => {
@@ -322,12 +383,7 @@ describe('the API, tokens and the OAuth callback', () => {
 
   function refreshing(store: MemoryTokenStore) {
     return createTokenManager({
-      oauth: createOAuthClient({
-        clientId: server.clientId,
-        clientSecret: server.clientSecret,
-        redirectUri: server.redirectUri,
-        authUrl: server.url,
-      }),
+      oauth: oauthOf(server),
       store,
       retry: { baseDelayMs: 2, maxDelayMs: 20 },
       lease: { pollMs: 2 },
@@ -398,29 +454,8 @@ describe('the API, tokens and the OAuth callback', () => {
       cookieSecret: 'cookie-secret-0123456789abcdef',
       logger: quiet,
     })
-    const login = await routes.handle({
-      method: 'GET',
-      path: '/login',
-      headers: {},
-      mountPath: '/auth/scheduling',
-      raw: null,
-    })
-    const cookie = String(login!.headers['set-cookie']).split(';')[0]!
-    const location = new URL(String(login!.headers.location))
-    const code = server.issueCode(
-      'acct_cb',
-      redirectUri,
-      location.searchParams.get('code_challenge') ?? undefined,
-    )
-    sdk.reset()
-    const answer = await routes.handle({
-      method: 'GET',
-      path: `/callback?code=${code}&state=${location.searchParams.get('state')}`,
-      headers: { cookie },
-      mountPath: '/auth/scheduling',
-      raw: null,
-    })
-    expect(answer!.status).toBe(302)
+    const { answer } = await signIn(routes, server, redirectUri, 'acct_cb', () => sdk.reset())
+    expect(answer.status).toBe(302)
     const [callback] = sdk.named('scheduling.oauth.callback')
     expect(callback!.attributes).toMatchObject({
       'scheduling.account': 'acct_cb',
@@ -474,14 +509,7 @@ describe('without an SDK, or turned off', () => {
     await sdk.shutdown()
     useOpenTelemetry(api)
     const handler = createWebhookHandler(SECRET, { logger: quiet }).on('event.created', () => {})
-    const served = await serveHandler(handler)
-    try {
-      expect(
-        (await deliver(served.url, JSON.stringify(envelope()), { secret: SECRET })).status,
-      ).toBe(200)
-    } finally {
-      await served.close()
-    }
+    expect(await serving(handler, deliverNew)).toBe(200)
     sdk = installSdk()
     expect(sdk.spans()).toHaveLength(0)
   })
@@ -489,14 +517,7 @@ describe('without an SDK, or turned off', () => {
   it('useOpenTelemetry(false): an SDK registered records nothing of scheduling-kit', async () => {
     useOpenTelemetry(false)
     const handler = createWebhookHandler(SECRET, { logger: quiet }).on('event.created', () => {})
-    const served = await serveHandler(handler)
-    try {
-      expect(
-        (await deliver(served.url, JSON.stringify(envelope()), { secret: SECRET })).status,
-      ).toBe(200)
-    } finally {
-      await served.close()
-    }
+    expect(await serving(handler, deliverNew)).toBe(200)
     expect(sdk.spans()).toHaveLength(0)
     expect(await sdk.points('scheduling.webhook.deliveries')).toHaveLength(0)
   })
@@ -505,14 +526,11 @@ describe('without an SDK, or turned off', () => {
     await sdk.shutdown()
     useOpenTelemetry(api)
     const handler = createWebhookHandler(SECRET, { logger: quiet }).on('event.created', () => {})
-    const served = await serveHandler(handler)
-    try {
-      await deliver(served.url, JSON.stringify(envelope()), { secret: SECRET })
+    await serving(handler, async (url) => {
+      await deliverNew(url)
       sdk = installSdk()
-      await deliver(served.url, JSON.stringify(envelope()), { secret: SECRET })
-    } finally {
-      await served.close()
-    }
+      await deliverNew(url)
+    })
     expect(sdk.named('scheduling.webhook.delivery')).toHaveLength(1)
     const counted = await sdk.points('scheduling.webhook.deliveries')
     expect(counted.map((p) => p.value)).toEqual([1])
@@ -548,119 +566,96 @@ describe('no secret in any exported span or metric', () => {
   }
 
   it('property: deliveries, the OAuth flow, refreshes and API calls, with secrets of any shape', async () => {
-    const secretText = fc
-      .string({
-        minLength: 16,
-        maxLength: 40,
-        unit: fc.constantFrom(...'abcdefXYZ0123456789_-+/='),
-      })
-      .filter((s) => s.trim() === s)
     await fc.assert(
-      fc.asyncProperty(secretText, secretText, secretText, async (signing, cookieSecret, note) => {
-        sdk.reset()
-        // Deliveries: handled, duplicate, forged, a handler that throws with the secret in its message.
-        const handler = createWebhookHandler(signing, { logger: quiet })
-          .on('event.created', () => {})
-          .on('event.canceled', () => {
-            throw new Error(`failed with ${signing} and ${note}`)
-          })
-        const served = await serveHandler(handler)
-        const bodies: string[] = []
-        const signatures: string[] = []
-        try {
-          for (const type of ['event.created', 'event.canceled']) {
-            const body = JSON.stringify(envelope(type, { payload: { note } }))
-            bodies.push(body)
-            signatures.push(
-              sign(body, signing).slice(7),
-              sign(body, signing).slice(7).toLowerCase(),
-            )
-            await deliver(served.url, body, { secret: signing })
-            await deliver(served.url, body, { secret: signing })
-            await deliver(served.url, body, { secret: `${signing}x` })
+      fc.asyncProperty(
+        secretText(),
+        secretText(),
+        secretText(),
+        async (signing, cookieSecret, note) => {
+          sdk.reset()
+          // Deliveries: handled, duplicate, forged, a handler that throws with the secret in its message.
+          const handler = createWebhookHandler(signing, { logger: quiet })
+            .on('event.created', () => {})
+            .on('event.canceled', () => {
+              throw new Error(`failed with ${signing} and ${note}`)
+            })
+          const served = await serveHandler(handler)
+          const bodies: string[] = []
+          const signatures: string[] = []
+          try {
+            for (const type of ['event.created', 'event.canceled']) {
+              const body = JSON.stringify(envelope(type, { payload: { note } }))
+              bodies.push(body)
+              signatures.push(
+                sign(body, signing).slice(7),
+                sign(body, signing).slice(7).toLowerCase(),
+              )
+              await deliver(served.url, body, { secret: signing })
+              await deliver(served.url, body, { secret: signing })
+              await deliver(served.url, body, { secret: `${signing}x` })
+            }
+          } finally {
+            await served.close()
           }
-        } finally {
-          await served.close()
-        }
-        // The OAuth flow, then a refresh, then API calls with the tokens it got.
-        const tokenStore = new MemoryTokenStore()
-        const routes = createOAuthRoutes<null>({
-          clientId: server.clientId,
-          clientSecret: server.clientSecret,
-          redirectUri,
-          authUrl: server.url,
-          tokenStore,
-          cookieSecret,
-          logger: quiet,
-        })
-        const login = await routes.handle({
-          method: 'GET',
-          path: '/login',
-          headers: {},
-          mountPath: '/auth/scheduling',
-          raw: null,
-        })
-        const cookie = String(login!.headers['set-cookie']).split(';')[0]!
-        const location = new URL(String(login!.headers.location))
-        const state = location.searchParams.get('state')!
-        const code = server.issueCode(
-          'acct_p',
-          redirectUri,
-          location.searchParams.get('code_challenge') ?? undefined,
-        )
-        const callback = await routes.handle({
-          method: 'GET',
-          path: `/callback?code=${code}&state=${state}`,
-          headers: { cookie },
-          mountPath: '/auth/scheduling',
-          raw: null,
-        })
-        expect(callback!.status).toBe(302)
-        const stored = (await tokenStore.get('acct_p'))!
-        await tokenStore.set('acct_p', { ...stored, expiresAt: Date.now() - 1 })
-        const tokens = createTokenManager({
-          oauth: createOAuthClient({
+          // The OAuth flow, then a refresh, then API calls with the tokens it got.
+          const tokenStore = new MemoryTokenStore()
+          const routes = createOAuthRoutes<null>({
             clientId: server.clientId,
             clientSecret: server.clientSecret,
             redirectUri,
             authUrl: server.url,
-          }),
-          store: tokenStore,
-        })
-        const client = createSchedulingClient({
-          baseUrl: `${server.url}/v1`,
-          token: { manager: tokens, key: 'acct_p' },
-          retry: { baseDelayMs: 1, maxDelayMs: 1 },
-        })
-        server.webhooks.failApi({ status: 429, retryAfter: '0' })
-        await client.webhooks.create({ url: 'https://app.example.test/hook' })
-        await client.me()
-        const refreshed = (await tokenStore.get('acct_p'))!
-        expect(refreshed.accessToken).not.toBe(stored.accessToken)
+            tokenStore,
+            cookieSecret,
+            logger: quiet,
+          })
+          const {
+            answer: callback,
+            cookie,
+            state,
+            code,
+          } = await signIn(routes, server, redirectUri, 'acct_p')
+          expect(callback.status).toBe(302)
+          const stored = (await tokenStore.get('acct_p'))!
+          await tokenStore.set('acct_p', { ...stored, expiresAt: Date.now() - 1 })
+          const tokens = createTokenManager({
+            oauth: oauthOf(server, redirectUri),
+            store: tokenStore,
+          })
+          const client = createSchedulingClient({
+            baseUrl: `${server.url}/v1`,
+            token: { manager: tokens, key: 'acct_p' },
+            retry: { baseDelayMs: 1, maxDelayMs: 1 },
+          })
+          server.webhooks.failApi({ status: 429, retryAfter: '0' })
+          await client.webhooks.create({ url: 'https://app.example.test/hook' })
+          await client.me()
+          const refreshed = (await tokenStore.get('acct_p'))!
+          expect(refreshed.accessToken).not.toBe(stored.accessToken)
 
-        const text = await exported()
-        expect(sdk.named('scheduling.webhook.delivery')).toHaveLength(6)
-        expect(sdk.named('scheduling.oauth.callback')).toHaveLength(1)
-        expect(sdk.named('scheduling.token.refresh')).toHaveLength(1)
-        const grants = server.tokenRequests.flatMap((r) => [r.form.code, r.form.refresh_token])
-        const secrets = [
-          signing,
-          cookieSecret,
-          note,
-          server.clientSecret,
-          code,
-          state,
-          cookie.split('=')[1]!,
-          stored.accessToken,
-          stored.refreshToken,
-          refreshed.accessToken,
-          refreshed.refreshToken,
-          ...signatures,
-          ...bodies,
-          ...grants.filter((g): g is string => g !== undefined),
-        ]
-        for (const secret of secrets) expect(text).not.toContain(secret)
-      }),
+          const text = await exported()
+          expect(sdk.named('scheduling.webhook.delivery')).toHaveLength(6)
+          expect(sdk.named('scheduling.oauth.callback')).toHaveLength(1)
+          expect(sdk.named('scheduling.token.refresh')).toHaveLength(1)
+          const grants = server.tokenRequests.flatMap((r) => [r.form.code, r.form.refresh_token])
+          const secrets = [
+            signing,
+            cookieSecret,
+            note,
+            server.clientSecret,
+            code,
+            state,
+            cookie.split('=')[1]!,
+            stored.accessToken,
+            stored.refreshToken,
+            refreshed.accessToken,
+            refreshed.refreshToken,
+            ...signatures,
+            ...bodies,
+            ...grants.filter((g): g is string => g !== undefined),
+          ]
+          for (const secret of secrets) expect(text).not.toContain(secret)
+        },
+      ),
       { numRuns: 10 },
     )
   })
@@ -726,12 +721,7 @@ describe('an SDK that throws', () => {
           account: { id: 'acct_t' },
         })
         const tokens = createTokenManager({
-          oauth: createOAuthClient({
-            clientId: server.clientId,
-            clientSecret: server.clientSecret,
-            redirectUri: server.redirectUri,
-            authUrl: server.url,
-          }),
+          oauth: oauthOf(server),
           store,
         })
         const client = createSchedulingClient({

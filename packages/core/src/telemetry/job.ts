@@ -1,13 +1,5 @@
 import type { AnyWebhookEvent } from '../webhooks/events.js'
-import {
-  attributeText,
-  CONSUMER,
-  contextFrom,
-  endSpan,
-  startSpan,
-  type Traced,
-  within,
-} from './otel.js'
+import { attributeText, CONSUMER, contextFrom, runInSpan, startSpan } from './otel.js'
 
 /** A queued delivery as a worker takes it, for its span. */
 export interface JobSpanOptions {
@@ -31,7 +23,7 @@ export interface JobSpanOptions {
  * links to its enqueue span. The webhook handler's `dispatch` called inside puts its handlers'
  * spans under it. Without OpenTelemetry, just runs `work`.
  */
-export async function inJobSpan<T>(options: JobSpanOptions, work: () => Promise<T>): Promise<T> {
+export function inJobSpan<T>(options: JobSpanOptions, work: () => Promise<T>): Promise<T> {
   const remote = contextFrom(options.trace)
   const destination = attributeText(options.destination)
   const attributes: Record<string, string | number> = {
@@ -49,17 +41,10 @@ export async function inJobSpan<T>(options: JobSpanOptions, work: () => Promise<
     attributes['scheduling.payload.id'] = attributeText(String(event.id))
     attributes['scheduling.event.type'] = attributeText(String(event.type))
   }
-  const traced: Traced | undefined = startSpan(`process ${destination}`, {
+  const traced = startSpan(`process ${destination}`, {
     kind: CONSUMER,
     attributes,
     ...(remote === undefined ? {} : { parent: remote.ctx, links: [remote.link] }),
   })
-  try {
-    const value = await within(traced, work)
-    endSpan(traced)
-    return value
-  } catch (error) {
-    endSpan(traced, error)
-    throw error
-  }
+  return runInSpan(traced, work)
 }

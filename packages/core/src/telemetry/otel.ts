@@ -286,15 +286,8 @@ function remoteContext(a: Api, carrier: object): { ctx: Context; link: Otel.Link
   return { ctx, link: { context: spanContext } }
 }
 
-/** Runs `fn` in a child span of `parent` (none when `parent` is undefined), ended as it ends. */
-export async function inChildSpan<T>(
-  name: string,
-  parent: Traced | undefined,
-  fn: () => Promise<T>,
-  kind = INTERNAL,
-): Promise<T> {
-  if (parent === undefined) return fn()
-  const traced = startSpan(name, { parent, kind })
+/** Runs `fn` with `traced` active, and ends it as `fn` ends: failed when it throws. */
+export async function runInSpan<T>(traced: Traced | undefined, fn: () => Promise<T>): Promise<T> {
   try {
     const value = await within(traced, fn)
     endSpan(traced)
@@ -303,4 +296,15 @@ export async function inChildSpan<T>(
     endSpan(traced, error)
     throw error
   }
+}
+
+/** Runs `fn` in a child span of `parent` (none when `parent` is undefined), ended as it ends. */
+export function inChildSpan<T>(
+  name: string,
+  parent: Traced | undefined,
+  fn: () => Promise<T>,
+  kind = INTERNAL,
+): Promise<T> {
+  if (parent === undefined) return fn()
+  return runInSpan(startSpan(name, { parent, kind }), fn)
 }
