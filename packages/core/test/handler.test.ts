@@ -642,3 +642,18 @@ describe('createWebhookHandler: dedupe window, body deadline, bytes as received'
     }
   })
 })
+
+describe('handle()', () => {
+  it('a request that is no request rejects (it never throws where it is called)', async () => {
+    const handler = createWebhookHandler('whsec_no_request')
+    let thrown = false
+    let promise: Promise<unknown> | undefined
+    try {
+      promise = handler.handle(null as never)
+    } catch {
+      thrown = true
+    }
+    expect(thrown).toBe(false)
+    await expect(promise).rejects.toThrow(TypeError)
+  })
+})

@@ -155,6 +155,16 @@ class Endpoint implements WebhookHandler {
   }
 
   handle = (request: WebhookRequest): Promise<WebhookResponse | undefined> => {
+    // Not an async function (its own promise would cost turns), yet it never throws: a request
+    // that is no request rejects, as before.
+    try {
+      return this.#start(request)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  #start(request: WebhookRequest): Promise<WebhookResponse | undefined> {
     if (normalizePath(request.path) !== this.path) return Promise.resolve(undefined)
     const state: WebhookErrorContext = { webhookId: undefined, event: undefined }
     // Without an SDK, one non-recording span and one look at the meter provider: nothing more.
