@@ -1,7 +1,7 @@
 import * as api from '@opentelemetry/api'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   idsOf,
   installSdk as install,
@@ -505,13 +505,66 @@ describe('the API, tokens and the OAuth callback', () => {
 })
 
 describe('without an SDK, or turned off', () => {
-  it('the API with no SDK: deliveries are answered, nothing is recorded', async () => {
-    await sdk.shutdown()
-    useOpenTelemetry(api)
+  it('the API with no SDK: deliveries are answered on the unobserved path (no context switch, no propagation)', async () => {
+    // With an SDK, the observed path runs the delivery inside its span's context.
+    const withSdk = vi.spyOn(api.context, 'with')
     const handler = createWebhookHandler(SECRET, { logger: quiet }).on('event.created', () => {})
     expect(await serving(handler, deliverNew)).toBe(200)
+    expect(withSdk).toHaveBeenCalled()
+    withSdk.mockRestore()
+    await sdk.shutdown()
+    useOpenTelemetry(api)
+    const switched = vi.spyOn(api.context, 'with')
+    const injected = vi.spyOn(api.propagation, 'inject')
+    try {
+      const queued: QueueDelivery[] = []
+      const queueing = createWebhookHandler(SECRET, {
+        logger: quiet,
+        queue: { enqueue: (_e, _c, delivery) => void queued.push(delivery) },
+      })
+      expect(await serving(handler, deliverNew)).toBe(200)
+      expect(await serving(queueing, deliverNew)).toBe(200)
+      expect(switched).not.toHaveBeenCalled()
+      expect(injected).not.toHaveBeenCalled()
+      expect(queued.map((d) => d.trace)).toEqual([undefined])
+    } finally {
+      switched.mockRestore()
+      injected.mockRestore()
+    }
     sdk = installSdk()
     expect(sdk.spans()).toHaveLength(0)
+  })
+
+  it('property: whatever method and webhook id header a sender chooses, the attributes hold them as capped printable ASCII', async () => {
+    const handler = createWebhookHandler(SECRET, { logger: quiet })
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ maxLength: 3000, unit: 'binary' }),
+        fc.oneof(fc.constant('POST'), fc.string({ maxLength: 300, unit: 'binary' })),
+        async (webhookId, method) => {
+          sdk.reset()
+          await handler.handle({
+            method,
+            path: '/webhooks/scheduling',
+            headers: {
+              'content-type': 'application/json',
+              'x-service-webhook-id': webhookId,
+              'x-service-signature': 'sha256=00',
+            },
+            body: '{}',
+          })
+          const [delivery] = sdk.named('scheduling.webhook.delivery')
+          for (const key of ['scheduling.webhook.id', 'http.request.method']) {
+            const value = delivery!.attributes[key]
+            if (value === undefined) continue
+            expect(String(value).length).toBeLessThanOrEqual(128)
+            expect(String(value)).toMatch(/^[\x20-\x7e]*$/)
+          }
+          expect(delivery!.attributes['http.request.method']).toBeDefined()
+        },
+      ),
+      { numRuns: 200 },
+    )
   })
 
   it('useOpenTelemetry(false): an SDK registered records nothing of scheduling-kit', async () => {
