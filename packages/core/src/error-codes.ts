@@ -45,6 +45,8 @@ export type ClientErrorCode =
   | 'stale_write'
   | 'closed'
   | 'subscription_busy'
+  /** The server answered with a redirect (3xx): never followed, nothing re-sent, nothing kept. */
+  | 'redirect_refused'
 
 /** Codes of errors the OAuth routes answer with, each with its HTTP status. */
 export const OAUTH_FLOW_ERROR_STATUS = {

@@ -193,6 +193,39 @@ export class InvalidResponseError extends SchedulingError<'invalid_response'> {
   }
 }
 
+/**
+ * The server answered a request with a redirect (3xx). Redirects are never followed: following
+ * one re-sends the form (client secret, refresh token, code, verifier) or the request to an
+ * address the configured one did not name, and its answer would be taken as the service's.
+ * `location` is the origin the redirect named (`undefined` when it named none or none readable).
+ */
+export class RedirectRefusedError extends SchedulingError<'redirect_refused'> {
+  readonly location: string | undefined
+
+  constructor(what: string, status: number, location: string | null, url: string) {
+    const origin = locationOrigin(location, url)
+    const where =
+      origin === undefined
+        ? 'without a readable Location'
+        : origin === new URL(url).origin
+          ? `to ${origin} (the same origin)`
+          : `to another origin, ${origin}`
+    super(
+      'redirect_refused',
+      `${what} (${displayUrl(url)}) was answered ${status}, a redirect ${where}; redirects are not followed, so nothing was sent there and the answer was not used. If the service really moved, configure its new address (authUrl or apiUrl).`,
+      { status: 502 },
+    )
+    this.location = origin
+  }
+}
+
+/** The origin a `Location` header names, resolved against the request's URL, cleaned for messages. */
+function locationOrigin(location: string | null, url: string): string | undefined {
+  if (location === null || location === '' || !URL.canParse(location, url)) return undefined
+  const origin = new URL(location, url).origin
+  return origin === 'null' ? undefined : serverText(origin, 200)
+}
+
 /** No tokens are stored for this key: the account was never connected, or was disconnected. */
 export class NotConnectedError extends SchedulingError<'not_connected'> {
   readonly key: string

@@ -1,4 +1,4 @@
-import { InvalidResponseError, NetworkError, TimeoutError } from './errors.js'
+import { InvalidResponseError, NetworkError, RedirectRefusedError, TimeoutError } from './errors.js'
 import { readStream } from './stream.js'
 import { meters, since } from './telemetry/metrics.js'
 import {
@@ -98,10 +98,21 @@ async function sendOnce(url: string, init: RequestInit, options: SendOptions): P
   try {
     let response: Response
     try {
-      response = await options.fetch(url, { ...init, signal: controller.signal })
+      // Never followed: a redirect would carry the body (client secret, refresh token, code)
+      // or the request to an address nobody configured, and its answer would be believed.
+      response = await options.fetch(url, { ...init, redirect: 'manual', signal: controller.signal })
     } catch (cause) {
       if (timedOut) throw new TimeoutError(options.what, options.timeoutMs, url)
       throw new NetworkError(options.what, cause, url)
+    }
+    if (isRedirect(response)) {
+      await response.body?.cancel().catch(() => {})
+      throw new RedirectRefusedError(
+        options.what,
+        response.status,
+        response.type === 'opaqueredirect' ? null : response.headers.get('location'),
+        url,
+      )
     }
     try {
       const text = await readText(response, options.maxBodyBytes, options.what)
@@ -114,6 +125,18 @@ async function sendOnce(url: string, init: RequestInit, options: SendOptions): P
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * A redirect answer, or an answer reached through one (a `fetch` option that ignored
+ * `redirect: 'manual'`); browsers answer a manual redirect with an opaque one of status 0.
+ */
+function isRedirect(response: Response): boolean {
+  return (
+    (response.status >= 300 && response.status < 400) ||
+    response.type === 'opaqueredirect' ||
+    response.redirected === true
+  )
 }
 
 async function readText(response: Response, limit: number, what: string): Promise<string> {

@@ -42,6 +42,7 @@ export {
 export {
   ConfigError,
   InvalidResponseError,
+  RedirectRefusedError,
   isOAuthFlowError,
   isSchedulingError,
   isTransientError,
