@@ -47,7 +47,7 @@ export function packedProject(): Project {
     symlinkSync(realpathSync(join(here, 'node_modules', name)), join(modules, name), 'dir')
   }
   writeFileSync(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n')
-  for (const file of ['scenario.mjs', 'host.mjs', 'worker.mjs']) {
+  for (const file of ['scenario.mjs', 'host.mjs', 'worker.mjs', 'worker-webhooks.mjs']) {
     copyFileSync(join(fixtures, file), join(dir, file))
   }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
@@ -64,11 +64,14 @@ export interface WorkerBundle {
  * Bundles the Worker as Wrangler does for workerd: esbuild with the `workerd`, `worker` and
  * `browser` export conditions.
  */
-export async function bundleWorker(project: Project): Promise<WorkerBundle> {
-  const path = join(project.dir, 'worker.bundle.mjs')
+export async function bundleWorker(
+  project: Project,
+  entry: 'worker.mjs' | 'worker-webhooks.mjs' = 'worker.mjs',
+): Promise<WorkerBundle> {
+  const path = join(project.dir, entry.replace(/\.mjs$/, '.bundle.mjs'))
   const { metafile } = await build({
     absWorkingDir: project.dir,
-    entryPoints: ['worker.mjs'],
+    entryPoints: [entry],
     outfile: path,
     bundle: true,
     format: 'esm',

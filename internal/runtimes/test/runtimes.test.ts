@@ -56,6 +56,10 @@ interface RunResult {
     handled: string[]
     login: { status: number; location?: string }
   }
+  /** workerd: the webhook-only Worker's forged and signed delivery. */
+  webhookOnly?: { forged: number; delivered: number; handled: string[] }
+  /** workerd: the compatibility date both Workers ran at. */
+  compatibilityDate?: string
   /** workerd: every fetch the Worker made, as `outboundService` saw it. */
   outbound?: string[]
   /** workerd: the bundle esbuild made. */
@@ -64,8 +68,10 @@ interface RunResult {
 
 type Build = 'node' | 'web'
 interface Runtime {
-  id: 'node20' | 'node22' | 'node24' | 'bun' | 'deno' | 'workerd'
+  id: 'node20' | 'node22' | 'node24' | 'bun' | 'deno' | 'workerd' | 'workerd-2025'
   label: string
+  /** workerd: the Workers' compatibility date. */
+  compatibilityDate?: string
   /** The build of core its export conditions select. */
   build: Build
 }
@@ -80,8 +86,17 @@ const MATRIX: Runtime[] = [
   // a tenth of the cost of its Web Crypto per 2 KiB verification (bench/RESULTS.md).
   { id: 'deno', label: 'Deno', build: 'node' },
   // workerd's condition selects the Web Crypto build: no node:crypto without nodejs_compat.
-  { id: 'workerd', label: 'workerd (Miniflare)', build: 'web' },
+  { id: 'workerd', label: 'workerd (Miniflare)', build: 'web', compatibilityDate: '2026-07-01' },
+  // The oldest compatibility date the README claims: no WeakRef or FinalizationRegistry there
+  // (workerd enables them from 2025-05-05), so nothing late may be touched at module load.
+  {
+    id: 'workerd-2025',
+    label: 'workerd 2025-01-01',
+    build: 'web',
+    compatibilityDate: '2025-01-01',
+  },
 ]
+const isWorkerd = (runtime: Runtime) => runtime.compatibilityDate !== undefined
 
 const SECRET = 'whsec_runtimes_0123456789'
 const COOKIE_SECRET = 'cookie-secret-runtimes-0123456789abcdef'
@@ -128,7 +143,7 @@ type Input = ReturnType<typeof inputFor>
 
 /** Where the runtime's binary is, or why it cannot run here. */
 function found(runtime: Runtime): RuntimeBinary {
-  if (runtime.id !== 'workerd') return binaries[runtime.id]
+  if (!isWorkerd(runtime)) return binaries[runtime.id as Exclude<Runtime['id'], `workerd${string}`>]
   // Miniflare 4 needs Node 22 or later: it runs on the matrix's Node 22.
   const node = binaries.node22
   const version = driver.version
@@ -160,12 +175,19 @@ async function run(runtime: Runtime, input: Input): Promise<RunResult> {
   const command = binary(runtime)
   const cwd = project.dir
   const json = JSON.stringify(input)
-  if (runtime.id === 'workerd') {
+  if (isWorkerd(runtime)) {
     const bundle = await bundleWorker(project)
+    const webhookOnly = await bundleWorker(project, 'worker-webhooks.mjs')
     const { result } = await runJson<RunResult>(
       command,
-      [join(fixtures, 'miniflare.mjs'), bundle.path, json, auth.url],
-      { cwd, env: { MINIFLARE_ENTRY: driver.entry } },
+      [join(fixtures, 'miniflare.mjs'), bundle.path, json, auth.url, webhookOnly.path],
+      {
+        cwd,
+        env: {
+          MINIFLARE_ENTRY: driver.entry,
+          COMPATIBILITY_DATE: runtime.compatibilityDate ?? '',
+        },
+      },
     )
     return { ...result, bundle }
   }
@@ -244,7 +266,7 @@ for (const runtime of MATRIX) {
       }
 
       beforeAll(async () => {
-        const input = inputFor(runtime.id, runtime.id === 'workerd' ? WORKER_AUTH_URL : auth.url)
+        const input = inputFor(runtime.id, isWorkerd(runtime) ? WORKER_AUTH_URL : auth.url)
         try {
           outcome = { input, result: await run(runtime, input) }
           const { runtime: seen, crypto } = outcome.result
@@ -269,11 +291,12 @@ for (const runtime of MATRIX) {
 function scenarioCases(runtime: Runtime, result: () => { input: Input; result: RunResult }): void {
   it('is the version the matrix installs', () => {
     const { result: ran } = result()
-    if (runtime.id === 'workerd') {
+    if (isWorkerd(runtime)) {
       expect(ran.runtime).toEqual({ name: 'workerd' })
+      expect(ran.compatibilityDate).toBe(runtime.compatibilityDate)
       return
     }
-    const id = runtime.id
+    const id = runtime.id as Exclude<Runtime['id'], `workerd${string}`>
     expect(ran.runtime).toEqual({
       name: id.startsWith('node') ? 'node' : id,
       version: binaries[id].version,
@@ -354,7 +377,7 @@ function buildCases(runtime: Runtime, result: () => { input: Input; result: RunR
   } else {
     it('uses the Web Crypto build: index.js, subtle.sign and subtle.verify, no node:crypto', () => {
       const { result: ran } = result()
-      if (runtime.id === 'workerd') {
+      if (isWorkerd(runtime)) {
         // The bundle holds the default entry (and its chunk), nothing of the node build, and
         // imports nothing from outside: workerd without nodejs_compat has no node:crypto.
         expect(ran.bundle?.coreFiles).toContainEqual(expect.stringMatching(CORE_DEFAULT_ENTRY))
@@ -369,7 +392,12 @@ function buildCases(runtime: Runtime, result: () => { input: Input; result: RunR
     })
   }
 
-  if (runtime.id === 'workerd') {
+  if (isWorkerd(runtime)) {
+    it('loads the webhook-only Worker: refuses a forgery, handles a signed delivery', () => {
+      const { result: ran } = result()
+      expect(ran.webhookOnly).toEqual({ forged: 401, delivered: 200, handled: [IDS.h3] })
+    })
+
     it('serves a webhook and a sign-in through Hono, and sends its fetches through outboundService', () => {
       const { result: ran } = result()
       expect(ran.hono).toEqual({

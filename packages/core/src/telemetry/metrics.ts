@@ -60,16 +60,25 @@ export const observed = {
   reconciledAt: undefined as number | undefined,
 }
 
-const forgotten = new FinalizationRegistry<WeakRef<{ readonly size: number }>>((ref) =>
-  observed.dedupeStores.delete(ref),
-)
+/**
+ * Forgets a collected store's entry before the next collection. Made on first use, never at
+ * module load: runtimes without it (workerd before its 2025-05-05 compatibility date) load core.
+ */
+let forgotten: FinalizationRegistry<WeakRef<{ readonly size: number }>> | undefined
 
-/** Counts an in-memory dedupe store in `scheduling.webhook.dedupe.entries` while it lives. */
+/**
+ * Counts an in-memory dedupe store in `scheduling.webhook.dedupe.entries` while it lives. Where
+ * the runtime has no `WeakRef` the store is not counted (holding it strongly would keep it
+ * alive): the gauge then reports nothing, and nothing else changes.
+ */
 export function watchDedupeStore(store: { readonly size: number }): void {
-  if (otel() === null) return
+  if (otel() === null || typeof globalThis.WeakRef !== 'function') return
   const ref = new WeakRef(store)
   observed.dedupeStores.add(ref)
-  forgotten.register(store, ref)
+  if (forgotten === undefined && typeof globalThis.FinalizationRegistry === 'function') {
+    forgotten = new FinalizationRegistry((dead) => observed.dedupeStores.delete(dead))
+  }
+  forgotten?.register(store, ref)
 }
 
 function make(meter: Otel.Meter): Instruments {
