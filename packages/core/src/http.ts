@@ -100,7 +100,11 @@ async function sendOnce(url: string, init: RequestInit, options: SendOptions): P
     try {
       // Never followed: a redirect would carry the body (client secret, refresh token, code)
       // or the request to an address nobody configured, and its answer would be believed.
-      response = await options.fetch(url, { ...init, redirect: 'manual', signal: controller.signal })
+      response = await options.fetch(url, {
+        ...init,
+        redirect: 'manual',
+        signal: controller.signal,
+      })
     } catch (cause) {
       if (timedOut) throw new TimeoutError(options.what, options.timeoutMs, url)
       throw new NetworkError(options.what, cause, url)

@@ -42,7 +42,6 @@ export {
 export {
   ConfigError,
   InvalidResponseError,
-  RedirectRefusedError,
   isOAuthFlowError,
   isSchedulingError,
   isTransientError,
@@ -52,6 +51,7 @@ export {
   OAuthError,
   OAuthFlowError,
   ReauthorizationRequiredError,
+  RedirectRefusedError,
   SchedulingError,
   TimeoutError,
   WebhookError,
