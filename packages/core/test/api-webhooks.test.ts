@@ -106,7 +106,9 @@ describe('webhooks API', () => {
         for await (const e of api.paginate('/events')) seen.push(e)
       })().catch((e: unknown) => e)
       expect(isSchedulingError(error) && error.code).toBe('invalid_response')
-      expect(seen).toHaveLength(2)
+      // The second page starts where the first did: a loop, ended before it is handed out.
+      expect((error as Error).message).toMatch(/the list loops/)
+      expect(seen).toHaveLength(1)
     } finally {
       loop.close()
     }

@@ -63,15 +63,16 @@ beforeAll(async () => {
     headers: { 'content-type': 'application/json' },
     body: FOREIGN,
   }))
-  origin = await capturing((path) =>
-    path.startsWith('/moved')
-      ? { status: 200, headers: { 'content-type': 'application/json' }, body: FOREIGN }
-      : {
-          status,
-          headers: {
-            location: target === 'cross' ? `${foreign.url}/captured${path}` : `/moved${path}`,
+  origin = await capturing(
+    (path): { status: number; headers: Record<string, string>; body?: string } =>
+      path.startsWith('/moved')
+        ? { status: 200, headers: { 'content-type': 'application/json' }, body: FOREIGN }
+        : {
+            status,
+            headers: {
+              location: target === 'cross' ? `${foreign.url}/captured${path}` : `/moved${path}`,
+            },
           },
-        },
   )
 })
 afterAll(() => {

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util'
 import { EVENT_TYPES, signPayload } from '@scheduling-kit/core'
+import { serverText } from '@scheduling-kit/core/adapter'
 import { HELP, USAGE } from './cli-help.js'
-import { runWebhooks } from './cli-webhooks.js'
+import { DEFAULT_LIST_LIMIT, runWebhooks } from './cli-webhooks.js'
 import { createTestEvent } from './events.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
@@ -167,7 +168,7 @@ async function triggerDirect(type: string, values: Values): Promise<number> {
     return 2
   }
   console.log(`${type} ${event.id} -> ${answer.status}`)
-  if (answer.body) console.log(answer.body)
+  if (answer.body) console.log(serverText(answer.body, 2000))
   return answer.status >= 200 && answer.status < 300 ? 0 : 1
 }
 
@@ -183,21 +184,25 @@ async function triggerThroughService(type: string, values: Values): Promise<numb
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ type, webhookId: values['webhook-id'], account: values.account }),
+      redirect: 'manual',
     })
   } catch (error) {
     console.error(unreachable(control, error))
     return 2
   }
   if (!res.ok) {
-    console.error(`${service} answered ${res.status}: ${await res.text()}`)
+    console.error(`${service} answered ${res.status}: ${serverText(await res.text(), 500)}`)
     return 1
   }
   const { event, deliveries } = (await res.json()) as {
     event: { id: string }
     deliveries: Array<{ webhookId: string; status?: number; error?: string; ok: boolean }>
   }
-  console.log(`${type} ${event.id} -> ${deliveries.length} webhook(s)`)
-  for (const d of deliveries) console.log(`  ${d.webhookId}: ${d.status ?? d.error}`)
+  console.log(`${type} ${serverText(String(event.id), 80)} -> ${deliveries.length} webhook(s)`)
+  for (const d of deliveries)
+    console.log(
+      `  ${serverText(String(d.webhookId), 80)}: ${serverText(String(d.status ?? d.error), 500)}`,
+    )
   return deliveries.length > 0 && deliveries.every((d) => d.ok) ? 0 : 1
 }
 
@@ -218,6 +223,7 @@ async function webhooks(args: string[]): Promise<number> {
     'api-url': { type: 'string' },
     token: { type: 'string' },
     json: { type: 'boolean' },
+    limit: { type: 'string' },
   })
   if (values.help) {
     console.log(HELP.webhooks)
@@ -246,7 +252,10 @@ async function webhooks(args: string[]): Promise<number> {
   const token = (values.token as string | undefined) ?? process.env.SCHEDULING_TOKEN
   if (token === undefined || token === '')
     fail('--token (or SCHEDULING_TOKEN) is required: a personal access token.', 'webhooks')
-  return await runWebhooks({ action, target, apiUrl, token, json: values.json === true })
+  const limit = Number(values.limit ?? DEFAULT_LIST_LIMIT)
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    fail('--limit must be a whole number of webhooks, 1 or more.', 'webhooks')
+  return await runWebhooks({ action, target, apiUrl, token, json: values.json === true, limit })
 }
 
 async function main(argv: string[]): Promise<number> {

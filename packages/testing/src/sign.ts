@@ -48,6 +48,6 @@ export async function sendTestEvent(
   options: SignedRequestOptions,
 ): Promise<{ status: number; body: string }> {
   const { body, headers } = await signedRequest(event, options)
-  const res = await fetch(url, { method: 'POST', headers, body })
+  const res = await fetch(url, { method: 'POST', headers, body, redirect: 'manual' })
   return { status: res.status, body: await res.text() }
 }

@@ -13,7 +13,7 @@ import {
   within,
 } from '../telemetry/otel.js'
 import type { TokenManager } from '../tokens/manager.js'
-import { type CursorPageOptions, paginate } from './paginate.js'
+import { type CursorPageOptions, paginate, type RequestLimits } from './paginate.js'
 import {
   type ApiRetryOptions,
   backoffMs,
@@ -155,6 +155,7 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
     init: RequestInit,
     method: string,
     traced: Traced | undefined,
+    cap: number,
   ): Promise<T> {
     const what = `${method} ${path.split('?')[0]}`
     let bearer = oauth ? await oauth.manager.getAccessToken(oauth.key) : (token as string)
@@ -165,7 +166,7 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       const answer = await send(
         `${base}${path}`,
         { ...init, method, headers },
-        { fetch: fetchImpl, timeoutMs, what, maxBodyBytes },
+        { fetch: fetchImpl, timeoutMs, what, maxBodyBytes: cap },
       )
       if (answer.status === 401 && oauth && !refreshed) {
         // The token may have been revoked or expired early: refresh once, then try again.
@@ -190,7 +191,11 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
     }
   }
 
-  async function request<T>(path: string, init: RequestInit = {}): Promise<T> {
+  async function request<T>(
+    path: string,
+    init: RequestInit = {},
+    limits?: RequestLimits,
+  ): Promise<T> {
     // A path, never a URL: the bearer token must not be sent to another host.
     if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//')) {
       throw new ConfigError(
@@ -205,7 +210,15 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
     const m = meters()
     for (let attempt = 1; ; attempt++) {
       try {
-        const value = await within(traced, () => once<T>(path, init, method, traced))
+        const value = await within(traced, () =>
+          once<T>(
+            path,
+            init,
+            method,
+            traced,
+            Math.min(maxBodyBytes, limits?.maxBodyBytes ?? maxBodyBytes),
+          ),
+        )
         endSpan(traced)
         return value
       } catch (error) {
@@ -227,7 +240,7 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
   }
 
   const client: SchedulingClient = {
-    request,
+    request: (path, init) => request(path, init),
     me: <T>() => request<T>('/me'),
     paginate: <T>(path: string, pageOptions?: CursorPageOptions) =>
       paginate<T>(request, path, pageOptions),

@@ -18,9 +18,49 @@ export interface CursorPageOptions {
 /** The longest list followed: past it, the server's cursors are taken to loop. */
 const MAX_PAGES = 100_000
 
-type Requester = <T>(path: string, init?: RequestInit) => Promise<T>
+/** The longest `after` cursor followed, in characters: it is sent back in the URL. */
+export const MAX_CURSOR_LENGTH = 2048
 
-/** Every entry of a cursor-paginated list, fetching each page when the last is used up. */
+/** The largest page read, in bytes: 100 entries of a list are far below it. */
+export const MAX_PAGE_BYTES = 1024 * 1024
+
+/** Per-request limits a list asks of the client (below the client's own). */
+export interface RequestLimits {
+  maxBodyBytes?: number
+}
+
+type Requester = <T>(path: string, init?: RequestInit, limits?: RequestLimits) => Promise<T>
+
+/**
+ * A 53-bit fingerprint of a string (two FNV-1a rounds): what the loop check keeps of each
+ * cursor, so that a list's memory does not grow with its cursors' length.
+ */
+function fingerprint(text: string): number {
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995)
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff)
+}
+
+/**
+ * The fingerprint of the first entry's id, when entries have ids: a page that starts where an
+ * earlier one did.
+ */
+function firstId(entries: unknown[]): number | undefined {
+  const first = entries[0] as { id?: unknown } | undefined
+  return typeof first?.id === 'string' ? fingerprint(first.id) : undefined
+}
+
+/**
+ * Every entry of a cursor-paginated list, fetching each page when the last is used up. Holds
+ * one page at a time, never more than `MAX_PAGE_BYTES` of it, and a fingerprint of each cursor
+ * and first entry: a cursor or a page start seen before ends the list with an error naming the
+ * loop, and so does a cursor longer than `MAX_CURSOR_LENGTH`.
+ */
 export async function* paginate<T>(
   request: Requester,
   path: string,
@@ -31,24 +71,49 @@ export async function* paginate<T>(
     throw new ConfigError(`paginate: limit must be a whole number from 1 to 100, got ${limit}.`)
   }
   const [pathname, existing] = path.split('?', 2) as [string, string | undefined]
-  const seen = new Set<string>()
+  const what = `GET ${pathname}`
+  const cursors = new Map<number, number>()
+  const starts = new Map<number, number>()
   let after = options.after
-  for (let page = 0; page < MAX_PAGES; page++) {
+  for (let page = 1; page <= MAX_PAGES; page++) {
     const query = new URLSearchParams(existing)
     for (const [name, value] of Object.entries(options.query ?? {})) query.set(name, value)
     query.set('limit', String(limit))
     if (after !== undefined) query.set('after', after)
-    const body = await request<CursorPage<T>>(`${pathname}?${query}`)
+    const body = await request<CursorPage<T>>(`${pathname}?${query}`, undefined, {
+      maxBodyBytes: MAX_PAGE_BYTES,
+    })
     if (!Array.isArray(body?.entries)) {
-      throw new InvalidResponseError(`GET ${pathname}`, 'a list page has no entries array')
+      throw new InvalidResponseError(what, `page ${page} has no entries array`)
     }
-    yield* body.entries
+    const start = firstId(body.entries)
+    if (start !== undefined) {
+      const earlier = starts.get(start)
+      if (earlier !== undefined) throw loop(what, `page ${page} starts where page ${earlier} did`)
+      starts.set(start, page)
+    }
     const next = body.metadata?.after
+    yield* body.entries
     if (next === null || next === undefined || next === '') return
-    if (typeof next !== 'string' || seen.has(next)) {
-      throw new InvalidResponseError(`GET ${pathname}`, 'the after cursor repeats an earlier page')
+    if (typeof next !== 'string') {
+      throw new InvalidResponseError(what, `page ${page}'s after cursor is not a string`)
     }
-    seen.add(next)
+    if (next.length > MAX_CURSOR_LENGTH) {
+      throw new InvalidResponseError(
+        what,
+        `page ${page}'s after cursor is ${next.length} characters, over ${MAX_CURSOR_LENGTH}`,
+      )
+    }
+    const mark = fingerprint(next)
+    const earlier = cursors.get(mark)
+    if (earlier !== undefined) {
+      throw loop(what, `page ${page}'s after cursor is the one page ${earlier} gave`)
+    }
+    cursors.set(mark, page)
     after = next
   }
+  throw loop(what, `it goes on past ${MAX_PAGES} pages`)
 }
+
+const loop = (what: string, how: string) =>
+  new InvalidResponseError(what, `the list loops (${how}); stopped following it`)
