@@ -111,6 +111,14 @@ export function runSealedStoreAttacks(backend: SealedBackend): void {
   const k2 = generateCredentialKey()
   const first = createCredentialCipher({ keys: { k1 }, current: 'k1' })
   const rotated = createCredentialCipher({ keys: { k1, k2 }, current: 'k2' })
+  const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+  /** The migration mode: plaintext records are read, for reencrypt() to seal them. */
+  const migrating = createCredentialCipher({
+    keys: { k1, k2 },
+    current: 'k2',
+    plaintext: 'accept',
+    logger: quiet,
+  })
 
   describe(`${backend.name}: credentials at rest`, () => {
     it('a dump holds no access token, refresh token or webhook secret, in any encoding (and finds them without the cipher)', async () => {
@@ -176,21 +184,27 @@ export function runSealedStoreAttacks(backend: SealedBackend): void {
       expect((await subscriptions.findByWebhook(record.webhooks[0]!.id))?.key).toBe(s1)
     })
 
-    it('rotation: old-key and plaintext records are read; reencrypt() seals them all under the current key, versions kept, while a writer keeps its place', async () => {
+    it('rotation: old-key and (in the migration mode) plaintext records are read; reencrypt() seals them all under the current key, versions kept, while a writer keeps its place', async () => {
       const keys = [unique('rot'), unique('rot'), unique('rot')]
       await backend.tokens(first).set(keys[0]!, tokens())
       await backend.tokens(first).set(keys[1]!, tokens())
       await backend.tokens().set(keys[2]!, tokens())
       const sub = unique('rot-sub')
       await backend.subscriptions().compareAndSet(sub, subscription(), undefined)
-      const store = backend.tokens(rotated)
+      // Without the migration mode the plaintext record is refused, and a sweep reports it.
+      expect(await codeOf(backend.tokens(rotated).get(keys[2]!))).toBe('credential_plaintext')
+      const refused = await backend.tokens(rotated).reencrypt()
+      expect(refused.failed.filter((e) => e.key === keys[2]).map((e) => e.code)).toEqual([
+        'credential_plaintext',
+      ])
+      const store = backend.tokens(migrating)
       const before = await Promise.all(keys.map((k) => store.get(k)))
       expect(before.every((r) => r?.accessToken.startsWith('at_'))).toBe(true)
 
       const tokenSweep = await store.reencrypt()
-      expect(tokenSweep.rewritten).toBeGreaterThanOrEqual(3)
+      expect(tokenSweep.rewritten).toBeGreaterThanOrEqual(1)
       expect(tokenSweep.failed.filter((e) => keys.includes(e.key))).toEqual([])
-      const subSweep = await backend.subscriptions(rotated).reencrypt()
+      const subSweep = await backend.subscriptions(migrating).reencrypt()
       expect(subSweep.rewritten).toBeGreaterThanOrEqual(1)
       for (const key of keys)
         expect(rotated.keyIdOf(await backend.readRaw('token', key))).toBe('k2')
@@ -207,11 +221,20 @@ export function runSealedStoreAttacks(backend: SealedBackend): void {
       expect((await backend.subscriptions(onlyNew).get(sub))?.active).toBe(true)
     })
 
-    it('a plaintext record is refused once the cipher refuses plaintext: its own code, not "no record"', async () => {
+    it('a planted plaintext record is refused by default: its own code, not "no record", for tokens and subscriptions', async () => {
       const key = unique('strict')
       await backend.tokens().set(key, tokens())
+      expect(await codeOf(backend.tokens(first).get(key))).toBe('credential_plaintext')
       const strict = createCredentialCipher({ keys: { k1 }, current: 'k1', plaintext: 'refuse' })
       expect(await codeOf(backend.tokens(strict).get(key))).toBe('credential_plaintext')
+      // A subscription row with a secret the planter knows: never used to verify deliveries.
+      const planted = unique('planted-sub')
+      const record = subscription()
+      await backend.subscriptions().compareAndSet(planted, record, undefined)
+      expect(await codeOf(backend.subscriptions(first).get(planted))).toBe('credential_plaintext')
+      expect(await codeOf(backend.subscriptions(first).findByWebhook(record.webhooks[0]!.id))).toBe(
+        'credential_plaintext',
+      )
     })
   })
 }

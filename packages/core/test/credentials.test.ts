@@ -25,6 +25,7 @@ import {
 const k1 = generateCredentialKey()
 const k2 = generateCredentialKey()
 const cipher = createCredentialCipher({ keys: { k1 }, current: 'k1' })
+const silent = { debug() {}, info() {}, warn() {}, error() {} }
 
 /** The code a rejected promise carries (a CredentialError's), or what it resolved to. */
 async function outcome(promise: Promise<unknown>): Promise<string> {
@@ -255,10 +256,20 @@ describe('stores with a cipher', () => {
     )
   })
 
-  it('encryptTokenStore: plaintext records are read and sealed on write; refused once the cipher refuses plaintext', async () => {
+  it('encryptTokenStore: plaintext records are refused by default, read and sealed on write in the migration mode', async () => {
     const inner = new MemoryTokenStore()
     await inner.set('acct_1', tokens({ accessToken: 'at_plain', refreshToken: 'rt_plain' }))
-    const wrapped = encryptTokenStore(inner, cipher)
+    // By default a plaintext row (planted by anyone who can write to the store) is refused.
+    expect(await outcome(encryptTokenStore(inner, cipher).get('acct_1'))).toBe(
+      'credential_plaintext',
+    )
+    const migrating = createCredentialCipher({
+      keys: { k1 },
+      current: 'k1',
+      plaintext: 'accept',
+      logger: silent,
+    })
+    const wrapped = encryptTokenStore(inner, migrating)
     expect(typeof wrapped.compareAndSet).toBe('function')
     expect(typeof wrapped.acquireLease).toBe('function')
     const read = await wrapped.get('acct_1')
@@ -276,6 +287,7 @@ describe('stores with a cipher', () => {
       refreshToken: raw!.accessToken,
     })
     expect(await outcome(wrapped.get('acct_1'))).toBe('credential_mismatch')
+    expect(migrating.plaintextReads).toBe(1)
     const strict = createCredentialCipher({ keys: { k1 }, current: 'k1', plaintext: 'refuse' })
     await inner.set('acct_2', tokens())
     expect(await outcome(encryptTokenStore(inner, strict).get('acct_2'))).toBe(
@@ -311,9 +323,65 @@ describe('stores with a cipher', () => {
         // A secret moved onto another webhook id is refused.
         const moved = { ...raw!, webhooks: [{ ...raw!.webhooks[0]!, id: 'wh_2' }] }
         expect(await inner.compareAndSet('acct_1', moved, raw!.version)).toBe(true)
-        expect(await outcome(store.findByWebhook('wh_2'))).toBe('credential_mismatch')
+        expect(await outcome(store.findByWebhook('wh_2'))).toBe('credential_tampered')
       }
     }
+  })
+
+  it('encryptSubscriptionStore binds the whole record: an edited state field is refused like tampering', async () => {
+    const retired: SubscriptionRecord = {
+      active: false,
+      updatedAt: 1_000,
+      webhooks: [
+        {
+          id: 'wh_old',
+          secret: 'whsec_old',
+          url: 'https://app.example.test/webhooks',
+          createdAt: 1,
+          removedAt: Date.now() - 10 * 86_400_000,
+          gone: true,
+        },
+      ],
+    }
+    const edits: Array<[string, (r: SubscriptionRecord) => SubscriptionRecord]> = [
+      ['active', (r) => ({ ...r, active: true })],
+      ['updatedAt', (r) => ({ ...r, updatedAt: r.updatedAt + 1 })],
+      ['removedAt', (r) => ({ ...r, webhooks: r.webhooks.map(({ removedAt: _, ...w }) => w) })],
+      ['gone', (r) => ({ ...r, webhooks: r.webhooks.map(({ gone: _, ...w }) => w) })],
+      [
+        'url',
+        (r) => ({ ...r, webhooks: r.webhooks.map((w) => ({ ...w, url: 'https://evil.test/' })) }),
+      ],
+      ['createdAt', (r) => ({ ...r, webhooks: r.webhooks.map((w) => ({ ...w, createdAt: 2 })) })],
+    ]
+    for (const [field, edit] of edits) {
+      const inner = new MemorySubscriptionStore()
+      const store = encryptSubscriptionStore(inner, cipher)
+      expect(await store.compareAndSet('acct_1', retired, undefined)).toBe(true)
+      expect((await store.get('acct_1'))?.webhooks[0]?.secret).toBe('whsec_old')
+      const raw = (await inner.get('acct_1'))!
+      expect(await inner.compareAndSet('acct_1', edit(raw), raw.version)).toBe(true)
+      expect(await outcome(store.get('acct_1')), field).toBe('credential_tampered')
+      expect(await outcome(store.findByWebhook('wh_old')), field).toBe('credential_tampered')
+    }
+  })
+
+  it('a planted plaintext record is refused by every store by default: tokens and subscriptions, wrapped and native', async () => {
+    const planted = tokens({ accessToken: 'at_attacker', refreshToken: 'rt_attacker' })
+    const plain = new MemoryTokenStore()
+    await plain.set('victim', planted)
+    expect(await outcome(encryptTokenStore(plain, cipher).get('victim'))).toBe(
+      'credential_plaintext',
+    )
+    const subscription: SubscriptionRecord = {
+      active: true,
+      updatedAt: 1,
+      webhooks: [{ id: 'wh_p', secret: 'known-to-attacker', url: 'https://a/', createdAt: 1 }],
+    }
+    const inner = new MemorySubscriptionStore()
+    await inner.compareAndSet('victim', subscription, undefined)
+    const wrapped = encryptSubscriptionStore(inner, cipher)
+    expect(await outcome(wrapped.findByWebhook('wh_p'))).toBe('credential_plaintext')
   })
 
   it('a record that cannot be opened is an error of its own for the token manager: not reauthorization, not "not connected"', async () => {

@@ -143,6 +143,7 @@ const ROOT = [
   'isWebhookError',
   'NetworkError',
   'NotConnectedError',
+  'RedirectRefusedError',
   'OAUTH_FLOW_ERROR_STATUS',
   'OAuthError',
   'OAuthFlowError',

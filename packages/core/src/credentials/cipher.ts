@@ -2,6 +2,7 @@ import { fromBase64Url, fromHex, randomToken } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
 import type { AesGcmProvider } from '../crypto/provider.js'
 import { ConfigError } from '../errors.js'
+import { checkLogger, consoleLogger, emit, type Logger } from '../log.js'
 import { CredentialError } from '../store-errors.js'
 import type {
   CredentialCipher,
@@ -24,6 +25,37 @@ const OPENED_CACHE = 512
 const BASE64URL = /^[A-Za-z0-9_-]*$/
 /** Last characters allowed where a base64url text ends in unused bits, by `length % 4`. */
 const CANONICAL_LAST: Record<number, RegExp> = { 2: /[AQgw]$/, 3: /[AEIMQUYcgkosw048]$/ }
+
+/** Whether this process has told of its plaintext reads (once per process, whatever the cipher). */
+let plaintextTold = false
+
+/**
+ * Counts plaintext reads under `plaintext: 'accept'` and logs once per process, a second after
+ * the first (so a sweep's reads are counted together), how many there were and how to finish
+ * the migration.
+ */
+class PlaintextLog {
+  count = 0
+  readonly #logger: Logger
+
+  constructor(logger: Logger) {
+    this.#logger = logger
+  }
+
+  read(): void {
+    this.count++
+    if (plaintextTold) return
+    plaintextTold = true
+    const timer = setTimeout(() => {
+      emit(
+        this.#logger,
+        'warn',
+        `scheduling-kit: ${this.count} credential record(s) were read in plaintext (createCredentialCipher's plaintext: 'accept', a migration mode). Finish the migration: run reencrypt() on every token and subscription store, check that its failed list is empty, then remove the plaintext option so that a planted plaintext record is refused. (told once per process)`,
+      )
+    }, 1000) as { unref?: () => void }
+    timer.unref?.()
+  }
+}
 
 /** True for a value `seal` wrote (by its format tag; it is not opened). */
 export function isSealedCredential(value: unknown): value is string {
@@ -132,10 +164,11 @@ export function cipherWith(
       `${who}: current must name one of the keys (${[...raw.keys()].join(', ') || 'none given'}).`,
     )
   }
-  const plaintext = options.plaintext ?? 'accept'
+  const plaintext = options.plaintext ?? 'refuse'
   if (plaintext !== 'accept' && plaintext !== 'refuse') {
     throw new ConfigError(`${who}: plaintext must be 'accept' or 'refuse'.`)
   }
+  const plaintextLog = new PlaintextLog(checkLogger(options.logger, who) ?? consoleLogger)
   // Imported on first use, each once; the raw bytes are not kept past that.
   const imported = new Map<string, Promise<unknown>>()
   const keyFor = (id: string): Promise<unknown> | undefined => {
@@ -166,6 +199,20 @@ export function cipherWith(
     currentKeyId: current,
     keyIds,
     plaintext,
+    readPlaintext(context, what = 'record') {
+      if (plaintext === 'refuse') {
+        fail(
+          'credential_plaintext',
+          context,
+          undefined,
+          `its ${what} is stored in plaintext, which this cipher refuses (a record planted by anyone who can write to the store would be used as the account's). If records predate encryption, pass plaintext: 'accept' until every store's reencrypt() has run`,
+        )
+      }
+      plaintextLog.read()
+    },
+    get plaintextReads() {
+      return plaintextLog.count
+    },
     async seal(text, context) {
       const ctx = contextText(context)
       const header = `${PREFIX}${current}.${contextCheck(ctx)}.`

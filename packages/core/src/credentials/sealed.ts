@@ -7,7 +7,11 @@ import type { CredentialCipher } from './types.js'
 export function cipherOption(who: string, cipher: unknown): CredentialCipher | undefined {
   if (cipher === undefined) return undefined
   const c = cipher as Partial<CredentialCipher>
-  if (typeof c?.seal !== 'function' || typeof c.open !== 'function') {
+  if (
+    typeof c?.seal !== 'function' ||
+    typeof c.open !== 'function' ||
+    typeof c.readPlaintext !== 'function'
+  ) {
     throw new ConfigError(
       `${who}: cipher must come from createCredentialCipher({ keys, current }).`,
     )
@@ -60,14 +64,7 @@ export class RecordSealer<T> {
       }
       return JSON.parse((await this.#cipher.open(stored, [this.#kind, key])).plaintext) as T
     }
-    if (this.#cipher?.plaintext === 'refuse') {
-      throw new CredentialError(
-        'credential_plaintext',
-        key,
-        undefined,
-        "it is stored in plaintext, and the cipher refuses plaintext (plaintext: 'refuse'): run reencrypt() with plaintext: 'accept' first",
-      )
-    }
+    this.#cipher?.readPlaintext([this.#kind, key])
     return (typeof stored === 'string' ? JSON.parse(stored) : stored) as T
   }
 

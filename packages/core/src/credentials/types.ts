@@ -1,4 +1,5 @@
 // The credential cipher's public types.
+import type { Logger } from '../log.js'
 
 /**
  * A key given to `createCredentialCipher`: 32 random bytes, as base64 or base64url (what
@@ -15,11 +16,16 @@ export interface CredentialCipherOptions {
   /** The id of the key new records are sealed with. */
   current: string
   /**
-   * What a record stored before encryption was turned on is: `'accept'` (default) reads it, and
-   * its next write (or `reencrypt()`) seals it; `'refuse'` throws `credential_plaintext`, once
-   * every record is sealed, so a plaintext record planted in the store is never used.
+   * What a record stored in plaintext is. `'refuse'` (default) throws `credential_plaintext`:
+   * a plaintext record planted in the store by anyone who can write to it is never used as
+   * the account's. `'accept'` is a migration mode for turning encryption on over existing
+   * records: they are read, sealed on their next write or by `reencrypt()`, and the cipher logs
+   * once per process how many it read and how to finish (run every store's `reencrypt()`, then
+   * remove the option).
    */
   plaintext?: 'accept' | 'refuse'
+  /** Where the migration mode's one warning goes. Default `console`. */
+  logger?: Logger
 }
 
 /**
@@ -44,8 +50,16 @@ export interface CredentialCipher {
   readonly currentKeyId: string
   /** Every key id this cipher opens, the current one first. */
   readonly keyIds: readonly string[]
-  /** Whether a value stored before encryption is read (`'accept'`) or refused. */
+  /** Whether a value stored in plaintext is read (`'accept'`, migration mode) or refused. */
   readonly plaintext: 'accept' | 'refuse'
+  /**
+   * Called by a store for each value it read in plaintext (`context` as for `open`): throws
+   * `credential_plaintext` when the cipher refuses plaintext, else counts it for the migration
+   * warning.
+   */
+  readPlaintext(context: CredentialContext, what?: string): void
+  /** Plaintext values read so far under `plaintext: 'accept'`. */
+  readonly plaintextReads: number
   /**
    * Seals a plaintext for a context under the current key, with a fresh random IV:
    * `skc1.<key id>.<context check>.<iv>.<ciphertext>.<tag>`.

@@ -11,22 +11,22 @@ import { isSealedCredential } from './cipher.js'
 import { cipherOption } from './sealed.js'
 import type { CredentialCipher, CredentialContext } from './types.js'
 
-/** A field as stored: sealed, or (from before encryption) plaintext the cipher may refuse. */
-async function openField(
+/**
+ * A record's fields as stored: each sealed one opened for its context; a record with any field
+ * in plaintext is refused unless the cipher is migrating (counted once per record then).
+ */
+async function openFields(
   cipher: CredentialCipher,
-  value: string,
-  context: CredentialContext,
-): Promise<string> {
-  if (isSealedCredential(value)) return (await cipher.open(value, context)).plaintext
-  if (cipher.plaintext === 'refuse') {
-    throw new CredentialError(
-      'credential_plaintext',
-      context[1] ?? '',
-      undefined,
-      `its ${context[2]} is stored in plaintext, and the cipher refuses plaintext`,
-    )
-  }
-  return value
+  values: ReadonlyArray<readonly [string, CredentialContext]>,
+  record: CredentialContext,
+  what: string,
+): Promise<string[]> {
+  if (values.some(([value]) => !isSealedCredential(value))) cipher.readPlaintext(record, what)
+  return Promise.all(
+    values.map(async ([value, context]) =>
+      isSealedCredential(value) ? (await cipher.open(value, context)).plaintext : value,
+    ),
+  )
 }
 
 /** Binds the optional methods a store has, so capability checks see what the store offers. */
@@ -69,11 +69,16 @@ export function encryptTokenStore(store: TokenStore, cipher: CredentialCipher): 
     async get(key) {
       const record = await store.get(key)
       if (record === undefined) return undefined
-      return {
-        ...record,
-        accessToken: await openField(c, record.accessToken, ['token', key, 'accessToken']),
-        refreshToken: await openField(c, record.refreshToken, ['token', key, 'refreshToken']),
-      }
+      const [accessToken, refreshToken] = await openFields(
+        c,
+        [
+          [record.accessToken, ['token', key, 'accessToken']],
+          [record.refreshToken, ['token', key, 'refreshToken']],
+        ],
+        ['token', key],
+        'access or refresh token',
+      )
+      return { ...record, accessToken: accessToken!, refreshToken: refreshToken! }
     },
     async set(key, record) {
       await store.set(key, await seal(key, record))
@@ -89,43 +94,68 @@ export function encryptTokenStore(store: TokenStore, cipher: CredentialCipher): 
 }
 
 /**
- * A `SubscriptionStore` you wrote yourself, with each webhook's signing secret sealed (bound
- * to the account's key and the webhook's id); the rest is stored as it is. Plaintext secrets
- * stored before are read, and sealed on the record's next write.
+ * What each sealed secret of a subscription record is bound to beside the account's key and
+ * the webhook's id: the record's whole state (`active`, `updatedAt`, and each webhook's id,
+ * url, `createdAt`, `removedAt` and `gone`), so a record edited in the store (a retired
+ * webhook revived, a removal undone) does not open.
+ */
+function stateOf(record: SubscriptionRecord): string {
+  return JSON.stringify([
+    record.active,
+    record.updatedAt,
+    record.webhooks.map((w) => [w.id, w.url, w.createdAt, w.removedAt ?? null, w.gone === true]),
+  ])
+}
+
+/**
+ * A `SubscriptionStore` you wrote yourself, with each webhook's signing secret sealed, bound
+ * to the account's key, the webhook's id and the record's whole state: the record keeps its
+ * shape in your store, but a record whose state was edited there (`active`, `removedAt`,
+ * `gone`, a url) is refused (`credential_tampered`) like any tampering, and so is a secret
+ * stored in plaintext unless the cipher is in its migration mode (`plaintext: 'accept'`).
+ * A record with no webhook has no secret to bind its state to.
  */
 export function encryptSubscriptionStore(
   store: SubscriptionStore,
   cipher: CredentialCipher,
 ): SubscriptionStore {
-  const c = cipherOption('encryptSubscriptionStore', cipher)
-  if (c === undefined)
+  const checked = cipherOption('encryptSubscriptionStore', cipher)
+  if (checked === undefined)
     throw new ConfigError('encryptSubscriptionStore: pass a cipher (createCredentialCipher).')
-  const context = (key: string, id: string): CredentialContext => ['subscription', key, id]
-  async function map(
-    key: string,
-    record: SubscriptionRecord,
-    each: (secret: string, context: CredentialContext) => Promise<string>,
-  ): Promise<SubscriptionRecord> {
+  const c: CredentialCipher = checked
+  const context = (key: string, id: string, state: string): CredentialContext => [
+    'subscription',
+    key,
+    id,
+    state,
+  ]
+  async function seal(key: string, record: SubscriptionRecord): Promise<SubscriptionRecord> {
+    const state = stateOf(record)
     const webhooks = await Promise.all(
       record.webhooks.map(async (w) => ({
         ...w,
-        secret: await each(w.secret, context(key, w.id)),
+        secret: await c.seal(w.secret, context(key, w.id, state)),
       })),
     )
     return { ...record, webhooks }
   }
-  const open = async (key: string, record: StoredSubscription): Promise<StoredSubscription> => ({
-    ...(await map(key, record, (secret, ctx) => openField(c, secret, ctx))),
-    version: record.version,
-  })
+  async function open(key: string, record: StoredSubscription): Promise<StoredSubscription> {
+    const state = stateOf(record)
+    const secrets = await openSecrets(
+      c,
+      record.webhooks.map((w) => [w.secret, context(key, w.id, state)] as const),
+      key,
+    )
+    const webhooks = record.webhooks.map((w, i) => ({ ...w, secret: secrets[i]! }))
+    return { ...record, webhooks, version: record.version }
+  }
   return {
     async get(key) {
       const record = await store.get(key)
       return record === undefined ? undefined : open(key, record)
     },
     async compareAndSet(key, record, expectedVersion) {
-      const sealed = await map(key, record, (secret, ctx) => c.seal(secret, ctx))
-      return store.compareAndSet(key, sealed, expectedVersion)
+      return store.compareAndSet(key, await seal(key, record), expectedVersion)
     },
     delete: (key, version) => store.delete(key, version),
     async findByWebhook(webhookId) {
@@ -137,5 +167,27 @@ export function encryptSubscriptionStore(
     keys: () => store.keys(),
     acquireLease: (key, owner, ttlMs) => store.acquireLease(key, owner, ttlMs),
     releaseLease: (key, owner) => store.releaseLease(key, owner),
+  }
+}
+
+/**
+ * A subscription's secrets, opened for its record's state: a secret sealed for another state
+ * (the record edited in the store) is `credential_tampered`, naming what to check.
+ */
+async function openSecrets(
+  cipher: CredentialCipher,
+  values: ReadonlyArray<readonly [string, CredentialContext]>,
+  key: string,
+): Promise<string[]> {
+  try {
+    return await openFields(cipher, values, ['subscription', key], "a webhook's secret")
+  } catch (error) {
+    if (!(error instanceof CredentialError) || error.code !== 'credential_mismatch') throw error
+    throw new CredentialError(
+      'credential_tampered',
+      key,
+      error.keyId,
+      "it was sealed for another state of the record or another account: the record's active, updatedAt, or a webhook's url, createdAt, removedAt or gone was changed outside this app, or the record was copied from another key. It is not used",
+    )
   }
 }
