@@ -32,6 +32,7 @@ export function schedulingOAuth(options: OAuthRoutesOptions<Request>): Schedulin
         headers: req.headers,
         mountPath: req.baseUrl,
         raw: req,
+        secure: req.secure,
       })
       .then((answer) => writeNode(res, answer, next), next)
   }) as SchedulingOAuthMiddleware

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { deliver, envelope } from '@scheduling-kit/conformance'
 import express from 'express'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { schedulingWebhooks } from '../src/index.js'
+import { MemoryTokenStore, schedulingOAuth, schedulingWebhooks } from '../src/index.js'
 
 const SECRET = 'express-secret'
 let server: Server | undefined
@@ -104,5 +104,38 @@ describe('answers', () => {
       expect(answer.headers.get('transfer-encoding')).toBeNull()
       expect(Number(answer.headers.get('content-length'))).toBe(Buffer.byteLength(answer.text))
     }
+  })
+})
+
+describe('OAuth routes: first-use traps over real HTTP', () => {
+  const oauthOptions = (logger: { warn(l: string): void }) => ({
+    clientId: 'client_1',
+    clientSecret: 'secret_1',
+    authUrl: 'http://127.0.0.1:9',
+    redirectUri: 'http://127.0.0.1:3000/auth/scheduling/callback',
+    tokenStore: new MemoryTokenStore(),
+    cookieSecret: 'cookie-secret-0123456789abcdef0123456789',
+    logger: { debug() {}, info() {}, error() {}, ...logger },
+  })
+
+  it("a case-insensitive match of the mount still sets the state cookie at the redirect URI's path", async () => {
+    const app = express()
+    app.use('/auth/scheduling', schedulingOAuth(oauthOptions({ warn() {} })))
+    const base = (await listen(app)).replace('/webhooks/scheduling', '')
+    const answer = await fetch(`${base}/AUTH/Scheduling/login`, { redirect: 'manual' })
+    expect(answer.status).toBe(302)
+    expect(answer.headers.get('set-cookie')).toMatch(/; Path=\/auth\/scheduling;/)
+  })
+
+  it("with 'trust proxy', X-Forwarded-Proto: https on an http: redirectUri warns once", async () => {
+    const lines: string[] = []
+    const app = express()
+    app.set('trust proxy', true)
+    app.use('/auth/scheduling', schedulingOAuth(oauthOptions({ warn: (l) => lines.push(l) })))
+    const base = (await listen(app)).replace('/webhooks/scheduling', '')
+    const headers = { 'x-forwarded-proto': 'https' }
+    for (let i = 0; i < 2; i++)
+      await fetch(`${base}/auth/scheduling/login`, { headers, redirect: 'manual' })
+    expect(lines.filter((l) => /reached the app over HTTPS/.test(l))).toHaveLength(1)
   })
 })

@@ -30,6 +30,7 @@ function oauthRoutes(routes: OAuthRoutes<FastifyRequest>): FastifyPluginAsync {
         headers: request.headers,
         mountPath: fastify.prefix,
         raw: request,
+        secure: request.protocol === 'https',
         logger: requestLogger(request),
       })
       return answer ? send(reply, answer) : reply.callNotFound()

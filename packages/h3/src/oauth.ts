@@ -35,6 +35,7 @@ export function schedulingOAuth(options: OAuthRoutesOptions<H3Event>): Schedulin
       headers: event.req.headers,
       mountPath: mountPathOf(full, event.url.pathname),
       raw: event,
+      secure: event.url.protocol === 'https:',
     })
     return answer ? send(event, answer) : next()
   })

@@ -41,6 +41,7 @@ export function schedulingOAuth(options: SchedulingOAuthOptions): SchedulingOAut
             headers: ctx.headers,
             mountPath: prefix,
             raw: ctx,
+            secure: ctx.secure,
             logger: appEventLogger(ctx.app),
           })
     await reply(ctx, next, answer)

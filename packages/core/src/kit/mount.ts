@@ -31,3 +31,13 @@ export function mountPathOf(full: string, inner: string): string {
   for (let i = 0; i < depth && end > 0; i++) end = full.lastIndexOf('/', end - 1)
   return end <= 0 ? '' : full.slice(0, end)
 }
+
+/**
+ * Where the OAuth routes are mounted, from the redirect URI: its path without the last segment
+ * (`/auth/scheduling` for `https://app.example.com/auth/scheduling/callback`, and for
+ * `…/callback/`).
+ */
+export function redirectMount(redirectUri: string): string {
+  const path = withoutTrailingSlashes(new URL(redirectUri).pathname)
+  return path.slice(0, path.lastIndexOf('/'))
+}

@@ -196,7 +196,7 @@ async function connectAccount<Req>(
     () => onConnected?.({ key, account, record, request: request.raw }),
   )
   const cookies = [
-    clearStateCookie(request, settings.secure),
+    clearStateCookie(settings.options.redirectUri, settings.secure),
     await connectionCookie(key, connection, settings.cookieSecrets, settings.secure),
   ]
   const target = signIn.r ?? settings.successRedirect

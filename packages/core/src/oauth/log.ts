@@ -2,6 +2,7 @@ import type { OAuthFlowErrorCode } from '../error-codes.js'
 import { isSchedulingError, type OAuthFlowError, serverText } from '../errors.js'
 import { getHeader, type HeadersInput } from '../headers.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
+import type { OAuthRequest, RouteSettings } from './options.js'
 
 /**
  * Failures past the state check (or in the app's own hooks and stores): a sender cannot make
@@ -89,13 +90,13 @@ export function missingCookieHint(headers: HeadersInput, redirectUri: string): s
   const expected = new URL(redirectUri)
   const host = hostOf(headers)
   const here =
-    host !== undefined && host !== expected.host
+    host !== undefined && hostnameOf(host) !== expected.hostname
       ? `This callback reached ${host}, but the redirect URI is on ${expected.host}. `
       : ''
   return (
-    `${here}Cookies belong to one host: a sign-in started on another host than ${expected.host} ` +
-    `(127.0.0.1 and localhost are two) keeps its cookie there. Open the app at ${expected.origin} ` +
-    'and connect from there.'
+    `${here}Cookies belong to one host name (any port): a sign-in started on another host than ` +
+    `${expected.hostname} (127.0.0.1 and localhost are two) keeps its cookie there. Open the app ` +
+    `at ${expected.origin} and connect from there.`
   )
 }
 
@@ -125,20 +126,51 @@ export class OAuthLog {
     )
   }
 
+  #schemeTold = false
+
+  /**
+   * A sign-in that reached the app over HTTPS (as the framework says, or as a proxy's
+   * `X-Forwarded-Proto` says) while `redirectUri` is `http:`: the cookies lose `Secure` and
+   * their `__Host-` names. Told once per set of routes.
+   */
+  loginScheme(
+    logger: Logger,
+    request: OAuthRequest<unknown>,
+    settings: RouteSettings<unknown>,
+  ): void {
+    if (this.#schemeTold || settings.options.secureCookies !== undefined) return
+    if (new URL(settings.options.redirectUri).protocol !== 'http:') return
+    const forwarded = getHeader(request.headers, 'x-forwarded-proto')?.split(',')[0]?.trim()
+    const proxied = forwarded?.toLowerCase() === 'https'
+    if (request.secure !== true && !proxied) return
+    this.#schemeTold = true
+    const how =
+      request.secure === true
+        ? 'over HTTPS'
+        : 'through a proxy that says HTTPS (X-Forwarded-Proto), which the framework does not trust'
+    emit(
+      logger,
+      'warn',
+      `scheduling-kit: a sign-in reached the app ${how}, but redirectUri is ${serverText(settings.options.redirectUri, 200)} (http:): the sign-in cookies are set without Secure and without their __Host- names, so a network attacker or a sibling host can read or plant them. Set redirectUri to its https:// address${request.secure === true ? '' : " (and make the framework trust the proxy: Express app.set('trust proxy', ...), Koa app.proxy = true, Fastify trustProxy)"}, or set secureCookies explicitly to silence this. (told once)`,
+    )
+  }
+
   /** A sign-in started on another host than the redirect URI's: its cookie will not come back. */
   loginHost(logger: Logger, headers: HeadersInput, redirectUri: string): void {
     const host = hostOf(headers)
     const expected = new URL(redirectUri)
     // Only the development pitfall: behind a proxy the Host header may name an inner address
-    // while the browser, on the public host, keeps the cookie just fine.
-    if (host === undefined || host === expected.host) return
+    // while the browser, on the public host, keeps the cookie just fine. Browsers send cookies
+    // to every port of a host: only the host names are compared.
+    if (host === undefined) return
     const hostname = hostnameOf(host)
-    if (hostname === undefined || !isLoopback(hostname) || !isLoopback(expected.hostname)) return
+    if (hostname === undefined || hostname === expected.hostname) return
+    if (!isLoopback(hostname) || !isLoopback(expected.hostname)) return
     this.#summaries.note(
       logger,
       'warn',
       'login_host',
-      `scheduling-kit: a sign-in started on ${host}, but the redirect URI is on ${expected.host}: ` +
+      `scheduling-kit: a sign-in started on ${hostname}, but the redirect URI is on ${expected.hostname}: ` +
         'the browser will not send the sign-in cookie back to the callback, which will answer ' +
         `400 state_missing. Open the app at ${expected.origin}, or set redirectUri to this host.`,
       (count) =>

@@ -124,6 +124,12 @@ export interface OAuthRequest<Req = unknown> {
   raw: Req
   /** The framework's logger (Fastify's `request.log`), used when no `logger` option is given. */
   logger?: Logger
+  /**
+   * Whether the request reached the app over HTTPS as the framework sees it (Express
+   * `req.secure` and Koa `ctx.secure` honour their proxy settings, Fastify `request.protocol`
+   * its `trustProxy`). Used only to warn when `redirectUri` is `http:` on an HTTPS site.
+   */
+  secure?: boolean
 }
 
 export interface OAuthResponse {

@@ -1,6 +1,6 @@
 import { OAuthFlowError } from '../errors.js'
 import type { HeadersInput } from '../headers.js'
-import { normalMount, underMount } from '../kit/mount.js'
+import { normalMount, redirectMount, underMount } from '../kit/mount.js'
 import { consoleLogger, type Logger } from '../log.js'
 import { withoutTrailingSlashes } from '../paths.js'
 import { callback } from './callback.js'
@@ -36,15 +36,6 @@ export interface OAuthRoutes<Req = unknown> {
   readonly oauth: OAuthClient
 }
 
-/**
- * Where the routes are mounted, from the redirect URI's path: without its last segment
- * (`/auth/scheduling` for `/auth/scheduling/callback`, and for `/auth/scheduling/callback/`).
- */
-export function mountOf(redirectPath: string): string {
-  const path = withoutTrailingSlashes(redirectPath)
-  return path.slice(0, path.lastIndexOf('/'))
-}
-
 /** The settings, with the routes' log (its summaries are per set of routes). */
 type Routed<Req> = RouteSettings<Req> & { log: OAuthLog }
 
@@ -64,14 +55,11 @@ async function login<Req>(
   url: URL,
   settings: Routed<Req>,
 ): Promise<OAuthResponse> {
-  settings.log.loginHost(
-    loggerFor(request, settings as RouteSettings<unknown>),
-    request.headers,
-    settings.options.redirectUri,
-  )
+  const logger = loggerFor(request, settings as RouteSettings<unknown>)
+  settings.log.loginHost(logger, request.headers, settings.options.redirectUri)
+  settings.log.loginScheme(logger, request, settings as RouteSettings<unknown>)
   const returnTo = safeReturnTo(url.searchParams.get('returnTo'))
   const { state, codeChallenge, cookie } = await startSignIn(
-    request,
     returnTo,
     settings as RouteSettings<unknown>,
   )
@@ -112,7 +100,8 @@ function failure(
   const shown = settings.showCauses ? hint : undefined
   const headers = privateHeaders()
   // A failed callback uses up the sign-in: its state cookie goes.
-  if (path === '/callback') headers['set-cookie'] = [clearStateCookie(request, settings.secure)]
+  if (path === '/callback')
+    headers['set-cookie'] = [clearStateCookie(settings.options.redirectUri, settings.secure)]
   if (error.code === 'route_method_not_allowed') headers.allow = ROUTES[path]![0]
   if (wantsJson(request.headers)) {
     headers['content-type'] = 'application/json; charset=utf-8'
@@ -185,7 +174,7 @@ export function createOAuthRoutes<Req = unknown>(
   options: OAuthRoutesOptions<Req>,
 ): OAuthRoutes<Req> {
   const settings: Routed<Req> = { ...resolveRouteSettings(options), log: new OAuthLog() }
-  const defaultMount = mountOf(new URL(options.redirectUri).pathname)
+  const defaultMount = redirectMount(options.redirectUri)
   const handle = (request: OAuthRequest<Req>) => answer(request, settings)
   return {
     oauth: settings.oauth,
@@ -207,6 +196,7 @@ export function createOAuthRoutes<Req = unknown>(
               headers: request.headers,
               mountPath,
               raw: request as unknown as Req,
+              secure: url.protocol === 'https:',
             })
           : undefined
       if (answered === undefined) return new Response('Not found', { status: 404 })

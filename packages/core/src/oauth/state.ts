@@ -1,5 +1,6 @@
 import { randomToken, sha256Base64Url, timingSafeEqual, toBytes } from '../bytes.js'
 import { OAuthFlowError } from '../errors.js'
+import { redirectMount } from '../kit/mount.js'
 import { runOnce } from '../webhooks/claim.js'
 import {
   cookieName,
@@ -42,16 +43,17 @@ function sameString(a: string, b: string): boolean {
 }
 
 /**
- * Where the state cookie lives: under the routes' mount path over plain HTTP, and at `/` over
+ * Where the state cookie lives: over plain HTTP under the routes' mount as the redirect URI
+ * spells it (the path the browser sends the callback to; not the sign-in request's spelling,
+ * which a case-insensitive router or a path-rewriting proxy may change), and at `/` over
  * HTTPS, as the `__Host-` prefix requires.
  */
-function statePath(request: OAuthRequest<unknown>, secure: boolean): string {
-  return secure ? '/' : request.mountPath || '/'
+function statePath(redirectUri: string, secure: boolean): string {
+  return secure ? '/' : redirectMount(redirectUri) || '/'
 }
 
 /** A new sign-in: its random state, its PKCE challenge, and the cookie that remembers them. */
 export async function startSignIn(
-  request: OAuthRequest<unknown>,
   returnTo: string | undefined,
   settings: RouteSettings<unknown>,
 ): Promise<{ state: string; codeChallenge: string | undefined; cookie: string }> {
@@ -67,7 +69,7 @@ export async function startSignIn(
   const name = cookieName(STATE_COOKIE, settings.secure)
   const signed = await signCookie(name, value, settings.cookieSecrets)
   const cookie = serializeCookie(name, signed, {
-    path: statePath(request, settings.secure),
+    path: statePath(settings.options.redirectUri, settings.secure),
     maxAgeSeconds: Math.ceil(settings.stateTtl / 1000),
     secure: settings.secure,
   })
@@ -75,9 +77,9 @@ export async function startSignIn(
 }
 
 /** The cookie that ends the sign-in, whatever its outcome. */
-export function clearStateCookie(request: OAuthRequest<unknown>, secure: boolean): string {
+export function clearStateCookie(redirectUri: string, secure: boolean): string {
   return serializeCookie(cookieName(STATE_COOKIE, secure), '', {
-    path: statePath(request, secure),
+    path: statePath(redirectUri, secure),
     maxAgeSeconds: 0,
     secure,
   })
