@@ -49,8 +49,8 @@ export class WebhookError extends SchedulingError<WebhookErrorCode> {
 
 /** Thrown at set-up time when options are missing or wrong. */
 export class ConfigError extends SchedulingError<ConfigErrorCode> {
-  constructor(message: string) {
-    super('invalid_options', message, { status: 500 })
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_options', message, { status: 500, cause: options?.cause })
   }
 }
 

@@ -96,3 +96,46 @@ describe('first-use traps of the OAuth routes', () => {
     }
   })
 })
+
+describe("a queue worker's handler (verify: false)", () => {
+  it('needs no secret, dispatches to its handlers, and refuses any request it is given', async () => {
+    const { createWebhookHandler } = await import('../src/webhooks/handler.js')
+    const seen: string[] = []
+    const handler = createWebhookHandler({
+      verify: false,
+      on: { 'event.created': (event) => void seen.push(event.id) },
+    })
+    await handler.dispatch(
+      {
+        type: 'event.created',
+        id: 'payload_w',
+        version: '2020-11-18',
+        occurred_at: '2024-05-01T14:03:22Z',
+        payload: {},
+      } as never,
+      { webhookId: 'wh_1', secretIndex: 0 },
+    )
+    expect(seen).toEqual(['payload_w'])
+    const body = new TextEncoder().encode('{"type":"event.created","id":"payload_x"}')
+    const answer = await handler.handle({
+      method: 'POST',
+      path: '/webhooks/scheduling',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-signature': `sha256=${'0'.repeat(64)}`,
+        'x-service-webhook-id': 'wh_1',
+      },
+      body,
+    })
+    expect(answer?.status).toBe(401)
+    expect(seen).toEqual(['payload_w'])
+  })
+
+  it('without a secret and without verify: false the error names verify: false for workers', async () => {
+    const { createWebhookHandler } = await import('../src/webhooks/handler.js')
+    expect(() => createWebhookHandler({ on: {} })).toThrow(/give it verify: false instead/)
+    expect(() => createWebhookHandler({ verify: false, secret: 's3cret-value' })).toThrow(
+      /leave the secret out/,
+    )
+  })
+})

@@ -201,8 +201,12 @@ async function connectAccount<Req>(
   ]
   const target = signIn.r ?? settings.successRedirect
   if (webhookFailure === undefined) return redirect(target, cookies)
-  return webhookPendingPage(request, target, cookies)
+  return webhookPendingPage(request, target, cookies, isConfigError(webhookFailure))
 }
+
+/** A set-up mistake (`invalid_options`), by code: the error may come from another copy of the package. */
+const isConfigError = (error: unknown) =>
+  isSchedulingError(error) && error.code === 'invalid_options'
 
 /**
  * Makes the connected account's webhook (option `subscriptions`). A failure does not undo the
@@ -223,7 +227,9 @@ async function ensureWebhook<Req>(
     emit(
       settings.logger ?? request.logger ?? consoleLogger,
       'error',
-      `schedulingOAuth: "${key}" is connected, but its webhook could not be set up; reconcile() sets it up later. ${describeError(error)}`,
+      isConfigError(error)
+        ? `schedulingOAuth: "${key}" is connected, but its webhook cannot be set up: a configuration error, which reconcile() cannot repair until it is fixed. ${describeError(error)}`
+        : `schedulingOAuth: "${key}" is connected, but its webhook could not be set up; reconcile() sets it up later. ${describeError(error)}`,
     )
     return error
   }
@@ -234,13 +240,17 @@ function webhookPendingPage<Req>(
   request: OAuthRequest<Req>,
   target: string,
   cookies: string[],
+  misconfigured: boolean,
 ): OAuthResponse {
   const headers = { ...privateHeaders(), 'set-cookie': cookies }
   if (wantsJson(request.headers)) {
     return {
       status: 200,
       headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
-      body: JSON.stringify({ connected: true, webhook: 'pending' }),
+      body: JSON.stringify({
+        connected: true,
+        webhook: misconfigured ? 'misconfigured' : 'pending',
+      }),
     }
   }
   return {
@@ -248,7 +258,9 @@ function webhookPendingPage<Req>(
     headers: { ...headers, 'content-type': 'text/html; charset=utf-8' },
     body: noticePage(
       'Connected, with one step left',
-      'Your scheduling account is connected, but its webhook could not be set up yet, so changes in it may reach this app late. It is set up again automatically; nothing is needed from you.',
+      misconfigured
+        ? "Your scheduling account is connected, but this app's set-up does not let it receive changes from the account yet. The app's operator has been told what to fix; nothing is needed from you."
+        : 'Your scheduling account is connected, but its webhook could not be set up yet, so changes in it may reach this app late. It is set up again automatically; nothing is needed from you.',
       target,
     ),
   }

@@ -216,8 +216,10 @@ export function reconciler(work: SubscriptionWork): () => Promise<ReconcileRepor
             report.failed.push(key)
             emit(
               settings.logger,
-              'warn',
-              `Subscriptions: reconcile could not check "${key}"; the next run tries again. ${describeError(error)}`,
+              code === 'invalid_options' ? 'error' : 'warn',
+              code === 'invalid_options'
+                ? `Subscriptions: reconcile cannot repair "${key}": a configuration error, which no run repairs until it is fixed. ${describeError(error)}`
+                : `Subscriptions: reconcile could not check "${key}"; the next run tries again. ${describeError(error)}`,
             )
           }
         }

@@ -1,10 +1,11 @@
-import { createSchedulingClient, type SchedulingClient } from '../api/client.js'
+import type { SchedulingClient } from '../api/client.js'
 import type { ApiWebhook, CreatedWebhook } from '../api/webhooks.js'
 import { isSchedulingError } from '../errors.js'
 import { sleep } from '../http.js'
 import { describeError, emit } from '../log.js'
 import { SubscriptionBusyError } from '../store-errors.js'
 import { newClaimOwner } from '../webhooks/dedupe.js'
+import { subscriptionClient } from './api.js'
 import { OwnerCache } from './lookup.js'
 import { checkOptions, type WebhookSubscriptionsOptions } from './options.js'
 import {
@@ -53,13 +54,7 @@ export function subscriptionWork(options: WebhookSubscriptionsOptions) {
     let client = clients.get(key)
     if (client === undefined) {
       if (clients.size >= 10_000) clients.clear()
-      client = createSchedulingClient({
-        baseUrl: options.apiUrl,
-        token: { manager: options.tokens, key },
-        fetch: options.fetch,
-        retry: options.retry,
-        timeoutMs: options.timeoutMs ?? 10_000,
-      })
+      client = subscriptionClient(options, key)
       clients.set(key, client)
     }
     return client

@@ -88,6 +88,13 @@ export interface WebhookHandlerOptions extends HeaderNames {
    * one of an account it removed is answered 200 without handlers for the grace period.
    */
   subscriptions?: SubscriptionLookup
+  /**
+   * `false` for a handler that only runs handlers for events a queue's worker hands it
+   * (`createWebhookWorker`, `createPostgresWorker`): the web process verified them, so it needs
+   * no secret and no subscriptions. It verifies nothing, so every request it is given anyway
+   * is refused (401 `secret_unknown`). Default `true`.
+   */
+  verify?: boolean
   /** The path answered, relative to where the handler is mounted. Default `/webhooks/scheduling`. */
   path?: string
   /** Handlers by event type or pattern: `{ 'event.created': fn, 'event.checkout.*': fn }`. */
@@ -218,9 +225,20 @@ export function resolveSettings(
         'createWebhookHandler: pass secret or subscriptions, not both: with subscriptions, each delivery is verified with the secret of the webhook it names.',
       )
     }
+  } else if (options.verify === false) {
+    if (options.secret !== undefined) {
+      throw new ConfigError(
+        'createWebhookHandler: verify: false is for a queue worker, which verifies nothing: leave the secret out.',
+      )
+    }
   } else assertSecretSource(options.secret, 'createWebhookHandler')
+  if (options.verify !== undefined && typeof options.verify !== 'boolean') {
+    throw new ConfigError('createWebhookHandler: verify must be true or false.')
+  }
   // With subscriptions, no static secret applies: every delivery's comes from its webhook.
-  const secret: SecretSource = subscriptions === undefined ? options.secret! : () => undefined
+  // A worker's handler (verify: false) has none at all: every request is refused.
+  const secret: SecretSource =
+    subscriptions === undefined && options.verify !== false ? options.secret! : () => undefined
   if (
     options.path !== undefined &&
     (typeof options.path !== 'string' || !options.path.startsWith('/'))
@@ -245,14 +263,17 @@ export function resolveSettings(
   return {
     secret,
     subscriptions,
-    fixedSecrets: subscriptions === undefined ? staticSecrets(secret) : undefined,
+    fixedSecrets:
+      subscriptions === undefined && options.verify !== false ? staticSecrets(secret) : undefined,
     path: normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH),
     limit,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     budget: new BodyBudget(maxPending),
     dedupe: options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore()),
     identities:
-      typeof options.secret === 'function' && subscriptions === undefined
+      typeof options.secret === 'function' &&
+      subscriptions === undefined &&
+      options.verify !== false
         ? new SecretIdentities()
         : undefined,
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
