@@ -166,6 +166,35 @@ export async function decisionEndpoint(st: AuthState, req: IncomingMessage, res:
   approve(st, res, target, form, form.get('account') || st.nextAccount)
 }
 
+/**
+ * The client's credentials: `client_secret_basic` (RFC 6749 2.3.1: an `Authorization: Basic`
+ * header of the form-encoded id and secret) or `client_secret_post` (in the body); `'both'`
+ * when a request uses the two at once, which the RFC forbids.
+ */
+function clientOf(
+  authorization: string | undefined,
+  form: Record<string, string>,
+): { id: string | undefined; secret: string | undefined } | 'both' | undefined {
+  const inBody = form.client_secret !== undefined
+  if (authorization?.startsWith('Basic ')) {
+    if (inBody) return 'both'
+    const text = Buffer.from(authorization.slice(6).trim(), 'base64').toString()
+    const colon = text.indexOf(':')
+    if (colon < 0) return undefined
+    const decode = (s: string) => {
+      try {
+        return decodeURIComponent(s.replace(/\+/g, ' '))
+      } catch {
+        return undefined
+      }
+    }
+    const id = decode(text.slice(0, colon))
+    if (form.client_id !== undefined && form.client_id !== id) return undefined
+    return { id, secret: decode(text.slice(colon + 1)) }
+  }
+  return { id: form.client_id, secret: form.client_secret }
+}
+
 export async function tokenEndpoint(st: AuthState, req: IncomingMessage, res: ServerResponse) {
   const form = Object.fromEntries(new URLSearchParams(await readText(req)))
   st.tokenRequests.push({ headers: req.headers, form })
@@ -186,12 +215,33 @@ export async function tokenEndpoint(st: AuthState, req: IncomingMessage, res: Se
       error_description: 'form encoding required',
     })
   }
-  if (form.client_id !== st.clientId || form.client_secret !== st.clientSecret)
-    return json(res, 401, { error: 'invalid_client' })
+  const client = clientOf(req.headers.authorization, form)
+  if (client === 'both')
+    return json(res, 400, {
+      error: 'invalid_request',
+      error_description: 'client authenticated twice (Basic and in the body)',
+    })
+  if (client?.id !== st.clientId || client.secret !== st.clientSecret)
+    return json(
+      res,
+      401,
+      { error: 'invalid_client' },
+      req.headers.authorization?.startsWith('Basic ')
+        ? { 'www-authenticate': 'Basic realm="token"' }
+        : {},
+    )
   if (form.grant_type === 'authorization_code') {
     const code = st.codes.get(form.code ?? '')
     if (!code || code.used || code.redirectUri !== form.redirect_uri) {
-      if (code) code.used = true
+      if (code) {
+        // RFC 6749 4.1.2: a code used twice revokes the tokens issued from it.
+        if (code.used && code.family !== undefined && !code.family.revoked) {
+          code.family.revoked = true
+          st.counters.revoked++
+          st.counters.codeReuse++
+        }
+        code.used = true
+      }
       return json(res, 400, { error: 'invalid_grant', error_description: 'bad code' })
     }
     if (code.challenge !== undefined) {
@@ -212,7 +262,8 @@ export async function tokenEndpoint(st: AuthState, req: IncomingMessage, res: Se
       }
     }
     code.used = true
-    const { _refresh, ...body } = issue(st, newFamily(st, code.account))
+    code.family = newFamily(st, code.account)
+    const { _refresh, ...body } = issue(st, code.family)
     return json(res, 200, body)
   }
   if (form.grant_type === 'refresh_token') {

@@ -21,7 +21,14 @@ export function createAuthState(options: AuthServiceOptions) {
     redirectUris: new Set(options.redirectUris ?? ['http://127.0.0.1:9/callback']),
     codes: new Map<
       string,
-      { account: string; redirectUri: string; used: boolean; challenge: string | undefined }
+      {
+        account: string
+        redirectUri: string
+        used: boolean
+        challenge: string | undefined
+        /** The grant issued from it: revoked when the code is presented again (RFC 6749 4.1.2). */
+        family?: Family
+      }
     >(),
     requirePkce: options.requirePkce !== false,
     refreshTokens: new Map<string, { family: Family; used: boolean; spentAt?: number }>(),
@@ -38,6 +45,7 @@ export function createAuthState(options: AuthServiceOptions) {
       revoked: 0,
       me: 0,
       pkceRefused: 0,
+      codeReuse: 0,
     },
     tokenRequests: [] as TokenRequest[],
     failures: [] as AuthFailure[],

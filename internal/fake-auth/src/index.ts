@@ -33,7 +33,7 @@ export interface FakeWebhook {
 export interface ApiFailure {
   /** The status answered: 429, 500, 502, 503, ... */
   status: number
-  /** How many requests in a row. Default 1. */
+  /** How many requests in a row. Default 1; 0 clears the failures still queued. */
   count?: number
   /** A `Retry-After` header (seconds, or an HTTP date); none when absent. */
   retryAfter?: string
@@ -75,8 +75,13 @@ export interface WebhookApi {
   remove(id: string): FakeWebhook | undefined
   /** Sets a webhook's state, as the service does on its own (`disabled` after failures, say). */
   setState(id: string, state: FakeWebhook['state']): boolean
-  /** The next API requests (of `method`, when given) fail this way. */
+  /**
+   * The next API requests (of `method`, when given) fail this way; `count: 0` clears the ones
+   * still queued (of `method`, when given).
+   */
   failApi(failure: ApiFailure): void
+  /** How many injected failures are still queued. */
+  readonly pendingFailures: number
   /** Answers `/v1/webhooks` and `/v1/webhooks/{id}`; `false` for any other path. */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>
 }
@@ -131,6 +136,8 @@ export interface AuthCounters {
   me: number
   /** Code exchanges refused for a missing or wrong PKCE verifier. */
   pkceRefused: number
+  /** Codes presented again after they were exchanged: each revoked the grant issued from it. */
+  codeReuse: number
 }
 
 /** A token endpoint answer (section 2.3 of the spec). */
@@ -170,6 +177,8 @@ export interface AuthService {
   addPersonalAccessToken(value: string, account: string): void
   /** The next token requests fail this way, in order. */
   failNext(...modes: AuthFailure[]): void
+  /** Clears the token endpoint's queued failures (`failNext`) and the API's (`failApi`). */
+  clearFailures(): void
   /**
    * Delays token answers: every request before it is looked at (`every`, the default), or
    * only successful refreshes after the refresh token is spent (`success`).
@@ -278,6 +287,11 @@ function serviceControls(st: AuthState) {
     /** The next token requests fail this way, in order. */
     failNext(...modes: Failure[]) {
       st.failures.push(...modes)
+    },
+    /** Clears the token endpoint's queued failures (`failNext`) and the API's (`failApi`). */
+    clearFailures() {
+      st.failures.length = 0
+      st.webhooks.failApi({ status: 500, count: 0 })
     },
     /**
      * Delays token answers: every request before it is looked at (`every`, the default), or

@@ -95,9 +95,25 @@ export class WebhookRegistry implements WebhookApi {
     return true
   }
 
-  /** The next API requests (of `method`, when given) fail this way. */
+  /**
+   * The next API requests (of `method`, when given) fail this way. `count: 0` clears the
+   * failures still queued (of `method`, when given) instead: a storm ends at once.
+   */
   failApi(failure: ApiFailure): void {
+    if (failure.count === 0) {
+      for (let i = this.#failures.length - 1; i >= 0; i--) {
+        const queued = this.#failures[i]!
+        if (failure.method === undefined || queued.method === failure.method)
+          this.#failures.splice(i, 1)
+      }
+      return
+    }
     for (let i = 0; i < (failure.count ?? 1); i++) this.#failures.push({ ...failure, count: 1 })
+  }
+
+  /** How many injected failures are still queued. */
+  get pendingFailures(): number {
+    return this.#failures.length
   }
 
   #nextFailure(method: string): ApiFailure | undefined {
@@ -143,8 +159,15 @@ export class WebhookRegistry implements WebhookApi {
     let status: number
     let body: unknown
     if (id === undefined && method === 'GET') {
-      ;[status, body] = [200, this.#page(account, url.searchParams)]
-      this.counters.listed++
+      const page = this.#page(account, url.searchParams)
+      ;[status, body] =
+        page === undefined
+          ? [
+              400,
+              { error: 'invalid_cursor', message: 'after or before is not a cursor this API gave' },
+            ]
+          : [200, page]
+      if (page !== undefined) this.counters.listed++
     } else if (id === undefined && method === 'POST') {
       const target = (input as { url?: unknown } | undefined)?.url
       if (
@@ -194,13 +217,16 @@ export class WebhookRegistry implements WebhookApi {
     const before = query.get('before')
     let start = 0
     let end = Math.min(list.length, limit)
+    for (const cursor of [after, before]) {
+      if (cursor !== null && seqOfCursor(cursor) === undefined) return undefined
+    }
     if (after !== null) {
-      const seq = seqOfCursor(after) ?? Number.POSITIVE_INFINITY
+      const seq = seqOfCursor(after)!
       start = list.findIndex((e) => e.seq > seq)
       if (start < 0) start = list.length
       end = Math.min(list.length, start + limit)
     } else if (before !== null) {
-      const seq = seqOfCursor(before) ?? 0
+      const seq = seqOfCursor(before)!
       end = list.findIndex((e) => e.seq >= seq)
       if (end < 0) end = list.length
       start = Math.max(0, end - limit)

@@ -376,7 +376,7 @@ describe('OAuth logging and causes', () => {
     const routes = createOAuthRoutes(options({ logger, showCauses: true }))
     await routes.handle(request('/login', { host: 'localhost:9' }))
     expect(logger.at('warn')[0]).toMatch(
-      /sign-in started on localhost:9, but the redirect URI is on 127\.0\.0\.1:9/,
+      /sign-in started on localhost, but the redirect URI is on 127\.0\.0\.1:/,
     )
     const answer = await routes.handle(request('/callback?code=x&state=y', { host: 'localhost:9' }))
     expect(answer?.status).toBe(400)

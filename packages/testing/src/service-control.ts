@@ -135,6 +135,10 @@ export async function control(
       })
       return json(res, 200, { ok: true })
     }
+    case 'DELETE /_control/api-failures':
+    case 'DELETE /_control/failures':
+      auth.clearFailures()
+      return json(res, 200, { ok: true })
     case 'GET /_control/accounts':
       return json(
         res,

@@ -10,6 +10,31 @@ import type {
 import { signedRequest } from './sign.js'
 
 /**
+ * Why a delivery got no answer, in words: the time-out, or fetch's message with the system's
+ * reason from its cause chain (`ECONNREFUSED 127.0.0.1:3000`, `ENOTFOUND`, a TLS code), never a
+ * bare "fetch failed".
+ */
+export function deliveryError(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return `no answer within ${timeoutMs} ms (time-out)`
+  const reasons: string[] = []
+  let current: unknown = error
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const { code, address, port } = current as { code?: unknown; address?: unknown; port?: unknown }
+    if (typeof code === 'string') {
+      const where =
+        typeof address === 'string'
+          ? ` ${address}${port === undefined ? '' : `:${String(port)}`}`
+          : ''
+      reasons.push(`${code}${where}`)
+    } else if (depth > 0) reasons.push(current.message)
+    current = (current as { cause?: unknown }).cause
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return reasons.length === 0 ? message : `${message} (${[...new Set(reasons)].join('; ')})`
+}
+
+/**
  * The fake service's webhook deliveries, signed and retried like the real service's: each
  * attempt logged, a failed one retried on the schedule, a webhook disabled after too many
  * failures in a row, and no more retries to one disabled or deleted since.
@@ -87,7 +112,7 @@ export class Deliveries {
       record.status = res.status
       record.ok = res.status >= 200 && res.status < 300
     } catch (error) {
-      record.error = error instanceof Error ? error.message : String(error)
+      record.error = deliveryError(error, this.#timeoutMs)
     }
     webhook.failures = record.ok ? 0 : webhook.failures + 1
     const disableAfter = this.options.disableAfter

@@ -34,6 +34,18 @@ export interface FakeSchedulingServiceOptions {
    * rotation the same payload id then reaches both) or to its newest one only.
    */
   deliverToEachWebhook?: boolean
+  /**
+   * PKCE on the authorization endpoint: `'required'` (the default) refuses a request without an
+   * S256 `code_challenge`; `'optional'` accepts one without it, as the service's own reference
+   * describes its flow (a request that sends a challenge is still held to it).
+   */
+  pkce?: 'required' | 'optional'
+  /**
+   * A reuse grace period for refresh tokens, in ms (Okta's, Auth0's reuse interval): a spent
+   * refresh token presented again within it gets new tokens of the same grant. Default 0:
+   * strict rotation.
+   */
+  reuseGraceMs?: number
 }
 
 /** A webhook as the fake service keeps it. */
@@ -116,8 +128,13 @@ export interface FakeSchedulingService {
   setWebhookState(id: string, state: Webhook['state']): void
   /** Removes a webhook without a trace, as if the service lost it. */
   dropWebhook(id: string): void
-  /** Makes the next webhook API requests fail (429 with or without `Retry-After`, 5xx, slow, landed). */
+  /**
+   * Makes the next webhook API requests fail (429 with or without `Retry-After`, 5xx, slow,
+   * landed); `count: 0` clears the ones still queued.
+   */
   failApi(failure: ApiFailure): void
+  /** Clears every injected failure still queued: the API's (`failApi`) and the token endpoint's. */
+  clearFailures(): void
   /** What the webhook API answered so far. */
   readonly api: ApiCounters
   /**

@@ -18,6 +18,14 @@ import type {
   Webhook,
 } from './service-types.js'
 
+function pkceOption(pkce: FakeSchedulingServiceOptions['pkce']): boolean {
+  if (pkce === undefined || pkce === 'required') return true
+  if (pkce === 'optional') return false
+  throw new TypeError(
+    `startFakeSchedulingService: pkce must be 'required' or 'optional', got ${JSON.stringify(pkce)}.`,
+  )
+}
+
 /**
  * The scheduling service on your machine: OAuth (consent page, strict token endpoint), the API
  * (`/v1/me`, `/me`), and webhooks signed and retried like the real ones, with a control API
@@ -41,6 +49,8 @@ export async function startFakeSchedulingService(
     expiresIn: options.expiresIn,
     authorize: options.autoApprove ? 'approve' : 'consent',
     appName: options.appName,
+    requirePkce: pkceOption(options.pkce),
+    reuseGraceMs: options.reuseGraceMs,
   })
   for (const [value, account] of Object.entries(options.personalAccessTokens ?? {}))
     auth.addPersonalAccessToken(value, account)
@@ -105,6 +115,7 @@ export async function startFakeSchedulingService(
       registry.remove(webhookId)
     },
     failApi: (failure: ApiFailure) => registry.failApi(failure),
+    clearFailures: () => auth.clearFailures(),
     api: registry.counters,
     /**
      * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
