@@ -20,12 +20,14 @@ import { Redis } from 'ioredis'
 import { fromEnv } from './config.js'
 
 const config = fromEnv()
-// Requests of a delivery fail at once while Redis is down, and within 2 s when it hangs
-// (answered 5xx, the service retries), instead of waiting in ioredis's offline queue.
+// Requests of a delivery fail at once while Redis is down, and within 10 s when it hangs
+// (answered 5xx, the service retries), instead of waiting in ioredis's offline queue. Not 2 s:
+// the time-out is a timer of this process, and on a machine whose cores are busy the event loop
+// can lag that long, so the timer can fire before a reply that already arrived is read.
 const redis = new Redis(config.redisUrl, {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 1,
-  commandTimeout: 2_000,
+  commandTimeout: 10_000,
 })
 redis.on('error', (error) => console.error(`[${config.instance}] redis: ${error.message}`))
 await new Promise((resolve) => redis.once('ready', resolve))

@@ -25,9 +25,16 @@ const DELIVERIES = 600
 const REPLAYS = 150
 
 const rows: Array<[string, string, string]> = []
-const check = (what: string, expected: unknown, got: unknown) => {
+/**
+ * One line of the summary. A failed check prints `seen`, what it saw (statuses, answers,
+ * errors), so that a failure tells a bug from a loaded machine.
+ */
+const check = (what: string, expected: unknown, got: unknown, seen: () => unknown[] = () => []) => {
   rows.push([what, String(expected), String(got)])
-  console.log(`${String(expected) === String(got) ? 'ok  ' : 'FAIL'} ${what}: ${got}`)
+  const ok = String(expected) === String(got)
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}: ${got}`)
+  if (!ok)
+    for (const line of seen().slice(0, 10)) console.log(`       saw: ${String(line).slice(0, 300)}`)
 }
 
 async function until(what: string, test: () => Promise<boolean>, timeoutMs = 60_000) {
@@ -113,6 +120,7 @@ try {
   // 2. The refresh race: the token expires; 300 callers spread over the three instances.
   let refreshesPerExpiry: number[] = []
   let failedCalls = 0
+  const failures: string[] = []
   for (let round = 0; round < EXPIRIES; round++) {
     const key = (await redis.keys(`${shared.prefix}token:*`))[0]!.slice(
       `${shared.prefix}token:{`.length,
@@ -125,7 +133,12 @@ try {
     const answers = await Promise.all(
       Array.from({ length: CALLERS }, () => fetch(`${proxy.url}/api/me`, { headers: { cookie } })),
     )
-    failedCalls += answers.filter((a) => a.status !== 200).length
+    for (const answer of answers.filter((a) => a.status !== 200)) {
+      failedCalls++
+      failures.push(
+        `${answer.status} from ${answer.headers.get('x-instance')}: ${(await answer.text()).replace(/\s+/g, ' ')}`,
+      )
+    }
     const instances = new Set(answers.map((a) => a.headers.get('x-instance')))
     if (instances.size !== INSTANCES)
       throw new Error(`the calls reached ${instances.size} instances`)
@@ -136,7 +149,7 @@ try {
     Array(EXPIRIES).fill(1).join(' '),
     refreshesPerExpiry.join(' '),
   )
-  check(`API calls failed (of ${EXPIRIES * CALLERS})`, 0, failedCalls)
+  check(`API calls failed (of ${EXPIRIES * CALLERS})`, 0, failedCalls, () => failures)
 
   // 3. The delivery storm: signed deliveries, some replayed to another instance.
   const sent: AnyWebhookEvent['id'][] = []
@@ -171,6 +184,11 @@ try {
     'deliveries answered 200 (first attempt)',
     DELIVERIES,
     service.deliveries().filter((d) => d.ok).length,
+    () =>
+      service
+        .deliveries()
+        .filter((d) => !d.ok)
+        .map((d) => `${d.payloadId} attempt ${d.attempt}: ${d.status ?? d.error}`),
   )
   check(`replays answered as duplicates (of ${REPLAYS})`, REPLAYS, duplicates)
   check('events handled by the worker', DELIVERIES, new Set(handled).size)
