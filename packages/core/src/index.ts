@@ -101,6 +101,7 @@ export {
 } from './subscriptions/store.js'
 export { createWebhookSubscriptions } from './subscriptions/subscriptions.js'
 export { type OpenTelemetryApi, useOpenTelemetry } from './telemetry/otel.js'
+export { OAUTH_REDACTED_PARAMS, redactOAuthSpan, redactOAuthUrl } from './telemetry/redact.js'
 // ---- Tokens -------------------------------------------------------------------------------
 export type { TokenState, TokenStatus } from './tokens/machine.js'
 export { createTokenManager, type GetTokenOptions, type TokenManager } from './tokens/manager.js'

@@ -168,6 +168,9 @@ const ROOT = [
   'HealthReport',
   'OpenTelemetryApi',
   'useOpenTelemetry',
+  'OAUTH_REDACTED_PARAMS',
+  'redactOAuthSpan',
+  'redactOAuthUrl',
 ]
 
 const ADAPTER = [
