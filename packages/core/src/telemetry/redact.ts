@@ -37,7 +37,7 @@ function redactedQuery(query: string): string | undefined {
  */
 export function redactOAuthUrl(url: string): string {
   const q = url.indexOf('?')
-  const hash = url.indexOf('#', q < 0 ? 0 : q)
+  const hash = url.indexOf('#', Math.max(q, 0))
   if (q < 0) {
     // A bare query (`url.query` holds no `?`).
     if (url.includes('/') || !url.includes('=')) return url
