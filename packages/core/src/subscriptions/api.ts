@@ -2,6 +2,7 @@ import { createSchedulingClient, type SchedulingClient } from '../api/client.js'
 import type { WebhooksApi } from '../api/webhooks.js'
 import { isApiError } from '../api-error.js'
 import { ConfigError, displayUrl } from '../errors.js'
+import { withoutTrailingSlashes } from '../paths.js'
 import type { WebhookSubscriptionsOptions } from './options.js'
 
 /**
@@ -16,7 +17,7 @@ function configured(apiUrl: string, what: string) {
     const base = displayUrl(apiUrl)
     const hint = /\/v\d+\/?$/.test(new URL(apiUrl).pathname)
       ? "Check apiUrl: it must be the API's address."
-      : `apiUrl has no version prefix: the service's API lives under /v1 (e.g. ${base.replace(/\/+$/, '')}/v1).`
+      : `apiUrl has no version prefix: the service's API lives under /v1 (e.g. ${withoutTrailingSlashes(base)}/v1).`
     throw new ConfigError(
       `createWebhookSubscriptions: ${what} answered 404 at ${base}: the address is not the service's webhook API. ${hint} Nothing can be set up until it is fixed.`,
       { cause: error },
