@@ -81,14 +81,93 @@ describe('PostgresTokenStore', () => {
 
 describe('PostgresDedupeStore', () => {
   it('prune removes expired rows only', async () => {
-    const store = new PostgresDedupeStore({ pool: shared, schema, leaseMs: 1 })
+    const store = new PostgresDedupeStore({ pool: shared, schema, leaseMs: 1, autoPrune: false })
     await store.claim('pr-lapsed', 'a')
-    const lasting = new PostgresDedupeStore({ pool: shared, schema })
+    const lasting = new PostgresDedupeStore({ pool: shared, schema, autoPrune: false })
     await lasting.claim('pr-held', 'b')
     await new Promise((r) => setTimeout(r, 20))
     expect(await store.prune()).toBeGreaterThanOrEqual(1)
     expect(await lasting.claim('pr-held', 'c')).toBe('in_progress')
     expect(await lasting.claim('pr-lapsed', 'c')).toBe('claimed')
+  })
+
+  it('expired rows go without prune(): a sweep amortised on claims, in batches, never a live row', async () => {
+    const own = await migratedSchema('autoprune', shared)
+    const table = `"${own}".scheduling_kit_dedupe`
+    const count = async () =>
+      Number((await shared.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n)
+    const store = new PostgresDedupeStore({
+      pool: shared,
+      schema: own,
+      ttlMs: 1,
+      autoPrune: { everyMs: 1, batch: 100 },
+    })
+    // 1 000 deliveries, each completed with a 1 ms memory: expired at once.
+    for (let i = 0; i < 1_000; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, j) => {
+          await store.claim(`d${i + j}`, 'w')
+          await store.complete(`d${i + j}`, 'w')
+        }),
+      )
+    }
+    await store.pruning
+    const live = new PostgresDedupeStore({ pool: shared, schema: own, autoPrune: false })
+    expect(await live.claim('held', 'x')).toBe('claimed') // lease: 60 s
+    await new Promise((r) => setTimeout(r, 5))
+    // The next claim starts a sweep; batches of 100 go on while full.
+    expect(await store.claim('trigger', 'w')).toBe('claimed')
+    await store.pruning
+    const left = await count()
+    expect(left, `rows left: ${left}`).toBeLessThanOrEqual(2) // 'held', and 'trigger' if alive
+    expect(await live.claim('held', 'y')).toBe('in_progress')
+    // Off: nothing is deleted without prune().
+    const manual = new PostgresDedupeStore({
+      pool: shared,
+      schema: own,
+      ttlMs: 1,
+      autoPrune: false,
+    })
+    for (let i = 0; i < 20; i++) {
+      await manual.claim(`m${i}`, 'w')
+      await manual.complete(`m${i}`, 'w')
+    }
+    await new Promise((r) => setTimeout(r, 5))
+    await manual.claim('m-trigger', 'w')
+    expect(manual.pruning).toBeUndefined()
+    expect(await count()).toBeGreaterThanOrEqual(20)
+    expect(() => new PostgresDedupeStore({ pool: shared, autoPrune: 5 as never })).toThrow(
+      /autoPrune must be false or/,
+    )
+  })
+
+  it('two instances sweeping the same expired rows at once: no error, no deadlock, all gone', async () => {
+    const own = await migratedSchema('autoprune2', shared)
+    const writer = new PostgresDedupeStore({
+      pool: shared,
+      schema: own,
+      ttlMs: 1,
+      autoPrune: false,
+    })
+    for (let i = 0; i < 2_000; i += 100)
+      await Promise.all(Array.from({ length: 100 }, (_, j) => writer.complete(`x${i + j}`, 'w')))
+    await new Promise((r) => setTimeout(r, 5))
+    const expired = async () =>
+      Number(
+        (
+          await shared.query(
+            `SELECT count(*) AS n FROM "${own}".scheduling_kit_dedupe WHERE key LIKE 'x%'`,
+          )
+        ).rows[0].n,
+      )
+    expect(await expired()).toBe(2_000)
+    const sweepers = Array.from(
+      { length: 4 },
+      () => new PostgresDedupeStore({ pool: shared, schema: own, autoPrune: { batch: 300 } }),
+    )
+    await Promise.all(sweepers.map((s, i) => s.claim(`s${i}`, 'w')))
+    await Promise.all(sweepers.map((s) => s.pruning))
+    expect(await expired()).toBe(0)
   })
 
   it('says to run migrate when its table is missing, and refuses unsafe names', async () => {
