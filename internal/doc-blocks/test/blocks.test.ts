@@ -43,3 +43,21 @@ describe('blocksOf', () => {
     expect(blocksOf('p.md', '- item\n  ```ts\n  const b = 2\n  ```')[0]?.code).toBe('const b = 2')
   })
 })
+
+describe('declaredNames', () => {
+  it('lists what a block declares at its top level, so its context does not give it again', async () => {
+    const { declaredNames } = await import('../src/check.js')
+    const names = declaredNames(
+      [
+        "import express, { type Express, Router as R } from 'express'",
+        "import * as ns from 'node:fs'",
+        'const app = express()',
+        'const { a, b: [c] } = x',
+        'function f() {}',
+        'class K {}',
+        'if (y) { const inner = 1 }',
+      ].join('\n'),
+    )
+    expect([...names].sort()).toEqual(['Express', 'K', 'R', 'a', 'app', 'c', 'express', 'f', 'ns'])
+  })
+})
