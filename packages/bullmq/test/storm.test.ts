@@ -25,10 +25,12 @@ function startWorker(queueName: string, prefix: string, handlerMs = 0): Promise<
 }
 
 /**
- * Every delivery answered 200 in the end, and no attempt failed in a way that is a bug (a 4xx,
- * a 500). Attempts refused for load (a 503, a time-out, no answer) are the service's to retry:
- * they are printed, with their causes, not failed on, so that a failure here is a bug and a
- * loaded machine shows as a line of output.
+ * Every delivery answered 200 in the end, and no attempt failed in a way that is a bug (a 4xx
+ * other than 409, a 500). Attempts refused for load are the service's to retry: a 503, a
+ * time-out, and a 409 `delivery_in_progress` (the retry of an attempt that timed out at the
+ * service while the app still held its claim: seen on a loaded machine, 10 s time-outs then
+ * 409s). They are printed, with their causes, not failed on, so that a failure here is a bug and
+ * a loaded machine shows as lines of output.
  */
 function everyDeliveryAnswered(
   service: Awaited<ReturnType<typeof startFakeSchedulingService>>,
@@ -43,7 +45,7 @@ function everyDeliveryAnswered(
     console.log(
       `${failed.length} attempt(s) not answered 200, retried by the service:\n  ${failed.slice(0, 10).map(describe).join('\n  ')}`,
     )
-  const bugs = failed.filter((d) => d.status !== undefined && d.status !== 503)
+  const bugs = failed.filter((d) => d.status !== undefined && d.status !== 503 && d.status !== 409)
   expect(bugs.map(describe), 'attempts answered 4xx or 500 (not load)').toEqual([])
   expect(
     sent.filter((id) => !answered.has(id)),
