@@ -103,6 +103,13 @@ export { createWebhookSubscriptions } from './subscriptions/subscriptions.js'
 export { type OpenTelemetryApi, useOpenTelemetry } from './telemetry/otel.js'
 export { OAUTH_REDACTED_PARAMS, redactOAuthSpan, redactOAuthUrl } from './telemetry/redact.js'
 // ---- Tokens -------------------------------------------------------------------------------
+export {
+  announceConnectionChange,
+  type ConnectionApp,
+  type ConnectionChange,
+  type ConnectionStatus,
+  type WebhookStatus,
+} from './tokens/connection.js'
 export type { TokenState, TokenStatus } from './tokens/machine.js'
 export { createTokenManager, type GetTokenOptions, type TokenManager } from './tokens/manager.js'
 export type { TokenManagerOptions } from './tokens/options.js'

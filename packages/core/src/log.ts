@@ -38,6 +38,18 @@ export function checkLogger(logger: unknown, where: string): Logger | undefined 
   return logger as Logger
 }
 
+/** Calls an app's listener (a hook); one that throws must not change what the toolkit does. */
+export function notify<A extends unknown[]>(
+  listener: ((...args: A) => unknown) | undefined,
+  ...args: A
+): void {
+  try {
+    listener?.(...args)
+  } catch {
+    // The listener's own failure: nothing to do.
+  }
+}
+
 /** Calls the logger; a logger that throws must not change an answer. */
 export function emit(logger: Logger, level: (typeof LEVELS)[number], message: string): void {
   try {

@@ -90,6 +90,11 @@ const ROOT = [
   'ReadConnectionOptions',
   // Tokens
   'AccountInfo',
+  'announceConnectionChange',
+  'ConnectionApp',
+  'ConnectionChange',
+  'ConnectionStatus',
+  'WebhookStatus',
   'createTokenManager',
   'GetTokenOptions',
   'MemoryTokenStore',

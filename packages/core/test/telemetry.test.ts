@@ -465,6 +465,7 @@ describe('the API, tokens and the OAuth callback', () => {
     expect(under.map((s) => s.name).sort()).toEqual([
       'scheduling.oauth.identify',
       'scheduling.oauth.token_exchange',
+      'scheduling.token_store.get',
       'scheduling.token_store.set',
     ])
     // The exchange's POST and /me's GET are HTTP client spans under their steps.

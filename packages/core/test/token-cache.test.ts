@@ -56,13 +56,13 @@ function endpoint(now: () => number) {
 }
 
 describe('the token kept in process', () => {
-  it('answers a fresh token without a store read, until its refresh time', async () => {
+  it('answers a fresh token without a store read, until its refresh time (revalidation off)', async () => {
     let now = 1_000_000
     const inner = new MemoryTokenStore()
     await inner.set(KEY, record(0, now))
     const store = counting(inner)
     const oauth = endpoint(() => now)
-    const tokens = createTokenManager({ store, oauth, now: () => now })
+    const tokens = createTokenManager({ store, oauth, now: () => now, revalidateMs: 3 * HOUR })
     for (let i = 0; i < 50; i++) expect(await tokens.getAccessToken(KEY)).toBe('at_0')
     expect(store.reads).toBe(1)
     // Just before the refresh time (a 24th of the lifetime before expiry by default): still

@@ -74,6 +74,16 @@ export class PostgresTokenStore implements TokenStore {
     )
   }
 
+  async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
+    const { rowCount } = await this.#t.query(
+      `UPDATE ${this.#t.table}
+       SET record = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
+       WHERE key = $1 AND version = $2 AND record IS NOT NULL`,
+      [rowKey(key), expectedVersion],
+    )
+    return rowCount === 1
+  }
+
   async compareAndSet(
     key: string,
     record: TokenRecord,

@@ -46,6 +46,13 @@ redis.call('HDEL', KEYS[1], 'r')
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
 return 0`)
+const COMPARE_AND_DELETE = script(`
+local r = redis.call('HGET', KEYS[1], 'r')
+if (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
+redis.call('HDEL', KEYS[1], 'r')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1`)
 /**
  * A `TokenStore` in Redis with every capability: versioned compare-and-set (no lost update)
  * and the refresh lease (one refresher for all instances). Records never expire: run Redis
@@ -83,6 +90,11 @@ export class RedisTokenStore implements TokenStore {
 
   async delete(key: string): Promise<void> {
     await DELETE(this.#h.client, [this.#h.record(key), this.#h.lease(key)], [TOMBSTONE_MS])
+  }
+
+  async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
+    const keys = [this.#h.record(key), this.#h.lease(key)]
+    return (await COMPARE_AND_DELETE(this.#h.client, keys, [expectedVersion, TOMBSTONE_MS])) === 1
   }
 
   async compareAndSet(

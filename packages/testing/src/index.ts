@@ -10,6 +10,16 @@ export type {
   TokenResponseBody,
 } from '@scheduling-kit/fake-auth'
 export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conformance.js'
+export {
+  type AppInstance,
+  type AppInstanceOptions,
+  type InstanceLog,
+  startAppInstance,
+} from './connection-app.js'
+export {
+  type ConnectionScenarioOptions,
+  runConnectionScenarios,
+} from './connection-scenarios.js'
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'

@@ -160,6 +160,32 @@ function tokenStorePart1(
         'set must change the version',
       )
     })
+
+    it('compareAndDelete (when offered): only the version read, never a reconnection made since', async () => {
+      const store = await createStore()
+      if (typeof store.compareAndDelete !== 'function') return
+      const k = key('cad')
+      await store.set(k, record({ accessToken: 'at_first' }))
+      const first = (await store.get(k))!.version!
+      await store.set(k, record({ accessToken: 'at_second' }))
+      assert.equal(await store.compareAndDelete(k, first), false, 'an older version deletes nothing')
+      assert.equal((await store.get(k))!.accessToken, 'at_second')
+      const second = (await store.get(k))!.version!
+      // Disconnected and connected again meanwhile: the version read before must not match.
+      await store.delete(k)
+      await store.set(k, record({ accessToken: 'at_third' }))
+      assert.equal(await store.compareAndDelete(k, second), false, 'a reconnection survives')
+      assert.equal(await store.compareAndDelete(k, first), false)
+      const third = (await store.get(k))!.version!
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => store.compareAndDelete!(k, third)),
+      )
+      assert.equal(results.filter(Boolean).length, 1, 'exactly one delete wins')
+      assert.equal(await store.get(k), undefined)
+      assert.equal(await store.compareAndDelete(k, third), false, 'nothing left to delete')
+      await store.set(k, record({ accessToken: 'at_fourth' }))
+      assert.notEqual((await store.get(k))!.version, third, 'versions go on after a delete')
+    })
   })
 }
 

@@ -65,7 +65,7 @@ export function encryptTokenStore(store: TokenStore, cipher: CredentialCipher): 
   })
   const compareAndSet = store.compareAndSet?.bind(store)
   return {
-    ...passThrough(store, ['acquireLease', 'releaseLease']),
+    ...passThrough(store, ['acquireLease', 'releaseLease', 'compareAndDelete']),
     async get(key) {
       const record = await store.get(key)
       if (record === undefined) return undefined
@@ -100,11 +100,19 @@ export function encryptTokenStore(store: TokenStore, cipher: CredentialCipher): 
  * webhook revived, a removal undone) does not open.
  */
 function stateOf(record: SubscriptionRecord): string {
-  return JSON.stringify([
+  // Fields added later are bound only when present: records written before still open.
+  const state: unknown[] = [
     record.active,
     record.updatedAt,
-    record.webhooks.map((w) => [w.id, w.url, w.createdAt, w.removedAt ?? null, w.gone === true]),
-  ])
+    record.webhooks.map((w) => {
+      const fields: unknown[] = [w.id, w.url, w.createdAt, w.removedAt ?? null, w.gone === true]
+      if (w.accountId !== undefined) fields.push(w.accountId)
+      return fields
+    }),
+  ]
+  if (record.accountId !== undefined || record.uncertain === true || record.app !== undefined)
+    state.push(record.accountId ?? null, record.uncertain === true, record.app ?? null)
+  return JSON.stringify(state)
 }
 
 /**

@@ -1,5 +1,5 @@
 import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors.js'
-import { consoleLogger, describeError, emit } from '../log.js'
+import { consoleLogger, describeError, emit as log, notify } from '../log.js'
 import {
   attributeText,
   endSpan,
@@ -9,6 +9,7 @@ import {
   type Traced,
   within,
 } from '../telemetry/otel.js'
+import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import { connectionCookie, newConnectionNonce } from './connection.js'
 import { privateHeaders, redirect, step } from './flow.js'
@@ -180,7 +181,20 @@ async function connectAccount<Req>(
   setAttributes(traced, { 'scheduling.account': attributeText(key) })
   // This connection's nonce: its cookie counts only while the record is this connection.
   const connection = newConnectionNonce()
-  const record: TokenRecord = { ...tokens, account, connection }
+  const record: TokenRecord = { ...tokens, account, connection, app: settings.app }
+  const previous = await inChildSpan('scheduling.token_store.get', traced, () =>
+    step(
+      'store_failed',
+      () => 'The token store could not be read.',
+      () => settings.store.get(key),
+    ),
+  )
+  const accountId = accountIdOf(record)
+  const previousAccountId = accountIdOf(previous)
+  const switched =
+    previous !== undefined && previousAccountId !== undefined && previousAccountId !== accountId
+  // Another service account than before: its webhook goes while its token still works.
+  if (switched) await removeOldWebhook(request, key, previousAccountId, settings)
   await inChildSpan('scheduling.token_store.set', traced, () =>
     step(
       'store_failed',
@@ -188,7 +202,15 @@ async function connectAccount<Req>(
       () => settings.store.set(key, record),
     ),
   )
+  // Every token manager of this process forgets what it kept of the key, before anything runs.
+  announceConnectionChange(settings.store, key)
   const webhookFailure = await ensureWebhook(request, key, settings)
+  notify(
+    settings.options.onConnectionChange,
+    switched
+      ? { type: 'reconnected', key, accountId, previousAccountId }
+      : { type: 'connected', key, accountId },
+  )
   const { onConnected } = settings.options
   await step(
     'connected_hook_failed',
@@ -224,7 +246,7 @@ async function ensureWebhook<Req>(
     await subscriptions.ensure(key)
     return undefined
   } catch (error) {
-    emit(
+    log(
       settings.logger ?? request.logger ?? consoleLogger,
       'error',
       isConfigError(error)
@@ -232,6 +254,36 @@ async function ensureWebhook<Req>(
         : `schedulingOAuth: "${key}" is connected, but its webhook could not be set up; reconcile() sets it up later. ${describeError(error)}`,
     )
     return error
+  }
+}
+
+/**
+ * The key was connected to another service account: that account's webhook is deleted now,
+ * with its token, which is still the stored one (after the new tokens are written, nothing of
+ * this app can reach that account any more). A failure is logged, and the connection goes on.
+ */
+async function removeOldWebhook<Req>(
+  request: OAuthRequest<Req>,
+  key: string,
+  previousAccountId: string,
+  settings: RouteSettings<Req>,
+): Promise<void> {
+  const subscriptions = settings.options.subscriptions
+  if (subscriptions === undefined) return
+  const logger = settings.logger ?? request.logger ?? consoleLogger
+  try {
+    const { deleted, failed } = await subscriptions.remove(key)
+    log(
+      logger,
+      failed.length > 0 ? 'warn' : 'info',
+      `schedulingOAuth: "${key}" was connected to service account ${previousAccountId} and is now connected to another; ${deleted.length > 0 ? `deleted its webhook(s) ${deleted.join(', ')}` : 'it had no webhook left'}${failed.length > 0 ? `; the service did not delete ${failed.join(', ')} (their deliveries are answered without handlers; the account owner can delete them in the service's settings)` : ''}.`,
+    )
+  } catch (error) {
+    log(
+      logger,
+      'warn',
+      `schedulingOAuth: "${key}" was connected to service account ${previousAccountId} and is now connected to another; its old webhook could not be deleted (its deliveries are answered without handlers). ${describeError(error)}`,
+    )
   }
 }
 

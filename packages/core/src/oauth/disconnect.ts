@@ -1,6 +1,8 @@
 import { OAuthFlowError } from '../errors.js'
 import { getHeader } from '../headers.js'
-import { consoleLogger, emit } from '../log.js'
+import { consoleLogger, describeError, emit as log, notify } from '../log.js'
+import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
+import type { TokenRecord } from '../tokens/record.js'
 import { clearConnectionCookie, readConnection } from './connection.js'
 import { privateHeaders, redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
@@ -32,42 +34,48 @@ export async function disconnect<Req>(
     )
   }
   const { disconnectKey, onDisconnected } = settings.options
-  const key = disconnectKey
+  // The connection the request names: with the cookie, the one it was made for (an older
+  // cookie, from before a disconnect and reconnection, names none); else the stored one.
+  const named = disconnectKey
     ? await step(
         'disconnect_key_failed',
         () => 'The disconnectKey option failed.',
         () => disconnectKey(request.raw),
-      )
-    : // The cookie must name the stored connection: an older cookie (from before a disconnect
-      // and reconnection) must not disconnect the later connection.
-      await step(
+      ).then((key) => (key === undefined || key === '' ? undefined : { k: key, n: undefined }))
+    : await step(
         'store_failed',
         () => 'The connection could not be checked against the token store.',
-        async () =>
-          (
-            await readConnection(request.headers, settings.cookieSecrets, {
-              secure: settings.secure,
-              tokenStore: settings.store,
-            })
-          )?.k,
+        () =>
+          readConnection(request.headers, settings.cookieSecrets, {
+            secure: settings.secure,
+            tokenStore: settings.store,
+          }),
       )
-  if (key === undefined || key === '') {
+  if (named === undefined) {
     throw new OAuthFlowError(
       'nothing_to_disconnect',
       'There is no connected account to disconnect.',
     )
   }
+  const key = named.k
+  const record = await read(key, settings)
   await removeWebhook(request, key, settings)
-  await step(
-    'store_failed',
-    () => 'The tokens could not be deleted from the token store.',
-    () => settings.store.delete(key),
-  )
-  await step(
-    'disconnected_hook_failed',
-    () => 'The tokens were deleted, but the onDisconnected hook failed.',
-    () => onDisconnected?.({ key, request: request.raw }),
-  )
+  const outcome = await deleteConnection(key, named.n ?? record?.connection, settings)
+  announceConnectionChange(settings.store, key)
+  if (outcome === 'replaced') {
+    await keepNewerConnection(request, key, settings)
+  } else {
+    notify(settings.options.onConnectionChange, {
+      type: 'disconnected',
+      key,
+      accountId: accountIdOf(record),
+    })
+    await step(
+      'disconnected_hook_failed',
+      () => 'The tokens were deleted, but the onDisconnected hook failed.',
+      () => onDisconnected?.({ key, request: request.raw }),
+    )
+  }
   const clear = clearConnectionCookie(settings.secure)
   if (wantsJson(request.headers)) {
     return {
@@ -103,10 +111,81 @@ async function removeWebhook<Req>(
     () => subscriptions.remove(key),
   )
   if (result.failed.length > 0) {
-    emit(
+    log(
       settings.logger ?? request.logger ?? consoleLogger,
       'warn',
       `schedulingOAuth: "${key}" is disconnected, but the service did not delete its webhook(s) ${result.failed.join(', ')}. Their late deliveries are answered without handlers for the grace period, then refused; the account owner can delete them in the service's settings.`,
+    )
+  }
+}
+
+const read = <Req>(key: string, settings: RouteSettings<Req>): Promise<TokenRecord | undefined> =>
+  step(
+    'store_failed',
+    () => 'The connection could not be read from the token store.',
+    () => settings.store.get(key),
+  )
+
+/**
+ * Deletes the key's tokens if they are still the connection `connection` (any, when
+ * `undefined`): by compare-and-delete when the store offers it, so that a connection made
+ * meanwhile (another browser connecting the key again) is never deleted. A refresh meanwhile
+ * changes the version, not the connection: read again and tried again.
+ */
+async function deleteConnection<Req>(
+  key: string,
+  connection: string | undefined,
+  settings: RouteSettings<Req>,
+): Promise<'deleted' | 'replaced'> {
+  const { store } = settings
+  if (typeof store.compareAndDelete !== 'function') {
+    await step(
+      'store_failed',
+      () => 'The tokens could not be deleted from the token store.',
+      () => store.delete(key),
+    )
+    return 'deleted'
+  }
+  for (let tries = 0; tries < 10; tries++) {
+    const current = await read(key, settings)
+    if (current === undefined) return 'deleted'
+    if (connection !== undefined && current.connection !== connection) return 'replaced'
+    const deleted = await step(
+      'store_failed',
+      () => 'The tokens could not be deleted from the token store.',
+      () => store.compareAndDelete!(key, current.version ?? 0),
+    )
+    if (deleted) return 'deleted'
+  }
+  throw new OAuthFlowError(
+    'store_failed',
+    'The tokens could not be deleted from the token store: they kept changing (tried 10 times).',
+  )
+}
+
+/**
+ * The key was connected again (another browser) while this disconnect ran: that newer
+ * connection stays, and its webhook, which the disconnect may have removed a moment before,
+ * is made sure of again.
+ */
+async function keepNewerConnection<Req>(
+  request: OAuthRequest<Req>,
+  key: string,
+  settings: RouteSettings<Req>,
+): Promise<void> {
+  const logger = settings.logger ?? request.logger ?? consoleLogger
+  log(
+    logger,
+    'info',
+    `schedulingOAuth: "${key}" was connected again (another sign-in) while this disconnect ran: the newer connection stays.`,
+  )
+  try {
+    await settings.options.subscriptions?.ensure(key)
+  } catch (error) {
+    log(
+      logger,
+      'error',
+      `schedulingOAuth: the webhook of "${key}"'s newer connection could not be made sure of; reconcile() sets it up later. ${describeError(error)}`,
     )
   }
 }

@@ -6,6 +6,7 @@ import type { FetchLike } from '../http.js'
 import { checkLogger, consoleLogger, developmentMode, type Logger } from '../log.js'
 import { withoutTrailingSlashes } from '../paths.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
+import type { ConnectionApp, ConnectionChange } from '../tokens/connection.js'
 import type { AccountInfo, TokenRecord } from '../tokens/record.js'
 import type { TokenStore } from '../tokens/store.js'
 import { type DedupeStore, MemoryDedupeStore } from '../webhooks/dedupe.js'
@@ -52,12 +53,19 @@ export interface OAuthRoutesOptions<Req = unknown> {
   /** Called once the tokens are deleted. */
   onDisconnected?: (connection: { key: string; request: Req }) => unknown
   /**
+   * Told of every change the routes make to a key's connection: `connected`, `reconnected`
+   * (to another service account than before), `disconnected`. A failing listener changes
+   * nothing (it is not awaited).
+   */
+  onConnectionChange?: (change: ConnectionChange) => void
+  /**
    * Connected accounts' webhooks (`createWebhookSubscriptions`): connecting ensures the
    * account's webhook, and `/disconnect` removes it while the account's token still works,
    * before the tokens are deleted. When the webhook cannot be made, the account is connected
    * all the same, the page and the log say so, and `reconcile` makes it later.
    */
-  subscriptions?: Pick<WebhookSubscriptions, 'ensure' | 'remove'>
+  subscriptions?: Pick<WebhookSubscriptions, 'ensure' | 'remove'> &
+    Partial<Pick<WebhookSubscriptions, 'url' | 'apiUrl'>>
   /** The key `/disconnect` deletes. Default: the account this browser connected (a signed cookie). */
   disconnectKey?: (request: Req) => string | undefined | Promise<string | undefined>
   /** Told of every error answer, for logging. */
@@ -154,6 +162,8 @@ export interface RouteSettings<Req> {
   origins: ReadonlySet<string>
   successRedirect: string
   identify: (accessToken: string) => Promise<AccountInfo>
+  /** What each connection is made for, kept in its record. */
+  app: ConnectionApp
   /** The `iss` values a callback may carry: the `issuer` option, or `authUrl` with and without `/`. */
   issuers: readonly string[]
   /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
@@ -234,6 +244,18 @@ function issuersOf(options: OAuthRoutesOptions<never>): string[] {
   return [base, `${base}/`]
 }
 
+/** The addresses a connection made by these routes is for. */
+function appOf(options: OAuthRoutesOptions<never>): ConnectionApp {
+  const app: ConnectionApp = {
+    tokenUrl: `${withoutTrailingSlashes(options.authUrl)}/oauth/token`,
+  }
+  const apiUrl = options.subscriptions?.apiUrl ?? options.apiUrl
+  if (typeof apiUrl === 'string') app.apiUrl = withoutTrailingSlashes(apiUrl)
+  const webhookUrl = options.subscriptions?.url
+  if (typeof webhookUrl === 'string') app.webhookUrl = webhookUrl
+  return app
+}
+
 function checkStores(store: TokenStore, states: DedupeStore): void {
   if (
     typeof store?.get !== 'function' ||
@@ -294,6 +316,7 @@ export function resolveRouteSettings<Req>(options: OAuthRoutesOptions<Req>): Rou
     origins,
     successRedirect: options.successRedirect ?? '/',
     identify,
+    app: appOf(options as OAuthRoutesOptions<never>),
     issuers: issuersOf(options as OAuthRoutesOptions<never>),
     logger,
     showCauses: options.showCauses ?? developmentMode(),

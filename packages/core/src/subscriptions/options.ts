@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js'
 import type { HealthOptions, HealthReport } from '../health.js'
 import type { FetchLike } from '../http.js'
 import { checkLogger, consoleLogger, type Logger } from '../log.js'
+import type { ConnectionChange, ConnectionStatus } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/manager.js'
 import { wholeNumber } from '../validate.js'
 import type { WebhookOwner } from './lookup.js'
@@ -11,8 +12,14 @@ import type { StoredSubscription, SubscriptionStore } from './store.js'
 export interface WebhookSubscriptionsOptions {
   /** Where the service delivers: your webhook endpoint's public address, `https://app.example.com/webhooks/scheduling`. */
   url: string
-  /** The token manager of the connected accounts: each account's webhooks are managed with its own token. */
-  tokens: Pick<TokenManager, 'getAccessToken'>
+  /**
+   * The token manager of the connected accounts: each account's webhooks are managed with its
+   * own token. With `getRecord` (a token manager has it), each webhook is stamped with the
+   * service account it was made in, so a key connected again to another account never keeps,
+   * nor runs handlers for, the old account's webhook; with `status`, `status(key)` tells the
+   * connection too.
+   */
+  tokens: Pick<TokenManager, 'getAccessToken'> & Partial<Pick<TokenManager, 'getRecord' | 'status'>>
   /** The API's address, with `/v1`. */
   apiUrl: string
   /** Where each account's webhooks and secrets are kept. */
@@ -44,6 +51,8 @@ export interface WebhookSubscriptionsOptions {
   logger?: Logger
   /** Clock, in ms since the epoch, for tests. Default `Date.now`. */
   now?: () => number
+  /** Told when `ensure` or `reconcile` repaired an account's webhook (`webhook_repaired`). */
+  onConnectionChange?: (change: ConnectionChange) => void
 }
 
 /** What `ensure` found or did. */
@@ -85,6 +94,7 @@ export interface ReconcileAccount {
     | 'busy'
     | 'reauthorization_required'
     | 'not_connected'
+    | 'other_app'
     | 'failed'
   /** What was done, in words: `created wh_2 (wh_1 was disabled)`, `deleted duplicate wh_3`. */
   actions: string[]
@@ -108,6 +118,16 @@ export interface ReconcileReport {
   busy: string[]
   /** Accounts whose check failed (the API or the store); tried again by the next run. */
   failed: string[]
+  /**
+   * Records made for another app (another `url` or `apiUrl` sharing the store): left alone.
+   * Give each app and service its own prefix or schema.
+   */
+  otherApp: string[]
+  /**
+   * Set when the store could not list every account (a Redis Cluster's topology changed
+   * under the scan, say): the accounts it missed were not checked. Run again.
+   */
+  incomplete?: unknown
   /** Every account, in the order finished. */
   accounts: ReconcileAccount[]
   /** Wall time, in ms. */
@@ -117,6 +137,13 @@ export interface ReconcileReport {
 export interface WebhookSubscriptions {
   /** The delivery address the webhooks point at. */
   readonly url: string
+  /** The API's address the webhooks are managed at. */
+  readonly apiUrl: string
+  /**
+   * Where the key's connection stands: from the token manager (`connected`, `needs_reauth`,
+   * `disconnected`, the service account) when it has `status`, and the key's webhook.
+   */
+  status(key: string): Promise<ConnectionStatus>
   /**
    * Makes sure the account has exactly one working webhook at `url`, creating one when it has
    * none that works. Idempotent, and safe from several instances at once: one remote webhook.

@@ -1,158 +1,257 @@
-import type { ApiWebhook } from '../api/webhooks.js'
 import { isSchedulingError } from '../errors.js'
-import { describeError, emit } from '../log.js'
+import { describeError, emit, notify } from '../log.js'
 import { meters, observed } from '../telemetry/metrics.js'
 import { endSpan, startSpan, within } from '../telemetry/otel.js'
+import { madeForOtherApp } from '../tokens/connection.js'
+import { BUSY, type SubscriptionExecutor } from './executor.js'
 import type { ReconcileAccount, ReconcileReport } from './options.js'
-import { BUSY, live, type SubscriptionWork, works } from './work.js'
+import { forgetRemoved, planRepair, settleRecord } from './plan.js'
+import type { SubscriptionRecord } from './store.js'
 
-// `reconcile()`: every account's webhooks checked against the service and repaired.
+// `reconcile()`: every account's webhooks checked against the service and repaired, each by
+// the plan `planRepair` makes of what was seen.
 
-/** The `reconcile` of one `createWebhookSubscriptions`. */
-export function reconciler(work: SubscriptionWork): () => Promise<ReconcileReport> {
-  const { settings, store, url, clock, api, withLease, update, create, keep, sweep, expired } = work
+/** What one account's repair did. */
+export interface Repaired {
+  /** The webhook that stays (kept or created); none when the account is removed. */
+  keep?: string
+  created: number
+  deleted: number
+  retired: string[]
+}
 
-  /** One account's repair, holding its lease. */
-  async function repair(
-    key: string,
-    entry: ReconcileAccount,
-    counts: { created: number; deleted: number },
-  ): Promise<void> {
-    const record = await store.get(key)
-    if (record === undefined) return
-    if (!record.active && record.webhooks.every((w) => w.gone === true)) {
-      // Removed, and nothing left at the service: no API call (the tokens are gone by now).
-      await forget(key, entry, false)
-      return
-    }
-    const remote = new Map<string, ApiWebhook>()
-    try {
-      for await (const webhook of api(key).webhooks.list()) remote.set(webhook.id, webhook)
-    } catch (error) {
-      // A removed account without tokens: what is left at the service cannot be deleted by
-      // this app; past the grace period, it is forgotten.
-      if (!record.active && isSchedulingError(error) && error.code === 'not_connected')
-        await forget(key, entry, true)
-      throw error
-    }
-    const present = (id: string) => remote.has(id) && remote.get(id)!.state !== 'deleted'
-    const known = new Set(record.webhooks.map((w) => w.id))
-    // The newest live webhook that works is kept; every other live one retires, with its reason.
-    const retire = new Map<string, string>()
-    let keptId: string | undefined
-    for (const w of live(record).sort((a, b) => b.createdAt - a.createdAt)) {
-      const there = remote.get(w.id)
-      if (record.active && keptId === undefined && w.url === url && works(there, url)) {
-        keptId = w.id
-        continue
-      }
-      retire.set(
-        w.id,
-        !record.active
-          ? 'left after remove'
-          : there === undefined
-            ? 'missing'
-            : there.state === 'disabled' || there.state === 'deleted'
-              ? there.state
-              : there.url !== url || w.url !== url
-                ? 'at another url'
-                : 'a duplicate',
-      )
-    }
-    if (record.active && keptId === undefined) {
-      const made = await create(key, known, entry.actions)
-      await keep(key, made, (w) => retire.has(w.id))
-      counts.created++
-      const was = [...retire].map(([id, why]) => `${id} was ${why}`).join(', ')
-      entry.actions.push(`created ${made.id}${was === '' ? '' : ` (${was})`}`)
-    } else if (retire.size > 0) {
-      const now = clock()
-      await update(key, (r) => ({
-        ...r,
-        webhooks: r.webhooks.map((w) =>
-          retire.has(w.id) && w.removedAt === undefined ? { ...w, removedAt: now } : w,
-        ),
-      }))
-      for (const [id, why] of retire) entry.actions.push(`retired ${id} (${why})`)
-    }
-    // Delete: retired webhooks the service still has, and ones at our url this app does not know.
-    const toDelete = record.webhooks
-      .filter((w) => (w.removedAt !== undefined || retire.has(w.id)) && w.gone !== true)
-      .map((w) => w.id)
-      .filter(present)
-    for (const [id, webhook] of remote) {
-      if (!known.has(id) && webhook.url === url && webhook.state !== 'deleted') {
-        toDelete.push(id)
-        entry.actions.push(`deleted ${id} (at our url, unknown to this app)`)
-      }
-    }
-    const [deleted, failed] = await sweep(key, toDelete)
-    counts.deleted += deleted.length
-    for (const id of deleted.filter((id) => known.has(id))) entry.actions.push(`deleted ${id}`)
-    // Retired webhooks the service no longer has are gone; gone and past the grace period, forgotten.
-    const now = clock()
-    const current = await store.get(key)
-    if (current !== undefined) {
-      const webhooks = current.webhooks
-        .map((w) =>
-          w.removedAt !== undefined && w.gone !== true && !present(w.id) && !failed.includes(w.id)
-            ? { ...w, gone: true }
-            : w,
-        )
-        .filter((w) => !expired(w, now))
-      const changed =
-        webhooks.length !== current.webhooks.length ||
-        webhooks.some((w, i) => w !== current.webhooks[i])
-      if (!current.active && webhooks.length === 0) {
-        if (await store.delete(key, current.version))
-          entry.actions.push('forgot the removed account')
-      } else if (changed) {
-        await store.compareAndSet(key, { ...current, webhooks, updatedAt: now }, current.version)
-      }
-    }
-    if (entry.actions.length > 0) entry.outcome = record.active ? 'repaired' : 'removed'
-    if (failed.length > 0) {
-      throw new Error(`the service did not delete ${failed.join(', ')}; the next run tries again`)
-    }
+/**
+ * One account's repair, holding its lease: list the account, plan, act (create, retire,
+ * delete), then settle the record (gone webhooks marked, expired ones dropped). Throws when a
+ * deletion the plan asked for failed (the next run tries again).
+ */
+export async function repairAccount(
+  x: SubscriptionExecutor,
+  key: string,
+  record: SubscriptionRecord,
+  accountId: string | undefined,
+  actions: string[],
+): Promise<Repaired> {
+  const remote = await x.list(key)
+  const known = new Set(record.webhooks.map((w) => w.id))
+  const strangers = [...remote.keys()].filter(
+    (id) => !known.has(id) && remote.get(id)!.url === x.url,
+  )
+  const heldElsewhere = await x.heldElsewhere(key, strangers)
+  const plan = planRepair({ record, remote, url: x.url, accountId, heldElsewhere })
+  const done: Repaired = {
+    keep: plan.keep,
+    created: 0,
+    deleted: 0,
+    retired: [...plan.retire.keys()],
   }
+  if (plan.create) {
+    const made = await x.create(key, record, actions)
+    await x.keep(key, made, accountId ?? record.accountId, (w) => plan.retire.has(w.id))
+    done.keep = made.id
+    done.created++
+    const was = [...plan.retire].map(([id, why]) => `${id} was ${why}`).join(', ')
+    actions.push(`created ${made.id}${was === '' ? '' : ` (${was})`}`)
+  } else if (plan.retire.size > 0) {
+    await x.retire(key, new Set(plan.retire.keys()))
+    for (const [id, why] of plan.retire) actions.push(`retired ${id} (${why})`)
+  }
+  if (!plan.create && record.active && accountId !== undefined && accountId !== record.accountId)
+    await x.update(key, (r) => ({ ...r, accountId }))
+  for (const { id, heldBy } of plan.leave)
+    actions.push(`left ${id} at our url: the webhook of "${heldBy}" (the same service account)`)
+  for (const d of plan.delete.filter((d) => !d.known)) actions.push(`deleted ${d.id} (${d.why})`)
+  const [deleted, failed] = await x.sweep(
+    key,
+    plan.delete.map((d) => d.id),
+  )
+  done.deleted = deleted.length
+  for (const id of deleted.filter((id) => known.has(id))) actions.push(`deleted ${id}`)
+  await settle(x, key, remote, new Set(failed), actions)
+  if (failed.length > 0)
+    throw new Error(`the service did not delete ${failed.join(', ')}; the next run tries again`)
+  return done
+}
 
-  /**
-   * Drops a removed account's webhooks past their grace period (the gone ones, or with
-   * `evenLeft`, also ones left at the service), and the record once none is left.
-   */
-  async function forget(key: string, entry: ReconcileAccount, evenLeft: boolean): Promise<void> {
-    const current = await store.get(key)
-    if (current === undefined || current.active) return
-    const now = clock()
-    const kept = current.webhooks.filter(
-      (w) =>
-        !(
-          w.removedAt !== undefined &&
-          now - w.removedAt > settings.graceMs &&
-          (w.gone === true || evenLeft)
-        ),
+/** Writes what `settleRecord` decides: gone webhooks marked, expired ones dropped, a removed account forgotten. */
+async function settle(
+  x: SubscriptionExecutor,
+  key: string,
+  remote: Parameters<typeof settleRecord>[1],
+  failed: ReadonlySet<string>,
+  actions: string[],
+): Promise<void> {
+  const current = await x.store.get(key)
+  if (current === undefined) return
+  const now = x.now()
+  const settled = settleRecord(current, remote, failed, now, x.settings.graceMs)
+  if (settled === 'forget') {
+    if (await x.store.delete(key, current.version)) actions.push('forgot the removed account')
+  } else if (settled !== undefined) {
+    await x.store.compareAndSet(key, { ...current, ...settled, updatedAt: now }, current.version)
+  }
+}
+
+/**
+ * Drops a removed account's webhooks past their grace period (the gone ones, or with
+ * `evenLeft`, also ones left at the service), and the record once none is left.
+ */
+async function forget(
+  x: SubscriptionExecutor,
+  key: string,
+  entry: ReconcileAccount,
+  evenLeft: boolean,
+): Promise<void> {
+  const current = await x.store.get(key)
+  if (current === undefined || current.active) return
+  const now = x.now()
+  const kept = forgetRemoved(current, now, x.settings.graceMs, evenLeft)
+  if (kept === 'forget') {
+    if (await x.store.delete(key, current.version)) {
+      entry.actions.push('forgot the removed account')
+      entry.outcome = 'removed'
+    }
+  } else if (kept.length !== current.webhooks.length) {
+    await x.store.compareAndSet(
+      key,
+      { ...current, webhooks: kept, updatedAt: now },
+      current.version,
     )
-    if (kept.length === 0) {
-      if (await store.delete(key, current.version)) {
-        entry.actions.push('forgot the removed account')
-        entry.outcome = 'removed'
+  }
+}
+
+/** One account of a `reconcile` run, holding its lease. */
+async function reconcileAccount(
+  x: SubscriptionExecutor,
+  key: string,
+  entry: ReconcileAccount,
+  counts: { created: number; deleted: number },
+): Promise<void> {
+  const record = await x.store.get(key)
+  if (record === undefined) return
+  if (madeForOtherApp(record, { apiUrl: x.apiUrl, webhookUrl: x.url })) {
+    entry.outcome = 'other_app'
+    return
+  }
+  if (!record.active && record.webhooks.every((w) => w.gone === true)) {
+    // Removed, and nothing left at the service: no API call (the tokens are gone by now).
+    await forget(x, key, entry, false)
+    return
+  }
+  let done: Repaired
+  try {
+    const accountId = record.active ? await x.accountOf(key) : undefined
+    done = await repairAccount(x, key, record, accountId, entry.actions)
+  } catch (error) {
+    // A removed account without tokens: what is left at the service cannot be deleted by
+    // this app; past the grace period, it is forgotten.
+    if (!record.active && isSchedulingError(error) && error.code === 'not_connected')
+      await forget(x, key, entry, true)
+    throw error
+  }
+  counts.created += done.created
+  counts.deleted += done.deleted
+  if (entry.actions.length > 0) entry.outcome = record.active ? 'repaired' : 'removed'
+}
+
+/** Where a failed account goes in the report, by the error's code. */
+function reportFailure(
+  x: SubscriptionExecutor,
+  report: ReconcileReport,
+  entry: ReconcileAccount,
+  error: unknown,
+): void {
+  // Checked by code: the error may come from another copy of the package.
+  const code = isSchedulingError(error) ? error.code : undefined
+  const { key } = entry
+  if (code === 'reauthorization_required') {
+    entry.outcome = 'reauthorization_required'
+    report.reauthorizationRequired.push(key)
+  } else if (code === 'not_connected') {
+    entry.outcome = 'not_connected'
+    report.notConnected.push(key)
+  } else {
+    entry.outcome = 'failed'
+    entry.error = error
+    report.failed.push(key)
+    emit(
+      x.settings.logger,
+      code === 'invalid_options' ? 'error' : 'warn',
+      code === 'invalid_options'
+        ? `Subscriptions: reconcile cannot repair "${key}": a configuration error, which no run repairs until it is fixed. ${describeError(error)}`
+        : `Subscriptions: reconcile could not check "${key}"; the next run tries again. ${describeError(error)}`,
+    )
+  }
+}
+
+const emptyReport = (): ReconcileReport => ({
+  checked: 0,
+  created: 0,
+  deleted: 0,
+  reauthorizationRequired: [],
+  notConnected: [],
+  busy: [],
+  failed: [],
+  otherApp: [],
+  accounts: [],
+  ms: 0,
+})
+
+/** One run over every key the store lists, `concurrency` accounts at a time. */
+async function run(x: SubscriptionExecutor): Promise<ReconcileReport> {
+  const started = performance.now()
+  const report = emptyReport()
+  const keys = x.store.keys()[Symbol.asyncIterator]()
+  const worker = async () => {
+    for (let next = await keys.next(); !next.done; next = await keys.next()) {
+      const key = next.value
+      report.checked++
+      const entry: ReconcileAccount = { key, outcome: 'ok', actions: [] }
+      try {
+        const done = await x.withLease(key, 0, () => reconcileAccount(x, key, entry, report))
+        if (done === BUSY) {
+          entry.outcome = 'busy'
+          report.busy.push(key)
+        }
+        if (entry.outcome === 'other_app') report.otherApp.push(key)
+      } catch (error) {
+        reportFailure(x, report, entry, error)
       }
-    } else if (kept.length !== current.webhooks.length) {
-      await store.compareAndSet(
-        key,
-        { ...current, webhooks: kept, updatedAt: now },
-        current.version,
-      )
+      for (const action of entry.actions)
+        emit(x.settings.logger, 'info', `Subscriptions: "${key}": ${action}.`)
+      if (entry.outcome === 'repaired')
+        notify(x.options.onConnectionChange, {
+          type: 'webhook_repaired',
+          key,
+          actions: entry.actions,
+        })
+      report.accounts.push(entry)
     }
   }
+  // A scan that could not cover the whole store ends the run with what it saw, and says so.
+  const workers = Array.from({ length: x.settings.concurrency }, worker)
+  const settled = await Promise.allSettled(workers)
+  const scanFailure = settled.find((s) => s.status === 'rejected')
+  if (scanFailure !== undefined) {
+    report.incomplete = scanFailure.reason
+    emit(
+      x.settings.logger,
+      'warn',
+      `Subscriptions: reconcile could not list every account; those it missed were not checked. ${describeError(scanFailure.reason)}`,
+    )
+  }
+  report.ms = Math.round(performance.now() - started)
+  return report
+}
 
-  /** One run, in its span (`scheduling.subscriptions.reconcile`), with its metrics. */
-  async function reconcile(): Promise<ReconcileReport> {
+/** The `reconcile` of one `createWebhookSubscriptions`: one run, in its span, with its metrics. */
+export function reconciler(x: SubscriptionExecutor): () => Promise<ReconcileReport> {
+  return async () => {
     const traced = startSpan('scheduling.subscriptions.reconcile')
     const m = meters()
     let report: ReconcileReport
     try {
-      report = await within(traced, run)
+      report = await within(traced, () => run(x))
     } catch (error) {
       endSpan(traced, error)
       throw error
@@ -175,63 +274,4 @@ export function reconciler(work: SubscriptionWork): () => Promise<ReconcileRepor
     }
     return report
   }
-
-  async function run(): Promise<ReconcileReport> {
-    const started = performance.now()
-    const report: ReconcileReport = {
-      checked: 0,
-      created: 0,
-      deleted: 0,
-      reauthorizationRequired: [],
-      notConnected: [],
-      busy: [],
-      failed: [],
-      accounts: [],
-      ms: 0,
-    }
-    const keys = store.keys()[Symbol.asyncIterator]()
-    const worker = async () => {
-      for (let next = await keys.next(); !next.done; next = await keys.next()) {
-        const key = next.value
-        report.checked++
-        const entry: ReconcileAccount = { key, outcome: 'ok', actions: [] }
-        try {
-          const done = await withLease(key, 0, () => repair(key, entry, report))
-          if (done === BUSY) {
-            entry.outcome = 'busy'
-            report.busy.push(key)
-          }
-        } catch (error) {
-          // Checked by code: the error may come from another copy of the package.
-          const code = isSchedulingError(error) ? error.code : undefined
-          if (code === 'reauthorization_required') {
-            entry.outcome = 'reauthorization_required'
-            report.reauthorizationRequired.push(key)
-          } else if (code === 'not_connected') {
-            entry.outcome = 'not_connected'
-            report.notConnected.push(key)
-          } else {
-            entry.outcome = 'failed'
-            entry.error = error
-            report.failed.push(key)
-            emit(
-              settings.logger,
-              code === 'invalid_options' ? 'error' : 'warn',
-              code === 'invalid_options'
-                ? `Subscriptions: reconcile cannot repair "${key}": a configuration error, which no run repairs until it is fixed. ${describeError(error)}`
-                : `Subscriptions: reconcile could not check "${key}"; the next run tries again. ${describeError(error)}`,
-            )
-          }
-        }
-        for (const action of entry.actions)
-          emit(settings.logger, 'info', `Subscriptions: "${key}": ${action}.`)
-        report.accounts.push(entry)
-      }
-    }
-    await Promise.all(Array.from({ length: settings.concurrency }, worker))
-    report.ms = Math.round(performance.now() - started)
-    return report
-  }
-
-  return reconcile
 }

@@ -19,6 +19,8 @@ export interface SubscribedWebhook {
   removedAt?: number
   /** The service confirmed it is gone (deleted, or not found): nothing is left to delete. */
   gone?: boolean
+  /** The service account it was created in (when the token manager told it). */
+  accountId?: string
 }
 
 /** What the subscriptions keep per account. */
@@ -29,6 +31,18 @@ export interface SubscriptionRecord {
   webhooks: SubscribedWebhook[]
   /** Last change, ms since the epoch. */
   updatedAt: number
+  /**
+   * The service account the key is connected to, as of the last `ensure`: webhooks of another
+   * account (the key was connected to another one before) run no handlers.
+   */
+  accountId?: string
+  /**
+   * A create may have landed without its answer: the next `ensure` lists the account's webhooks
+   * before it creates one, so none is left at the service that nobody has the secret of.
+   */
+  uncertain?: boolean
+  /** The app the record was made for: `reconcile` leaves records of another app alone. */
+  app?: { apiUrl?: string; url?: string }
 }
 
 /** A record as read from a store, with the version a compare-and-set names. */
@@ -74,11 +88,15 @@ export interface SubscriptionStore {
 
 /** A record as written: its fields checked and copied, so a caller's later change cannot reach a store. */
 export function copyRecord(record: SubscriptionRecord): SubscriptionRecord {
-  return {
+  const copy: SubscriptionRecord = {
     active: record.active,
     updatedAt: record.updatedAt,
     webhooks: record.webhooks.map((w) => ({ ...w })),
   }
+  if (record.accountId !== undefined) copy.accountId = record.accountId
+  if (record.uncertain === true) copy.uncertain = true
+  if (record.app !== undefined) copy.app = { ...record.app }
+  return copy
 }
 
 /**

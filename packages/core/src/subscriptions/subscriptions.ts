@@ -1,5 +1,8 @@
 import { ConfigError } from '../errors.js'
 import { checkHealth } from '../health.js'
+import { emit, notify } from '../log.js'
+import type { ConnectionStatus, WebhookStatus } from '../tokens/connection.js'
+import { SubscriptionExecutor } from './executor.js'
 import type {
   EnsureResult,
   RemoveResult,
@@ -7,8 +10,9 @@ import type {
   WebhookSubscriptions,
   WebhookSubscriptionsOptions,
 } from './options.js'
-import { reconciler } from './reconcile.js'
-import { live, subscriptionWork, works } from './work.js'
+import { ensureCandidates, live, mustList, ofOtherAccount, works } from './plan.js'
+import { reconciler, repairAccount } from './reconcile.js'
+import type { StoredSubscription } from './store.js'
 
 /**
  * Each connected account's own webhook on the service, kept: created on connect (`ensure`),
@@ -31,115 +35,154 @@ import { live, subscriptionWork, works } from './work.js'
 export function createWebhookSubscriptions(
   options: WebhookSubscriptionsOptions,
 ): WebhookSubscriptions {
-  const work = subscriptionWork(options)
-  const { settings, store, url, clock, cache, api, leased, update, create, keep, sweep } = work
-  const reconcile = reconciler(work)
-
-  async function ensure(key: string): Promise<EnsureResult> {
-    checkKey(key)
-    return await leased(key, 'ensure the webhook of', async () => {
-      let record = await store.get(key)
-      if (record === undefined || !record.active) {
-        // The intent first: if the create fails, reconcile finds the account and repairs it.
-        record = await update(key, (r) => ({ ...r, active: true }))
-      }
-      const retired: string[] = []
-      let keptId: string | undefined
-      for (const entry of live(record).sort((a, b) => b.createdAt - a.createdAt)) {
-        if (
-          keptId === undefined &&
-          entry.url === url &&
-          works(await api(key).webhooks.get(entry.id), url)
-        ) {
-          keptId = entry.id
-        } else retired.push(entry.id)
-      }
-      let created = false
-      if (keptId === undefined) {
-        const known = new Set(record.webhooks.map((w) => w.id))
-        const made = await create(key, known, [])
-        await keep(key, made, () => true)
-        keptId = made.id
-        created = true
-      } else if (retired.length > 0) {
-        const retiring = new Set(retired)
-        await update(key, (r) => ({
-          ...r,
-          webhooks: r.webhooks.map((w) =>
-            retiring.has(w.id) && w.removedAt === undefined ? { ...w, removedAt: clock() } : w,
-          ),
-        }))
-      }
-      if (retired.length > 0) await sweep(key, retired)
-      return { webhookId: keptId, created, retired }
-    })
-  }
-
-  async function remove(key: string): Promise<RemoveResult> {
-    checkKey(key)
-    return await leased(key, 'remove the webhook of', async () => {
-      const now = clock()
-      // Marked removed first: from now on its deliveries are answered without handlers.
-      const record = await update(key, (r) => ({
-        ...r,
-        active: false,
-        webhooks: r.webhooks.map((w) => (w.removedAt === undefined ? { ...w, removedAt: now } : w)),
-      }))
-      const ids = record.webhooks.filter((w) => w.gone !== true).map((w) => w.id)
-      const [deleted, failed] = await sweep(key, ids)
-      return { deleted, failed }
-    })
-  }
-
-  async function rotate(key: string): Promise<RotateResult> {
-    checkKey(key)
-    return await leased(key, 'rotate the webhook of', async () => {
-      const record = (await store.get(key)) ?? (await update(key, (r) => ({ ...r, active: true })))
-      const old = live(record).map((w) => w.id)
-      const made = await create(key, new Set(record.webhooks.map((w) => w.id)), [])
-      // Both secrets are accepted from here: the new webhook is stored, the old ones retire.
-      await keep(key, made, () => false)
-      const retiring = new Set(old)
-      await update(key, (r) => ({
-        ...r,
-        webhooks: r.webhooks.map((w) =>
-          retiring.has(w.id) && w.removedAt === undefined ? { ...w, removedAt: clock() } : w,
-        ),
-      }))
-      const [, failed] = await sweep(key, old)
-      return { webhookId: made.id, retired: old, failed }
-    })
-  }
-
-  function lookup(webhookId: string) {
-    return cache.lookup(webhookId, async () => {
-      const found = await store.findByWebhook(webhookId)
-      if (found === undefined) return undefined
-      const webhook = found.record.webhooks.find((w) => w.id === webhookId)
-      if (webhook === undefined) return undefined
-      const now = clock()
-      if (webhook.removedAt !== undefined && now - webhook.removedAt > settings.graceMs)
-        return undefined
-      return {
-        account: found.key,
-        secret: webhook.secret,
-        handle: found.record.active,
-        // Cached no longer than the grace period has left.
-        until: webhook.removedAt === undefined ? undefined : webhook.removedAt + settings.graceMs,
-      }
-    })
-  }
-
+  const x = new SubscriptionExecutor(options)
+  const reconcile = reconciler(x)
   return {
-    url,
-    ensure,
-    remove,
-    rotate,
+    url: x.url,
+    apiUrl: x.apiUrl,
+    ensure: (key) => ensure(x, key),
+    remove: (key) => remove(x, key),
+    rotate: (key) => rotate(x, key),
     reconcile,
-    lookup,
-    get: (key) => store.get(key),
-    health: (options) => checkHealth({ store }, options),
+    lookup: (webhookId) => lookup(x, webhookId),
+    status: (key) => status(x, key),
+    get: (key) => x.store.get(key),
+    health: (healthOptions) => checkHealth({ store: x.store }, healthOptions),
   }
+}
+
+/** The app a record is made for. */
+const appOf = (x: SubscriptionExecutor) => ({ apiUrl: x.apiUrl, url: x.url })
+
+async function ensure(x: SubscriptionExecutor, key: string): Promise<EnsureResult> {
+  checkKey(key)
+  return await x.leased(key, 'ensure the webhook of', async () => {
+    const accountId = await x.accountOf(key)
+    let record = await x.store.get(key)
+    if (record === undefined || !record.active || record.app === undefined) {
+      // The intent first: if the create fails, reconcile finds the account and repairs it.
+      record = await x.update(key, (r) => ({ ...r, active: true, app: appOf(x) }))
+    }
+    if (mustList(record, accountId)) return await ensureListed(x, key, record, accountId)
+    const retired: string[] = []
+    let keptId: string | undefined
+    for (const entry of live(record).sort((a, b) => b.createdAt - a.createdAt)) {
+      const candidate = ensureCandidates(record, x.url, accountId).includes(entry)
+      if (
+        keptId === undefined &&
+        candidate &&
+        works(await x.api(key).webhooks.get(entry.id), x.url)
+      )
+        keptId = entry.id
+      else retired.push(entry.id)
+    }
+    let created = false
+    if (keptId === undefined) {
+      const made = await x.create(key, record, [])
+      await x.keep(key, made, accountId, () => true)
+      keptId = made.id
+      created = true
+    } else if (retired.length > 0 || (accountId !== undefined && record.accountId !== accountId)) {
+      await x.retire(key, new Set(retired))
+      if (accountId !== undefined) await x.update(key, (r) => ({ ...r, accountId }))
+    }
+    if (retired.length > 0) await x.sweep(key, retired)
+    return { webhookId: keptId, created, retired }
+  })
+}
+
+/**
+ * `ensure` of an account that must be listed first (a create's answer may have been lost, or
+ * the key is connected to another service account than its webhooks): the repair plan.
+ */
+async function ensureListed(
+  x: SubscriptionExecutor,
+  key: string,
+  record: StoredSubscription,
+  accountId: string | undefined,
+): Promise<EnsureResult> {
+  const actions: string[] = []
+  const done = await repairAccount(x, key, record, accountId, actions)
+  for (const action of actions)
+    emit(x.settings.logger, 'info', `Subscriptions: "${key}": ${action}.`)
+  if (actions.length > 0)
+    notify(x.options.onConnectionChange, { type: 'webhook_repaired', key, actions })
+  return { webhookId: done.keep!, created: done.created > 0, retired: done.retired }
+}
+
+async function remove(x: SubscriptionExecutor, key: string): Promise<RemoveResult> {
+  checkKey(key)
+  return await x.leased(key, 'remove the webhook of', async () => {
+    const now = x.now()
+    // Marked removed first: from now on its deliveries are answered without handlers.
+    const record = await x.update(key, (r) => ({
+      ...r,
+      active: false,
+      webhooks: r.webhooks.map((w) => (w.removedAt === undefined ? { ...w, removedAt: now } : w)),
+    }))
+    const ids = record.webhooks.filter((w) => w.gone !== true).map((w) => w.id)
+    const [deleted, failed] = await x.sweep(key, ids)
+    return { deleted, failed }
+  })
+}
+
+async function rotate(x: SubscriptionExecutor, key: string): Promise<RotateResult> {
+  checkKey(key)
+  return await x.leased(key, 'rotate the webhook of', async () => {
+    const accountId = await x.accountOf(key)
+    const record =
+      (await x.store.get(key)) ??
+      (await x.update(key, (r) => ({ ...r, active: true, app: appOf(x) })))
+    const old = live(record).map((w) => w.id)
+    const made = await x.create(key, record, [])
+    // Both secrets are accepted from here: the new webhook is stored, the old ones retire.
+    await x.keep(key, made, accountId, () => false)
+    await x.retire(key, new Set(old))
+    const [, failed] = await x.sweep(key, old)
+    return { webhookId: made.id, retired: old, failed }
+  })
+}
+
+function lookup(x: SubscriptionExecutor, webhookId: string) {
+  return x.cache.lookup(webhookId, async () => {
+    const found = await x.store.findByWebhook(webhookId)
+    if (found === undefined) return undefined
+    const { record } = found
+    const webhook = record.webhooks.find((w) => w.id === webhookId)
+    if (webhook === undefined) return undefined
+    const now = x.now()
+    const { graceMs } = x.settings
+    if (webhook.removedAt !== undefined && now - webhook.removedAt > graceMs) return undefined
+    return {
+      account: found.key,
+      secret: webhook.secret,
+      // A webhook of the account the key was connected to before runs no handlers.
+      handle: record.active && !ofOtherAccount(webhook, record.accountId),
+      // Cached no longer than the grace period has left.
+      until: webhook.removedAt === undefined ? undefined : webhook.removedAt + graceMs,
+    }
+  })
+}
+
+async function status(x: SubscriptionExecutor, key: string): Promise<ConnectionStatus> {
+  checkKey(key)
+  const { tokens } = x.options
+  const [connection, record] = await Promise.all([
+    typeof tokens.status === 'function'
+      ? tokens.status(key)
+      : Promise.resolve<ConnectionStatus>({ key, state: 'connected' }),
+    x.store.get(key),
+  ])
+  return { ...connection, webhook: webhookStatus(record) }
+}
+
+function webhookStatus(record: StoredSubscription | undefined): WebhookStatus {
+  if (record === undefined) return { state: 'none' }
+  if (!record.active) return { state: 'removed' }
+  const current = live(record)
+    .filter((w) => !ofOtherAccount(w, record.accountId))
+    .sort((a, b) => b.createdAt - a.createdAt)[0]
+  return current === undefined ? { state: 'pending' } : { state: 'active', id: current.id }
 }
 
 function checkKey(key: unknown): asserts key is string {

@@ -10,6 +10,7 @@ import {
   type Traced,
   within,
 } from '../telemetry/otel.js'
+import { type ConnectionStatus, listenForConnectionChanges, statusOf } from './connection.js'
 import { actionFor, INITIAL_TOKEN_STATE, type TokenState } from './machine.js'
 import { resolveManagerSettings, type TokenManagerOptions } from './options.js'
 import type { TokenRecord, TokenSet } from './record.js'
@@ -39,6 +40,17 @@ export interface TokenManager {
   getRecord(key: string, options?: GetTokenOptions): Promise<TokenRecord>
   /** The state machine's state for a key in this process. */
   state(key: string): TokenState
+  /**
+   * Where the key's connection stands, read from the store (never from this process's memory):
+   * `connected`, `needs_reauth` or `disconnected`, with the service account id.
+   */
+  status(key: string): Promise<ConnectionStatus>
+  /**
+   * Drops what this process keeps of the key (its token, its refresh state): the next call
+   * reads the store. The OAuth routes do this for every manager of their token store at once;
+   * call it after writing the store yourself.
+   */
+  forget(key: string): void
   /** How many keys this process remembers refresh state for (at most `2 * maxTrackedKeys`). */
   readonly trackedKeys: number
   /**
@@ -261,6 +273,11 @@ class Refresher extends TokenStoreAccess {
     }
   }
 
+  /** Forgets a key whose connection changed; a refresh under way finds the change in the store. */
+  forget(key: string): void {
+    this.keys.delete(key)
+  }
+
   async close(timeoutMs = 30_000): Promise<void> {
     this.closeDeadline ??= performance.now() + timeoutMs
     while (this.#flights.size > 0 || this.background.size > 0) {
@@ -325,6 +342,7 @@ const accessTokenOf = (record: TokenRecord) => record.accessToken
  */
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const refresher = new Refresher(resolveManagerSettings(options))
+  const stopListening = listenForConnectionChanges(options.store, (key) => refresher.forget(key))
   return {
     getRecord: (key, opts) => refresher.getRecord(key, opts),
     // A fresh token kept in process is answered without a store read, and without an async
@@ -335,9 +353,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       return refresher.getRecord(key, opts).then(accessTokenOf)
     },
     state: (key) => refresher.keys.peek(key)?.state ?? INITIAL_TOKEN_STATE,
+    status: async (key) => statusOf(key, await options.store.get(key)),
+    forget: (key) => refresher.forget(key),
     get trackedKeys() {
       return refresher.keys.size
     },
-    close: (opts) => refresher.close(opts?.timeoutMs),
+    close: (opts) => {
+      stopListening()
+      return refresher.close(opts?.timeoutMs)
+    },
   }
 }

@@ -1,5 +1,6 @@
 import { ConfigError, type ReauthorizationRequiredError } from '../errors.js'
 import type { OAuthClient } from '../oauth/client.js'
+import type { ConnectionChange } from './connection.js'
 import type { TokenRecord } from './record.js'
 import type { TokenStore } from './store.js'
 
@@ -47,6 +48,13 @@ export interface TokenManagerOptions {
    * (`timeoutMs` of `createOAuthClient`); never less than twice the refused refresh took.
    */
   invalidGrantWaitMs?: number
+  /**
+   * How long a token kept in this process is used without looking at the store, in ms: past
+   * it, the next call reads the store again (one read), so a disconnect or a reconnection made
+   * by another instance is seen within this time. This process's own routes tell the manager
+   * at once (see `announceConnectionChange`). Default 5 000; 0 reads the store on every call.
+   */
+  revalidateMs?: number
   /** Keys whose refresh state this process remembers; the least recently used are forgotten past it. Default 10 000. */
   maxTrackedKeys?: number
   /** Clock for token times, for tests. */
@@ -54,6 +62,8 @@ export interface TokenManagerOptions {
   onRefreshed?: (key: string, record: TokenRecord) => void
   onRefreshFailed?: (key: string, error: unknown) => void
   onReauthorizationRequired?: (key: string, error: ReauthorizationRequiredError) => void
+  /** Told when a key's connection needs its owner to connect again (`needs_reauth`). */
+  onConnectionChange?: (change: ConnectionChange) => void
 }
 
 /** The options checked, with every default applied. */
@@ -71,6 +81,7 @@ export interface ManagerSettings {
   leaseRenew: number
   requestTimeout: number
   invalidGrantWait: number
+  revalidate: number
   maxKeys: number
   clock: () => number
   hasLease: boolean
@@ -125,6 +136,7 @@ export function resolveManagerSettings(options: TokenManagerOptions): ManagerSet
       positive(options.retry?.requestTimeoutMs, 15_000, 'retry.requestTimeoutMs'),
     ),
     invalidGrantWait: positive(options.invalidGrantWaitMs, 10_000, 'invalidGrantWaitMs'),
+    revalidate: positive(options.revalidateMs, 5_000, 'revalidateMs'),
     maxKeys: Math.max(1, positive(options.maxTrackedKeys, 10_000, 'maxTrackedKeys')),
     clock: options.now ?? Date.now,
     hasLease: typeof store.acquireLease === 'function' && typeof store.releaseLease === 'function',

@@ -1,5 +1,8 @@
+import type { ConnectionApp } from './connection.js'
+
 /** What the toolkit knows of the connected account (from `GET /me`); open for the app's use. */
 export interface AccountInfo {
+  /** The service account's id: which account the key is connected to. */
   id?: string
   [field: string]: unknown
 }
@@ -28,11 +31,16 @@ export interface TokenRecord {
   /** The connected account, as the app chose to keep it. */
   account?: AccountInfo
   /**
-   * The nonce of the browser connection that stored these tokens (set by the OAuth routes'
-   * callback). The connection cookie names it: a cookie from before a disconnect or a later
-   * reconnection no longer counts. Kept as it is by refreshes.
+   * The connection's generation: a new nonce on every connect (set by the OAuth routes'
+   * callback); a disconnect deletes the record. The connection cookie names it: a cookie from
+   * before a disconnect or a later reconnection no longer counts. Kept as it is by refreshes.
    */
   connection?: string
+  /**
+   * The app the connection was made for (its token endpoint, API and webhook addresses), set
+   * by the callback: `reconcile` leaves records of another app alone.
+   */
+  app?: ConnectionApp
   /** Anything else the app keeps with the tokens. */
   data?: Record<string, unknown>
   /**

@@ -6,6 +6,7 @@ import {
   TimeoutError,
 } from '../errors.js'
 import { sleep } from '../http.js'
+import { notify } from '../log.js'
 import { ClosedError } from '../store-errors.js'
 import { KeyStates } from './key-states.js'
 import {
@@ -130,7 +131,8 @@ export class TokenStoreAccess {
     const kept = Object.isFrozen(record) ? record : frozen(record)
     const entry = this.keys.get(key)
     entry.fresh = kept
-    entry.freshUntil = this.times(kept, this.s.clock()).refreshAt
+    const now = this.s.clock()
+    entry.freshUntil = Math.min(this.times(kept, now).refreshAt, now + this.s.revalidate)
     return kept
   }
 
@@ -146,6 +148,7 @@ export class TokenStoreAccess {
     this.apply(key, { type: 'refresh_failed', reason: 'invalid_grant' })
     const error = new ReauthorizationRequiredError(key, { cause })
     emit(this.s.options.onReauthorizationRequired, key, error)
+    notify(this.s.options.onConnectionChange, { type: 'needs_reauth', key })
     throw error
   }
 

@@ -35,6 +35,12 @@ export interface TokenStore {
     expectedVersion: number | undefined,
   ): Promise<boolean>
   /**
+   * Deletes the record (and its lease) only if the stored version is still `expectedVersion`.
+   * Resolves to `true` when deleted. Must be atomic. With it, a disconnect never deletes a
+   * newer connection made meanwhile (another browser connecting the same key).
+   */
+  compareAndDelete?(key: string, expectedVersion: number): Promise<boolean>
+  /**
    * Takes the refresh lease of a key for `ttlMs`, if nobody holds it (or the holder's expired).
    * Resolves to `true` when `owner` now holds it. Must be atomic (Redis `SET NX PX`).
    */
@@ -71,6 +77,9 @@ export class MemoryTokenStore implements TokenStore {
   // A record without a cipher, its sealed JSON with one.
   readonly #records = new Map<string, { value: TokenRecord | string; version: number }>()
   readonly #leases = new Map<string, { owner: string; expiresAt: number }>()
+  // The last version of each deleted key: a reconnection goes on from it, so a compare-and-set
+  // or compare-and-delete based on a read from before the delete can never match again.
+  readonly #deleted = new Map<string, number>()
   readonly #now: () => number
   readonly #sealer: RecordSealer<TokenRecord> | undefined
 
@@ -95,6 +104,8 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   async delete(key: string): Promise<void> {
+    const stored = this.#records.get(key)
+    if (stored !== undefined) this.#deleted.set(key, stored.version)
     this.#records.delete(key)
     this.#leases.delete(key)
   }
@@ -109,6 +120,12 @@ export class MemoryTokenStore implements TokenStore {
     // Sealing awaited: the version is checked again, so the write stays atomic.
     if (this.#records.get(key)?.version !== expectedVersion) return false
     this.#store(key, value)
+    return true
+  }
+
+  async compareAndDelete(key: string, expectedVersion: number): Promise<boolean> {
+    if (this.#records.get(key)?.version !== expectedVersion) return false
+    await this.delete(key)
     return true
   }
 
@@ -130,7 +147,8 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   #store(key: string, value: TokenRecord | string): void {
-    const version = (this.#records.get(key)?.version ?? 0) + 1
+    const version = (this.#records.get(key)?.version ?? this.#deleted.get(key) ?? 0) + 1
+    this.#deleted.delete(key)
     this.#records.set(key, { value, version })
   }
 }

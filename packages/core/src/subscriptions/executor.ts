@@ -1,0 +1,298 @@
+import type { SchedulingClient } from '../api/client.js'
+import type { ApiWebhook, CreatedWebhook } from '../api/webhooks.js'
+import { isSchedulingError } from '../errors.js'
+import { sleep } from '../http.js'
+import { describeError, emit } from '../log.js'
+import { SubscriptionBusyError } from '../store-errors.js'
+import { accountIdOf } from '../tokens/connection.js'
+import { newClaimOwner } from '../webhooks/dedupe.js'
+import { subscriptionClient } from './api.js'
+import { OwnerCache } from './lookup.js'
+import {
+  checkOptions,
+  type SubscriptionSettings,
+  type WebhookSubscriptionsOptions,
+} from './options.js'
+import { works } from './plan.js'
+import {
+  copyRecord,
+  type StoredSubscription,
+  type SubscribedWebhook,
+  type SubscriptionRecord,
+  type SubscriptionStore,
+} from './store.js'
+
+// The executor of the subscriptions' plans: an account's API client, its lease, compare-and-set
+// writes of its record, and the calls at the service (list, create, delete) that never leave a
+// webhook unknown to the app nor delete one another key holds. `plan.ts` decides what to do.
+
+export const BUSY = Symbol('busy')
+
+/** A failure after which a POST may or may not have landed. */
+export function mayHaveLanded(error: unknown): boolean {
+  return (
+    isSchedulingError(error) &&
+    (error.code === 'network_error' ||
+      error.code === 'timeout' ||
+      error.code === 'invalid_response' ||
+      (error.code === 'api_error' && error.status >= 500))
+  )
+}
+
+const EMPTY: SubscriptionRecord = { active: true, webhooks: [], updatedAt: 0 }
+
+/** The work of one `createWebhookSubscriptions` on its accounts. */
+export class SubscriptionExecutor {
+  readonly settings: SubscriptionSettings
+  readonly store: SubscriptionStore
+  readonly url: string
+  readonly apiUrl: string
+  readonly cache: OwnerCache
+  readonly #clients = new Map<string, SchedulingClient>()
+
+  constructor(readonly options: WebhookSubscriptionsOptions) {
+    this.settings = checkOptions(options)
+    this.store = options.store
+    this.url = options.url
+    this.apiUrl = options.apiUrl
+    this.cache = new OwnerCache(this.settings.cacheMs, this.settings.now)
+  }
+
+  now(): number {
+    return this.settings.now()
+  }
+
+  /** The account's API client (made once per key, its token from the manager). */
+  api(key: string): SchedulingClient {
+    let client = this.#clients.get(key)
+    if (client === undefined) {
+      if (this.#clients.size >= 10_000) this.#clients.clear()
+      client = subscriptionClient(this.options, key)
+      this.#clients.set(key, client)
+    }
+    return client
+  }
+
+  /** The service account the key is connected to, when the token manager can tell. */
+  async accountOf(key: string): Promise<string | undefined> {
+    const { tokens } = this.options
+    if (typeof tokens.getRecord !== 'function') return undefined
+    return accountIdOf(await tokens.getRecord(key))
+  }
+
+  /** Runs `work` holding the account's lease, renewed meanwhile; waits for it up to `waitMs`. */
+  async withLease<T>(
+    key: string,
+    waitMs: number,
+    work: () => Promise<T>,
+  ): Promise<T | typeof BUSY> {
+    const { store, settings } = this
+    const owner = newClaimOwner()
+    const until = performance.now() + waitMs
+    for (let pause = 25; !(await store.acquireLease(key, owner, settings.leaseTtlMs)); ) {
+      if (performance.now() + pause > until) return BUSY
+      await sleep(pause + Math.floor(Math.random() * pause))
+      pause = Math.min(pause * 2, 1_000)
+    }
+    const timer = setInterval(
+      () => {
+        store.acquireLease(key, owner, settings.leaseTtlMs).catch(() => {})
+      },
+      Math.floor(settings.leaseTtlMs / 3),
+    )
+    ;(timer as { unref?: () => void }).unref?.()
+    try {
+      return await work()
+    } finally {
+      clearInterval(timer)
+      await store.releaseLease(key, owner).catch(() => {})
+    }
+  }
+
+  async leased<T>(key: string, what: string, work: () => Promise<T>): Promise<T> {
+    const result = await this.withLease(key, this.settings.leaseWaitMs, work)
+    if (result === BUSY) throw new SubscriptionBusyError(what, key, this.settings.leaseWaitMs)
+    return result
+  }
+
+  /** Reads, changes and writes the account's record by compare-and-set, again on a conflict. */
+  async update(
+    key: string,
+    change: (record: SubscriptionRecord) => SubscriptionRecord,
+  ): Promise<StoredSubscription> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.store.get(key)
+      const base = current ?? EMPTY
+      const next = { ...change(copyRecord(base)), updatedAt: this.now() }
+      if (await this.store.compareAndSet(key, next, current?.version)) {
+        for (const w of [...base.webhooks, ...next.webhooks]) this.cache.forget(w.id)
+        return { ...next, version: (current?.version ?? 0) + 1 }
+      }
+      if (attempt >= 5) throw new SubscriptionBusyError('write the subscription of', key, 0)
+    }
+  }
+
+  /** The account's webhooks as the service lists them, by id. */
+  async list(key: string): Promise<Map<string, ApiWebhook>> {
+    const remote = new Map<string, ApiWebhook>()
+    for await (const webhook of this.api(key).webhooks.list()) remote.set(webhook.id, webhook)
+    return remote
+  }
+
+  /**
+   * Of webhooks this key's record does not list, those another key's record holds (two keys
+   * connected to one service account each keep their own webhook), by id, with that key.
+   */
+  async heldElsewhere(key: string, ids: Iterable<string>): Promise<Map<string, string>> {
+    const held = new Map<string, string>()
+    for (const id of ids) {
+      const found = await this.store.findByWebhook(id)
+      if (found !== undefined && found.key !== key) held.set(id, found.key)
+    }
+    return held
+  }
+
+  /** Webhooks at our url that no record of this key lists: created by a lost answer, or another key's. */
+  #strangers(remote: ReadonlyMap<string, ApiWebhook>, known: ReadonlySet<string>): string[] {
+    return [...remote.values()]
+      .filter((w) => w.url === this.url && !known.has(w.id) && works(w, this.url))
+      .map((w) => w.id)
+  }
+
+  /**
+   * Cleans up after creates whose answers were lost: lists the account, adopts one webhook at
+   * our url that no key of this app holds when the service shows its secret, deletes the
+   * others no key holds, leaves those another key holds.
+   */
+  async #recover(
+    key: string,
+    known: ReadonlySet<string>,
+    actions: string[],
+  ): Promise<CreatedWebhook | undefined> {
+    const remote = await this.list(key)
+    const strangers = this.#strangers(remote, known)
+    const held = await this.heldElsewhere(key, strangers)
+    let adopted: CreatedWebhook | undefined
+    for (const id of strangers) {
+      if (held.has(id)) continue
+      const webhook = remote.get(id)!
+      if (adopted === undefined && typeof webhook.secret === 'string') {
+        adopted = webhook as CreatedWebhook
+        actions.push(`adopted ${id} (its create's answer was lost)`)
+      } else {
+        await this.api(key).webhooks.delete(id)
+        actions.push(`deleted ${id} (a create whose answer was lost)`)
+      }
+    }
+    return adopted
+  }
+
+  /**
+   * Creates a webhook at our url. With `listFirst` (the record is marked uncertain), the
+   * account is cleaned up first. A create that fails in a way that may have landed marks the
+   * record uncertain before anything else, then cleans up and creates once more: a second
+   * such failure leaves the mark, so the next `ensure` lists again before creating.
+   */
+  async create(
+    key: string,
+    record: SubscriptionRecord,
+    actions: string[],
+  ): Promise<CreatedWebhook> {
+    const known = new Set(record.webhooks.map((w) => w.id))
+    if (record.uncertain === true) {
+      const adopted = await this.#recover(key, known, actions)
+      if (adopted !== undefined) return adopted
+    }
+    try {
+      return await this.api(key).webhooks.create({ url: this.url })
+    } catch (error) {
+      if (!mayHaveLanded(error)) throw error
+      if (record.uncertain !== true) await this.update(key, (r) => ({ ...r, uncertain: true }))
+      return (
+        (await this.#recover(key, known, actions)) ??
+        (await this.api(key).webhooks.create({ url: this.url }))
+      )
+    }
+  }
+
+  /**
+   * Writes a new webhook into the record (clearing the uncertain mark, stamping the account);
+   * if the write fails, deletes it at the service.
+   */
+  async keep(
+    key: string,
+    created: CreatedWebhook,
+    accountId: string | undefined,
+    retire: (w: SubscribedWebhook) => boolean,
+  ): Promise<StoredSubscription> {
+    const entry: SubscribedWebhook = {
+      id: created.id,
+      secret: created.secret,
+      url: this.url,
+      createdAt: this.now(),
+    }
+    if (accountId !== undefined) entry.accountId = accountId
+    try {
+      return await this.update(key, (record) => {
+        const next: SubscriptionRecord = {
+          ...record,
+          active: true,
+          webhooks: [
+            ...record.webhooks.map((w) =>
+              w.removedAt === undefined && retire(w) ? { ...w, removedAt: this.now() } : w,
+            ),
+            entry,
+          ],
+        }
+        delete next.uncertain
+        if (accountId !== undefined) next.accountId = accountId
+        return next
+      })
+    } catch (error) {
+      // Nobody could verify its deliveries: it must not live on at the service.
+      await this.api(key)
+        .webhooks.delete(created.id)
+        .catch((cause: unknown) =>
+          emit(
+            this.settings.logger,
+            'error',
+            `Subscriptions: webhook ${created.id} of "${key}" was created but could not be stored, nor deleted; reconcile deletes it. ${describeError(cause)}`,
+          ),
+        )
+      throw error
+    }
+  }
+
+  /** Marks live webhooks retired (`removedAt`), those `retiring` holds. */
+  retire(key: string, retiring: ReadonlySet<string>): Promise<StoredSubscription> {
+    const now = this.now()
+    return this.update(key, (r) => ({
+      ...r,
+      webhooks: r.webhooks.map((w) =>
+        retiring.has(w.id) && w.removedAt === undefined ? { ...w, removedAt: now } : w,
+      ),
+    }))
+  }
+
+  /** Deletes webhooks at the service; marks those the record lists gone. Returns [deleted, failed]. */
+  async sweep(key: string, ids: readonly string[]): Promise<[string[], string[]]> {
+    const deleted: string[] = []
+    const failed: string[] = []
+    for (const id of ids) {
+      try {
+        await this.api(key).webhooks.delete(id)
+        deleted.push(id)
+      } catch {
+        failed.push(id)
+      }
+    }
+    if (deleted.length > 0) {
+      const done = new Set(deleted)
+      await this.update(key, (record) => ({
+        ...record,
+        webhooks: record.webhooks.map((w) => (done.has(w.id) ? { ...w, gone: true } : w)),
+      }))
+    }
+    return [deleted, failed]
+  }
+}
