@@ -150,7 +150,8 @@ export function runConnectionScenarios(options: ConnectionScenarioOptions): void
 
     it('two keys on one service account: each keeps its own webhook through reconciles looping on 4 instances', async () => {
       await within(await World.start(options), async (world) => {
-        const apps = await Promise.all([0, 1, 2, 3].map(() => world.instance()))
+        const apps: AppInstance[] = []
+        for (let i = 0; i < 4; i++) apps.push(await world.instance())
         await world.connect('team-a', 'acct_t')
         await world.connect('team-b', 'acct_t')
         const hooks = activeAt(world.service, 'acct_t', world.origin)
