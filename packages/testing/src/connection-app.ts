@@ -116,15 +116,13 @@ export async function startAppInstance(options: AppInstanceOptions): Promise<App
     logger: quiet,
     onConnectionChange,
   })
-  const handler = createWebhookHandler({ subscriptions, logger: quiet }).onAny(
-    (event, context) => {
-      log.handled.push({
-        key: context.account ?? '',
-        type: event.type,
-        webhookId: context.webhookId ?? '',
-      })
-    },
-  )
+  const handler = createWebhookHandler({ subscriptions, logger: quiet }).onAny((event, context) => {
+    log.handled.push({
+      key: context.account ?? '',
+      type: event.type,
+      webhookId: context.webhookId ?? '',
+    })
+  })
   server.on('request', async (req, res) => {
     try {
       const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await bodyOf(req)

@@ -61,10 +61,10 @@ class World {
 
   /** Connects `account` in a browser whose app session is `uid` (the key); its cookie. */
   async connect(uid: string, account: string): Promise<string> {
-    const { cookie, callback } = await completeOAuthFlow(
-      `${this.origin}/auth/scheduling/login`,
-      { account, cookie: `uid=${uid}` },
-    )
+    const { cookie, callback } = await completeOAuthFlow(`${this.origin}/auth/scheduling/login`, {
+      account,
+      cookie: `uid=${uid}`,
+    })
     assert.ok(
       callback.status === 302 || callback.status === 200,
       `the callback answered ${callback.status}`,
@@ -110,7 +110,7 @@ export function runConnectionScenarios(options: ConnectionScenarioOptions): void
         assert.deepEqual(activeAt(world.service, 'acct_p', world.origin), [])
         assert.equal(activeAt(world.service, 'acct_q', world.origin).length, 1)
         const p = await world.service.trigger('event.created', { account: 'acct_p' })
-        assert.deepEqual(p.deliveries, [], "nothing is delivered for the old account")
+        assert.deepEqual(p.deliveries, [], 'nothing is delivered for the old account')
         await world.service.trigger('event.created', { account: 'acct_q' })
         assert.deepEqual(
           a.log.handled.map((h) => h.key),
@@ -118,7 +118,8 @@ export function runConnectionScenarios(options: ConnectionScenarioOptions): void
         )
         assert.ok(
           a.log.changes.some(
-            (c) => c.type === 'reconnected' && c.key === 'user-1' && c.previousAccountId === 'acct_p',
+            (c) =>
+              c.type === 'reconnected' && c.key === 'user-1' && c.previousAccountId === 'acct_p',
           ),
         )
         const status = await b.subscriptions.status('user-1')
@@ -169,7 +170,9 @@ export function runConnectionScenarios(options: ConnectionScenarioOptions): void
           assert.equal(report.created, 0, JSON.stringify(report.accounts))
         }
         assert.deepEqual(
-          activeAt(world.service, 'acct_t', world.origin).map((w) => w.id).sort(),
+          activeAt(world.service, 'acct_t', world.origin)
+            .map((w) => w.id)
+            .sort(),
           hooks.map((w) => w.id).sort(),
         )
         await world.service.trigger('event.created', { account: 'acct_t' })

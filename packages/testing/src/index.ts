@@ -9,7 +9,6 @@ export type {
   TokenRequest,
   TokenResponseBody,
 } from '@scheduling-kit/fake-auth'
-export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conformance.js'
 export {
   type AppInstance,
   type AppInstanceOptions,
@@ -20,6 +19,7 @@ export {
   type ConnectionScenarioOptions,
   runConnectionScenarios,
 } from './connection-scenarios.js'
+export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conformance.js'
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'

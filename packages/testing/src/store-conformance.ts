@@ -168,7 +168,11 @@ function tokenStorePart1(
       await store.set(k, record({ accessToken: 'at_first' }))
       const first = (await store.get(k))!.version!
       await store.set(k, record({ accessToken: 'at_second' }))
-      assert.equal(await store.compareAndDelete(k, first), false, 'an older version deletes nothing')
+      assert.equal(
+        await store.compareAndDelete(k, first),
+        false,
+        'an older version deletes nothing',
+      )
       assert.equal((await store.get(k))!.accessToken, 'at_second')
       const second = (await store.get(k))!.version!
       // Disconnected and connected again meanwhile: the version read before must not match.

@@ -193,15 +193,17 @@ async function connectAccount<Req>(
   const previousAccountId = accountIdOf(previous)
   const switched =
     previous !== undefined && previousAccountId !== undefined && previousAccountId !== accountId
+  const write = () =>
+    inChildSpan('scheduling.token_store.set', traced, () =>
+      step(
+        'store_failed',
+        () => 'The tokens could not be saved in the token store.',
+        () => settings.store.set(key, record),
+      ),
+    )
   // Another service account than before: its webhook goes while its token still works.
-  if (switched) await removeOldWebhook(request, key, previousAccountId, settings)
-  await inChildSpan('scheduling.token_store.set', traced, () =>
-    step(
-      'store_failed',
-      () => 'The tokens could not be saved in the token store.',
-      () => settings.store.set(key, record),
-    ),
-  )
+  if (switched) await switchAccount(request, key, previousAccountId, write, settings)
+  else await write()
   // Every token manager of this process forgets what it kept of the key, before anything runs.
   announceConnectionChange(settings.store, key)
   const webhookFailure = await ensureWebhook(request, key, settings)
@@ -258,33 +260,42 @@ async function ensureWebhook<Req>(
 }
 
 /**
- * The key was connected to another service account: that account's webhook is deleted now,
- * with its token, which is still the stored one (after the new tokens are written, nothing of
- * this app can reach that account any more). A failure is logged, and the connection goes on.
+ * The key was connected to another service account: that account's webhook is deleted with its
+ * token, which is still the stored one, then the new tokens are written, under the account's
+ * lease when the subscriptions offer it (no other instance ensures a webhook for the old account
+ * in between). A failure to delete is logged, and the connection goes on.
  */
-async function removeOldWebhook<Req>(
+async function switchAccount<Req>(
   request: OAuthRequest<Req>,
   key: string,
   previousAccountId: string,
+  write: () => Promise<void>,
   settings: RouteSettings<Req>,
 ): Promise<void> {
   const subscriptions = settings.options.subscriptions
-  if (subscriptions === undefined) return
+  if (subscriptions === undefined) return await write()
   const logger = settings.logger ?? request.logger ?? consoleLogger
-  try {
-    const { deleted, failed } = await subscriptions.remove(key)
-    log(
-      logger,
-      failed.length > 0 ? 'warn' : 'info',
-      `schedulingOAuth: "${key}" was connected to service account ${previousAccountId} and is now connected to another; ${deleted.length > 0 ? `deleted its webhook(s) ${deleted.join(', ')}` : 'it had no webhook left'}${failed.length > 0 ? `; the service did not delete ${failed.join(', ')} (their deliveries are answered without handlers; the account owner can delete them in the service's settings)` : ''}.`,
-    )
-  } catch (error) {
-    log(
-      logger,
-      'warn',
-      `schedulingOAuth: "${key}" was connected to service account ${previousAccountId} and is now connected to another; its old webhook could not be deleted (its deliveries are answered without handlers). ${describeError(error)}`,
-    )
+  const said = `schedulingOAuth: "${key}" was connected to service account ${previousAccountId} and is now connected to another;`
+  let removed: { deleted: string[]; failed: string[] }
+  if (typeof subscriptions.replaceConnection === 'function') {
+    removed = await subscriptions.replaceConnection(key, write)
+  } else {
+    removed = await subscriptions.remove(key).catch((error: unknown) => {
+      log(
+        logger,
+        'warn',
+        `${said} its old webhook could not be deleted (its deliveries are answered without handlers). ${describeError(error)}`,
+      )
+      return { deleted: [], failed: [] }
+    })
+    await write()
   }
+  const { deleted, failed } = removed
+  log(
+    logger,
+    failed.length > 0 ? 'warn' : 'info',
+    `${said} ${deleted.length > 0 ? `deleted its webhook(s) ${deleted.join(', ')}` : 'it had no webhook left'}${failed.length > 0 ? `; the service did not delete ${failed.join(', ')} (their deliveries are answered without handlers; the account owner can delete them in the service's settings)` : ''}.`,
+  )
 }
 
 /** The page after a connection whose webhook is still to be made: connected, and says what is missing. */

@@ -59,8 +59,9 @@ export async function disconnect<Req>(
   }
   const key = named.k
   const record = await read(key, settings)
-  await removeWebhook(request, key, settings)
-  const outcome = await deleteConnection(key, named.n ?? record?.connection, settings)
+  const outcome = await removeWebhook(request, key, settings, () =>
+    deleteConnection(key, named.n ?? record?.connection, settings),
+  )
   announceConnectionChange(settings.store, key)
   if (outcome === 'replaced') {
     await keepNewerConnection(request, key, settings)
@@ -93,30 +94,41 @@ export async function disconnect<Req>(
 }
 
 /**
- * Deletes the account's webhook (option `subscriptions`) while its token still works, before
- * the tokens go. The subscription store failing refuses the disconnect (nothing changed, the
- * user can try again); the service failing to delete is logged, and the disconnect goes on.
+ * Deletes the account's webhook (option `subscriptions`) while its token still works, then
+ * runs `then` (the tokens deleted), under the account's lease when the subscriptions offer it.
+ * The subscription store failing refuses the disconnect (nothing changed, the user can try
+ * again); the service failing to delete is logged, and the disconnect goes on.
  */
-async function removeWebhook<Req>(
+async function removeWebhook<Req, T>(
   request: OAuthRequest<Req>,
   key: string,
   settings: RouteSettings<Req>,
-): Promise<void> {
+  then: () => Promise<T>,
+): Promise<T> {
   const subscriptions = settings.options.subscriptions
-  if (subscriptions === undefined) return
-  const result = await step(
+  if (subscriptions === undefined) return await then()
+  let result: T | undefined
+  const removed = await step(
     'store_failed',
     () =>
       "The account's webhook could not be removed (the subscription store failed); nothing was disconnected.",
-    () => subscriptions.remove(key),
+    async () => {
+      if (typeof subscriptions.replaceConnection === 'function') {
+        const done = await subscriptions.replaceConnection(key, then)
+        result = done.result
+        return done
+      }
+      return await subscriptions.remove(key)
+    },
   )
-  if (result.failed.length > 0) {
+  if (removed.failed.length > 0) {
     log(
       settings.logger ?? request.logger ?? consoleLogger,
       'warn',
-      `schedulingOAuth: "${key}" is disconnected, but the service did not delete its webhook(s) ${result.failed.join(', ')}. Their late deliveries are answered without handlers for the grace period, then refused; the account owner can delete them in the service's settings.`,
+      `schedulingOAuth: "${key}" is disconnected, but the service did not delete its webhook(s) ${removed.failed.join(', ')}. Their late deliveries are answered without handlers for the grace period, then refused; the account owner can delete them in the service's settings.`,
     )
   }
+  return typeof subscriptions.replaceConnection === 'function' ? (result as T) : await then()
 }
 
 const read = <Req>(key: string, settings: RouteSettings<Req>): Promise<TokenRecord | undefined> =>

@@ -2,7 +2,10 @@ import type { OAuthFlowErrorCode } from '../error-codes.js'
 import { OAuthFlowError } from '../errors.js'
 import type { OAuthResponse } from './options.js'
 
-/** Runs `step`; any failure becomes an `OAuthFlowError` of `code`, the original as its cause. */
+/**
+ * Runs `step`; any failure becomes an `OAuthFlowError` of `code`, the original as its cause. A
+ * step made of steps passes their `OAuthFlowError` on as it is.
+ */
 export async function step<T>(
   code: OAuthFlowErrorCode,
   message: (cause: unknown) => string,
@@ -11,6 +14,7 @@ export async function step<T>(
   try {
     return await run()
   } catch (cause) {
+    if (cause instanceof OAuthFlowError) throw cause
     throw new OAuthFlowError(code, message(cause), { cause })
   }
 }

@@ -65,7 +65,7 @@ export interface OAuthRoutesOptions<Req = unknown> {
    * all the same, the page and the log say so, and `reconcile` makes it later.
    */
   subscriptions?: Pick<WebhookSubscriptions, 'ensure' | 'remove'> &
-    Partial<Pick<WebhookSubscriptions, 'url' | 'apiUrl'>>
+    Partial<Pick<WebhookSubscriptions, 'url' | 'apiUrl' | 'replaceConnection'>>
   /** The key `/disconnect` deletes. Default: the account this browser connected (a signed cookie). */
   disconnectKey?: (request: Req) => string | undefined | Promise<string | undefined>
   /** Told of every error answer, for logging. */

@@ -73,11 +73,15 @@ export class SubscriptionExecutor {
     return client
   }
 
-  /** The service account the key is connected to, when the token manager can tell. */
+  /**
+   * The service account the key is connected to, when the token manager can tell: read from
+   * the store, not from what this process kept, so that the work that follows (its API calls
+   * too) acts on the current connection.
+   */
   async accountOf(key: string): Promise<string | undefined> {
     const { tokens } = this.options
     if (typeof tokens.getRecord !== 'function') return undefined
-    return accountIdOf(await tokens.getRecord(key))
+    return accountIdOf(await tokens.getRecord(key, { revalidate: true }))
   }
 
   /** Runs `work` holding the account's lease, renewed meanwhile; waits for it up to `waitMs`. */

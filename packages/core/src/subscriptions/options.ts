@@ -152,6 +152,14 @@ export interface WebhookSubscriptions {
   /** Deletes the account's webhooks at the service (while its token still works) and marks it removed. */
   remove(key: string): Promise<RemoveResult>
   /**
+   * Ends the webhooks of the key's current connection (as `remove`, with its token) and then
+   * runs `change`, the token store write that disconnects the key or connects it to another
+   * service account, both under the account's lease: no other instance ensures a webhook in
+   * between for a connection on its way out. The OAuth routes call it; `change`'s result is
+   * passed through.
+   */
+  replaceConnection<T>(key: string, change: () => Promise<T>): Promise<RemoveResult & { result: T }>
+  /**
    * A new secret without a gap: creates a second webhook, accepts both while both exist, then
    * deletes the old one. A failure at any step leaves the account a working webhook.
    */

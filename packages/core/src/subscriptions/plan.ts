@@ -97,9 +97,9 @@ export function planRepair(o: Observed): RepairPlan {
   }
   const present = (id: string) => remote.has(id) && remote.get(id)!.state !== 'deleted'
   const deletions: Deletion[] = []
+  // A retired webhook the service still lists is deleted, even one the record thinks gone.
   for (const w of record.webhooks) {
-    if ((w.removedAt === undefined && !retire.has(w.id)) || w.gone === true || !present(w.id))
-      continue
+    if ((w.removedAt === undefined && !retire.has(w.id)) || !present(w.id)) continue
     deletions.push({ id: w.id, why: retire.get(w.id) ?? 'retired', known: true })
   }
   const known = new Set(record.webhooks.map((w) => w.id))

@@ -41,7 +41,17 @@ export function createWebhookSubscriptions(
     url: x.url,
     apiUrl: x.apiUrl,
     ensure: (key) => ensure(x, key),
-    remove: (key) => remove(x, key),
+    remove: async (key) => {
+      checkKey(key)
+      return await x.leased(key, 'remove the webhook of', () => removeLeased(x, key))
+    },
+    replaceConnection: async (key, change) => {
+      checkKey(key)
+      return await x.leased(key, 'replace the connection of', async () => {
+        const removed = await removeLeased(x, key)
+        return { ...removed, result: await change() }
+      })
+    },
     rotate: (key) => rotate(x, key),
     reconcile,
     lookup: (webhookId) => lookup(x, webhookId),
@@ -110,20 +120,20 @@ async function ensureListed(
   return { webhookId: done.keep!, created: done.created > 0, retired: done.retired }
 }
 
-async function remove(x: SubscriptionExecutor, key: string): Promise<RemoveResult> {
-  checkKey(key)
-  return await x.leased(key, 'remove the webhook of', async () => {
-    const now = x.now()
-    // Marked removed first: from now on its deliveries are answered without handlers.
-    const record = await x.update(key, (r) => ({
-      ...r,
-      active: false,
-      webhooks: r.webhooks.map((w) => (w.removedAt === undefined ? { ...w, removedAt: now } : w)),
-    }))
-    const ids = record.webhooks.filter((w) => w.gone !== true).map((w) => w.id)
-    const [deleted, failed] = await x.sweep(key, ids)
-    return { deleted, failed }
-  })
+/** `remove`'s work, under the account's lease. */
+async function removeLeased(x: SubscriptionExecutor, key: string): Promise<RemoveResult> {
+  const now = x.now()
+  // Marked removed first: from now on its deliveries are answered without handlers.
+  const record = await x.update(key, (r) => ({
+    ...r,
+    active: false,
+    webhooks: r.webhooks.map((w) => (w.removedAt === undefined ? { ...w, removedAt: now } : w)),
+  }))
+  const ids = record.webhooks.filter((w) => w.gone !== true).map((w) => w.id)
+  // With the token of the connection stored now (another instance may have kept an older one).
+  await x.accountOf(key).catch(() => undefined)
+  const [deleted, failed] = await x.sweep(key, ids)
+  return { deleted, failed }
 }
 
 async function rotate(x: SubscriptionExecutor, key: string): Promise<RotateResult> {

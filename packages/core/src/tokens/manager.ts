@@ -26,6 +26,11 @@ import {
 export interface GetTokenOptions {
   /** An access token the API just refused (401): refresh, unless the stored one is already another. */
   rejectedToken?: string
+  /**
+   * Read the store even when a token is kept in this process (what it reads is kept from then
+   * on): for work that must act on the key's current connection, such as its webhooks.
+   */
+  revalidate?: boolean
 }
 
 export interface TokenManager {
@@ -287,7 +292,9 @@ class Refresher extends TokenStoreAccess {
 
   /** The in-process token when it may be used for this call: fresh, open, not just refused. */
   usable(key: string, opts: GetTokenOptions | undefined): TokenRecord | undefined {
-    if (this.closeDeadline !== undefined || opts?.rejectedToken !== undefined) return undefined
+    if (opts !== undefined && (opts.rejectedToken !== undefined || opts.revalidate === true))
+      return undefined
+    if (this.closeDeadline !== undefined) return undefined
     return this.fresh(key)
   }
 
