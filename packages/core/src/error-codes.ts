@@ -90,6 +90,8 @@ export type StoreErrorCode =
   | 'store_full'
   /** A database store's table does not exist: `migrate()` was not run (with these names). */
   | 'store_not_migrated'
+  /** A scan (`keys()`, `reencrypt()`) could not cover every record: run it again. */
+  | 'scan_incomplete'
   | CredentialErrorCode
 
 /**

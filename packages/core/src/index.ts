@@ -75,6 +75,7 @@ export { createOAuthRoutes, type OAuthRoutes } from './oauth/routes.js'
 export {
   ClosedError,
   CredentialError,
+  IncompleteScanError,
   StaleWriteError,
   StoreFullError,
   StoreNotMigratedError,

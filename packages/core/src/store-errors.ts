@@ -82,6 +82,25 @@ export class StoreNotMigratedError extends SchedulingError<'store_not_migrated'>
 }
 
 /**
+ * A scan over a store (`keys()`, `reencrypt()`) could not cover every record: a Redis Cluster's
+ * topology changed under it, or a node did not answer, and scanning again did not help. What
+ * it did was kept; what it missed was not seen, so the result must not be taken as complete:
+ * run it again once the store is whole.
+ */
+export class IncompleteScanError extends SchedulingError<'scan_incomplete'> {
+  constructor(who: string, why: string, options?: { cause?: unknown }) {
+    super(
+      'scan_incomplete',
+      `${who}: the scan could not cover every record (${why}). Run it again.`,
+      {
+        status: 503,
+        cause: options?.cause,
+      },
+    )
+  }
+}
+
+/**
  * A stored credential could not be opened. It names the store key and the key id (never a
  * key, a token or a secret). The record is left as it is: this is not "no record", and not
  * "reauthorization required"; fix the cipher's keys (or restore the record) and it reads again.

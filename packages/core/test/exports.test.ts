@@ -140,6 +140,7 @@ const ROOT = [
   'ClosedError',
   'ConfigError',
   'ConfigErrorCode',
+  'IncompleteScanError',
   'InvalidResponseError',
   'isApiError',
   'isOAuthFlowError',

@@ -7,10 +7,9 @@ import {
   type ReencryptResult,
 } from '@scheduling-kit/core'
 import { encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
-import type { Cluster, Redis } from 'ioredis'
+import { type RedisClient, scanKeys, scanRead } from './scan.js'
 
-/** The user's ioredis client: a `Redis` or a `Cluster` (keys of one record share a hash slot). */
-export type RedisClient = Redis | Cluster
+export type { RedisClient }
 
 /** A Lua script run by its SHA-1 (`EVALSHA`), loaded with `EVAL` the first time a server lacks it. */
 export type Script = (
@@ -90,30 +89,6 @@ export async function takeLease(
   return (await EXTEND_LEASE(client, [leaseKey], [owner, ms])) === 1
 }
 
-/** A glob's special characters escaped, for `SCAN MATCH`. */
-export const globEscaped = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`)
-
-/**
- * Every key starting with `start`, page by page, on every master of a Cluster. A key SCAN
- * gives twice (it may) is given twice: callers that must not repeat themselves check.
- */
-export async function* scanKeys(
-  client: RedisClient,
-  start: string,
-): AsyncIterable<{ node: Redis; keys: string[] }> {
-  const match = `${globEscaped(start)}*`
-  const cluster = 'nodes' in client && typeof client.nodes === 'function'
-  const nodes = cluster ? (client as Cluster).nodes('master') : [client as Redis]
-  for (const node of nodes) {
-    let cursor = '0'
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 500)
-      cursor = next
-      if (keys.length > 0) yield { node, keys }
-    } while (cursor !== '0')
-  }
-}
-
 /**
  * Replaces a record's `r` field only while it still holds what the sweep read, keeping its
  * version: a writer that read the record before still finds the version it expects.
@@ -132,18 +107,22 @@ export async function reencryptRecords<T>(
   client: RedisClient,
   start: string,
   sealer: RecordSealer<T>,
-  keyOf: (redisKey: string, node: Redis) => Promise<string | undefined>,
+  keyOf: (redisKey: string) => Promise<string | undefined>,
 ): Promise<ReencryptResult> {
   const result: ReencryptResult = { scanned: 0, rewritten: 0, skipped: 0, failed: [] }
   if (!sealer.sealing) return result
-  for await (const { node, keys } of scanKeys(client, start)) {
-    // A key SCAN gives again is sealed under the current key by then: counted, not rewritten.
+  // A key given again (SCAN may; a Cluster scan run again after a failover does) counts once.
+  const seen = new Set<string>()
+  for await (const { keys } of scanKeys(client, start)) {
     for (const redisKey of keys) {
-      const stored = await node.hget(redisKey, 'r')
+      if (seen.has(redisKey)) continue
+      seen.add(redisKey)
+      // Through the client, not the node the scan ran on: a failover may have moved the slot.
+      const stored = await scanRead(client, () => client.hget(redisKey, 'r'))
       if (stored === null) continue
       result.scanned++
       if (!sealer.stale(stored)) continue
-      const key = await keyOf(redisKey, node)
+      const key = await scanRead(client, () => keyOf(redisKey))
       if (key === undefined) {
         result.skipped++
         continue
@@ -156,7 +135,10 @@ export async function reencryptRecords<T>(
         result.failed.push(error as CredentialError)
         continue
       }
-      if ((await REPLACE_SEALED(client, [redisKey], [stored, resealed])) === 1) result.rewritten++
+      const replaced = await scanRead(client, () =>
+        REPLACE_SEALED(client, [redisKey], [stored, resealed]),
+      )
+      if (replaced === 1) result.rewritten++
       else result.skipped++
     }
   }

@@ -9,13 +9,8 @@ import type {
 } from '@scheduling-kit/core'
 import { redisHealth } from './health.js'
 import { RecordHashes } from './records.js'
-import {
-  RELEASE_LEASE,
-  type RedisStoreOptions,
-  reencryptRecords,
-  scanKeys,
-  script,
-} from './scripts.js'
+import { scanKeys, scanRead } from './scan.js'
+import { RELEASE_LEASE, type RedisStoreOptions, reencryptRecords, script } from './scripts.js'
 
 export interface RedisSubscriptionStoreOptions extends RedisStoreOptions {
   /**
@@ -193,8 +188,11 @@ export class RedisSubscriptionStore implements SubscriptionStore {
   async *keys(): AsyncIterable<string> {
     // SCAN may return a key twice: each is given once.
     const given = new Set<string>()
-    for await (const { node, keys } of scanKeys(this.#h.client, `${this.#h.prefix}subscription:`)) {
-      const names = await Promise.all(keys.map((redisKey) => node.hget(redisKey, 'k')))
+    for await (const { keys } of scanKeys(this.#h.client, `${this.#h.prefix}subscription:`)) {
+      const client = this.#h.client
+      const names = await Promise.all(
+        keys.map((redisKey) => scanRead(client, () => client.hget(redisKey, 'k'))),
+      )
       for (const name of names) {
         if (name === null || given.has(name)) continue
         given.add(name)
@@ -213,7 +211,7 @@ export class RedisSubscriptionStore implements SubscriptionStore {
       this.#h.client,
       `${this.#h.prefix}subscription:`,
       this.#h.sealer,
-      async (redisKey, node) => (await node.hget(redisKey, 'k')) ?? undefined,
+      async (redisKey) => (await this.#h.client.hget(redisKey, 'k')) ?? undefined,
     )
   }
 

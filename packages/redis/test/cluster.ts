@@ -7,9 +7,13 @@ import { Cluster, Redis } from 'ioredis'
 
 /** A live Redis Cluster of three masters on free ports, started and stopped by a test. */
 export interface LocalCluster {
-  /** `host:port` of each master. */
+  /** `host:port` of each node (with replicas: masters and replicas). */
   nodes: string[]
   client(): Cluster
+  /** Kills the node at `host:port` with SIGKILL (its replica takes over, when it has one). */
+  kill(address: string): void
+  /** `host:port` of each master, as the cluster says now, in the order of their slots. */
+  masters(): Promise<string[]>
   stop(): Promise<void>
 }
 
@@ -21,10 +25,14 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
   }
 }
 
-/** Starts three `redis-server --cluster-enabled yes` and joins them with `redis-cli --cluster create`. */
-export async function startCluster(): Promise<LocalCluster> {
+/**
+ * Starts three `redis-server --cluster-enabled yes` (six with `replicas`: a replica per master,
+ * failing over after a second) and joins them with `redis-cli --cluster create`.
+ */
+export async function startCluster(options: { replicas?: boolean } = {}): Promise<LocalCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'sk-cluster-'))
-  const ports = [await freePort(), await freePort(), await freePort()]
+  const ports: number[] = []
+  for (let i = 0; i < (options.replicas ? 6 : 3); i++) ports.push(await freePort())
   const children: ChildProcess[] = ports.map((port) =>
     spawn(
       process.env.REDIS_SERVER ?? 'redis-server',
@@ -43,6 +51,8 @@ export async function startCluster(): Promise<LocalCluster> {
         'no',
         '--maxmemory-policy',
         'noeviction',
+        '--cluster-node-timeout',
+        options.replicas ? '1000' : '15000',
       ],
       { cwd: dir, stdio: 'ignore' },
     ),
@@ -54,6 +64,35 @@ export async function startCluster(): Promise<LocalCluster> {
       const client = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })))
       clients.push(client)
       return client
+    },
+    kill(address: string) {
+      children[cluster.nodes.indexOf(address)]?.kill('SIGKILL')
+    },
+    async masters() {
+      for (const address of cluster.nodes) {
+        const [host, port] = address.split(':')
+        const probe = new Redis(Number(port), host!, {
+          lazyConnect: true,
+          retryStrategy: () => null,
+        })
+        probe.on('error', () => {})
+        try {
+          await probe.connect()
+          const slots = (await probe.cluster('SLOTS')) as unknown as [
+            number,
+            number,
+            [string, number],
+          ][]
+          // In the order of their slots.
+          slots.sort((a, b) => a[0] - b[0])
+          return [...new Set(slots.map(([, , [h, p]]) => `${h}:${p}`))]
+        } catch {
+          // A killed node: ask the next.
+        } finally {
+          probe.disconnect()
+        }
+      }
+      throw new Error('no node of the local Redis Cluster answers')
     },
     async stop() {
       await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())))
@@ -76,7 +115,14 @@ export async function startCluster(): Promise<LocalCluster> {
     }
     const created = spawnSync(
       process.env.REDIS_CLI ?? 'redis-cli',
-      ['--cluster', 'create', ...cluster.nodes, '--cluster-replicas', '0', '--cluster-yes'],
+      [
+        '--cluster',
+        'create',
+        ...cluster.nodes,
+        '--cluster-replicas',
+        options.replicas ? '1' : '0',
+        '--cluster-yes',
+      ],
       { encoding: 'utf8' },
     )
     if (created.status !== 0) throw new Error(`redis-cli --cluster create: ${created.stderr}`)
@@ -84,7 +130,12 @@ export async function startCluster(): Promise<LocalCluster> {
       await until(`cluster_state:ok on ${port}`, async () => {
         const probe = new Redis(port, '127.0.0.1')
         try {
-          return String(await probe.cluster('INFO')).includes('cluster_state:ok')
+          if (!String(await probe.cluster('INFO')).includes('cluster_state:ok')) return false
+          // A replica counts once it has synced with its master.
+          const replication = await probe.info('replication')
+          return (
+            !replication.includes('role:slave') || replication.includes('master_link_status:up')
+          )
         } finally {
           probe.disconnect()
         }
