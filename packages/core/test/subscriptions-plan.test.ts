@@ -211,3 +211,27 @@ describe('ensure without listing', () => {
     expect(mustList({ ...base, accountId: 'acct_p' }, undefined)).toBe(false)
   })
 })
+
+describe('the lookup cache', () => {
+  it('an unknown id is read from the store once a second at most; this process forgets it on a change', async () => {
+    const { OwnerCache } = await import('../src/subscriptions/lookup.js')
+    let now = 0
+    let reads = 0
+    let owner: { account: string; secret: string; handle: boolean } | undefined
+    const cache = new OwnerCache(5_000, () => now)
+    const load = async () => {
+      reads++
+      return owner
+    }
+    for (let i = 0; i < 100; i++) expect(await cache.lookup('wh_made_up', load)).toBeUndefined()
+    expect(reads).toBe(1)
+    now += 1_001
+    expect(await cache.lookup('wh_made_up', load)).toBeUndefined()
+    expect(reads).toBe(2)
+    // Made by this process: it forgets the id, and the next delivery finds it.
+    owner = { account: 'acct', secret: 's', handle: true }
+    cache.forget('wh_made_up')
+    expect(await cache.lookup('wh_made_up', load)).toEqual(owner)
+    expect(reads).toBe(3)
+  })
+})

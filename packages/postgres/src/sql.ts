@@ -147,6 +147,14 @@ export function tableOf(who: string, options: PostgresStoreOptions, fallback: st
   return `${schema}.${identifier(who, 'table', options.table ?? fallback)}`
 }
 
+/**
+ * The subscription table's index from each webhook id to its row (`<table>$by_webhook`, beside
+ * the table): a delivery's lookup is one primary-key probe, whatever the number of accounts.
+ */
+export function webhookIndexName(table: string): string {
+  return `"${table.slice(0, 50)}$by_webhook"`
+}
+
 /** Runs a statement; a missing table becomes an error that says to run `migrate`. */
 export async function run<Row>(
   pool: PostgresPool,

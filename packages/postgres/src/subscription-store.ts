@@ -15,6 +15,7 @@ import {
   recordParam,
   rowKey,
   type SealedStoreOptions,
+  webhookIndexName,
 } from './sql.js'
 import { SealedTable } from './table.js'
 
@@ -39,8 +40,13 @@ const WHO = 'PostgresSubscriptionStore'
 export class PostgresSubscriptionStore implements SubscriptionStore {
   readonly #t: SealedTable<SubscriptionRecord>
 
+  /** The index from each webhook id to its row's key (see `migrate`). */
+  readonly #byWebhook: string
+
   constructor(options: PostgresSubscriptionStoreOptions) {
     this.#t = new SealedTable(WHO, options, DEFAULT_SUBSCRIPTION_TABLE, 'subscription')
+    const schema = this.#t.table.slice(0, this.#t.table.lastIndexOf('.'))
+    this.#byWebhook = `${schema}.${webhookIndexName(options.table ?? DEFAULT_SUBSCRIPTION_TABLE)}`
   }
 
   /** Whether the database answers and the table's migrations are applied: see `checkHealth`. */
@@ -59,48 +65,70 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
   ): Promise<boolean> {
     const ids = record.webhooks.map((w) => w.id)
     const json = await recordParam(this.#t.sealer, key, record)
-    const { rowCount } =
+    const write =
       expectedVersion === undefined
-        ? await this.#t.query(
-            `INSERT INTO ${this.#t.table} AS t (key, account, record, webhook_ids, version)
-             VALUES ($1, $2, $3::jsonb, $4::text[], 1)
-             ON CONFLICT (key) DO UPDATE
-             SET record = EXCLUDED.record, webhook_ids = EXCLUDED.webhook_ids,
-                 account = EXCLUDED.account, version = t.version + 1, updated_at = clock_timestamp()
-             WHERE t.record IS NULL`,
-            [rowKey(key), key, json, ids],
-          )
-        : await this.#t.query(
-            `UPDATE ${this.#t.table}
-             SET record = $2::jsonb, webhook_ids = $3::text[], version = version + 1,
-                 updated_at = clock_timestamp()
-             WHERE key = $1 AND version = $4 AND record IS NOT NULL`,
-            [rowKey(key), json, ids, expectedVersion],
-          )
-    return rowCount === 1
+        ? `INSERT INTO ${this.#t.table} AS t (key, account, record, webhook_ids, version)
+           VALUES ($1, $2, $3::jsonb, $4::text[], 1)
+           ON CONFLICT (key) DO UPDATE
+           SET record = EXCLUDED.record, webhook_ids = EXCLUDED.webhook_ids,
+               account = EXCLUDED.account, version = t.version + 1, updated_at = clock_timestamp()
+           WHERE t.record IS NULL
+           RETURNING key`
+        : `UPDATE ${this.#t.table}
+           SET record = $3::jsonb, webhook_ids = $4::text[], version = version + 1,
+               updated_at = clock_timestamp()
+           WHERE key = $1 AND version = $5::integer AND record IS NOT NULL AND $2::text IS NOT NULL
+           RETURNING key`
+    // The record and its index entries in one statement: both change, or neither.
+    const { rows } = await this.#t.query<{ written: number }>(
+      `WITH written AS (${write}),
+       dropped AS (
+         DELETE FROM ${this.#byWebhook}
+         WHERE key = $1 AND NOT (webhook_id = ANY($4::text[])) AND EXISTS (SELECT 1 FROM written)
+       ),
+       indexed AS (
+         INSERT INTO ${this.#byWebhook} (webhook_id, key)
+         SELECT id, $1 FROM unnest($4::text[]) AS id WHERE EXISTS (SELECT 1 FROM written)
+         ON CONFLICT (webhook_id) DO UPDATE SET key = EXCLUDED.key
+       )
+       SELECT count(*)::int AS written FROM written`,
+      expectedVersion === undefined
+        ? [rowKey(key), key, json, ids]
+        : [rowKey(key), key, json, ids, expectedVersion],
+    )
+    return rows[0]?.written === 1
   }
 
   async delete(key: string, expectedVersion: number): Promise<boolean> {
-    const { rowCount } = await this.#t.query(
-      `UPDATE ${this.#t.table}
-       SET record = NULL, webhook_ids = '{}', updated_at = clock_timestamp()
-       WHERE key = $1 AND version = $2 AND record IS NOT NULL`,
+    const { rows } = await this.#t.query<{ deleted: number }>(
+      `WITH deleted AS (
+         UPDATE ${this.#t.table}
+         SET record = NULL, webhook_ids = '{}', updated_at = clock_timestamp()
+         WHERE key = $1 AND version = $2 AND record IS NOT NULL
+         RETURNING key
+       ),
+       dropped AS (
+         DELETE FROM ${this.#byWebhook} WHERE key = $1 AND EXISTS (SELECT 1 FROM deleted)
+       )
+       SELECT count(*)::int AS deleted FROM deleted`,
       [rowKey(key), expectedVersion],
     )
-    return rowCount === 1
+    return rows[0]?.deleted === 1
   }
 
   async findByWebhook(
     webhookId: string,
   ): Promise<{ key: string; record: StoredSubscription } | undefined> {
+    // One probe of the index's primary key, then the row by its own.
     const { rows } = await this.#t.query<{
       key: string
       account: string
       record: unknown
       version: number
     }>(
-      `SELECT key, account, record, version FROM ${this.#t.table}
-       WHERE webhook_ids @> ARRAY[$1::text] AND record IS NOT NULL LIMIT 1`,
+      `SELECT t.key, t.account, t.record, t.version
+       FROM ${this.#byWebhook} AS i JOIN ${this.#t.table} AS t ON t.key = i.key
+       WHERE i.webhook_id = $1 AND t.record IS NOT NULL`,
       [webhookId],
     )
     const row = rows[0]
@@ -109,6 +137,8 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     // surrogate); only a key over 1 KiB, kept as its hash, is read from the column.
     const key = keyOfRow(row.key) ?? row.account
     const record = await this.#t.sealer.read(key, row.record)
+    // An index entry is a pointer; the record decides.
+    if (!record.webhooks.some((w) => w.id === webhookId)) return undefined
     return { key, record: { ...record, version: row.version } }
   }
 

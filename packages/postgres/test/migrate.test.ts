@@ -11,6 +11,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'scheduling_kit_dedupe@1',
     'scheduling_kit_dedupe@2',
     'scheduling_kit_subscriptions@1',
+    'scheduling_kit_subscriptions@2',
   ])
   expect((await migrate(p, { schema })).applied).toEqual([])
   expect(
@@ -22,7 +23,7 @@ it('applies each version once; a second run applies nothing', async () => {
         subscriptionTable: 'other_subs',
       })
     ).applied,
-  ).toEqual(['other_tokens@1', 'other_dedupe@1', 'other_dedupe@2', 'other_subs@1'])
+  ).toEqual(['other_tokens@1', 'other_dedupe@1', 'other_dedupe@2', 'other_subs@1', 'other_subs@2'])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
   expect((await store.get('k'))!.version).toBe(1)
@@ -62,12 +63,13 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
     'scheduling_kit_dedupe@1',
     'scheduling_kit_dedupe@2',
     'scheduling_kit_subscriptions@1',
+    'scheduling_kit_subscriptions@2',
     'scheduling_kit_tokens@1',
   ])
   const { rows } = await pool().query(
     `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
   )
-  expect(rows[0].n).toBe(4)
+  expect(rows[0].n).toBe(5)
 })
 
 it('refuses an unsafe schema name and one table for both', async () => {
@@ -83,7 +85,13 @@ it('index names cannot clash with a table: a token table named like the dedupe i
   const p = pool()
   const schema = uniqueSchema('clash')
   const { applied } = await migrate(p, { schema, dedupeTable: 'd', tokenTable: 'd_expires' })
-  expect(applied).toEqual(['d_expires@1', 'd@1', 'd@2', 'scheduling_kit_subscriptions@1'])
+  expect(applied).toEqual([
+    'd_expires@1',
+    'd@1',
+    'd@2',
+    'scheduling_kit_subscriptions@1',
+    'scheduling_kit_subscriptions@2',
+  ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'd_expires' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
   expect((await store.get('k'))?.accessToken).toBe('a')
@@ -109,6 +117,7 @@ it('a database migrated with the old index name gets it renamed (dedupe@2)', asy
     'scheduling_kit_tokens@1',
     'scheduling_kit_dedupe@2',
     'scheduling_kit_subscriptions@1',
+    'scheduling_kit_subscriptions@2',
   ])
   const { rows } = await p.query(
     'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1',
@@ -133,7 +142,7 @@ it('works for a role that owns its schema but may not create schemas in the data
       /permission denied/,
     )
     const { applied } = await migrate(owner, { schema: role })
-    expect(applied).toHaveLength(4)
+    expect(applied).toHaveLength(5)
     const store = new PostgresTokenStore({ pool: owner, schema: role })
     await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
     expect((await store.get('k'))?.accessToken).toBe('a')

@@ -18,16 +18,21 @@ export interface WebhookOwner {
 /** The most webhook ids remembered; past it, the cache starts afresh. */
 const MAX_ENTRIES = 10_000
 
+/** How long an unknown webhook id is remembered as unknown, at most, in ms. */
+const UNKNOWN_MS = 1_000
+
 /**
  * Remembers each webhook id's owner for `ttlMs`, so most deliveries need no store read and no
- * promise: a hit is answered synchronously. Only found owners are kept (an unknown id is
- * looked up each time, so a flood of made-up ids cannot fill the cache), and this process's
- * own changes forget the ids they touch at once.
+ * promise: a hit is answered synchronously. An unknown id is remembered as unknown for a
+ * second at most (in a map of its own, bounded: a flood of made-up ids neither fills the
+ * owners' cache nor reads the store for every repeat), and this process's own changes forget
+ * the ids they touch at once.
  */
 export class OwnerCache {
   readonly #ttl: number
   readonly #now: () => number
   readonly #entries = new Map<string, { owner: WebhookOwner; until: number }>()
+  readonly #unknown = new Map<string, number>()
 
   constructor(ttlMs: number, now: () => number = Date.now) {
     this.#ttl = ttlMs
@@ -43,21 +48,30 @@ export class OwnerCache {
       if (hit.until > this.#now()) return hit.owner
       this.#entries.delete(webhookId)
     }
+    const unknownUntil = this.#unknown.get(webhookId)
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > this.#now()) return undefined
+      this.#unknown.delete(webhookId)
+    }
     const loaded = load()
     if (this.#ttl === 0 || !isThenable(loaded)) return loaded
     return loaded.then((owner) => {
-      if (owner !== undefined) {
-        if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
-        this.#entries.set(webhookId, {
-          owner,
-          until: Math.min(this.#now() + this.#ttl, owner.until ?? Number.POSITIVE_INFINITY),
-        })
+      if (owner === undefined) {
+        if (this.#unknown.size >= MAX_ENTRIES) this.#unknown.clear()
+        this.#unknown.set(webhookId, this.#now() + Math.min(this.#ttl, UNKNOWN_MS))
+        return owner
       }
+      if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
+      this.#entries.set(webhookId, {
+        owner,
+        until: Math.min(this.#now() + this.#ttl, owner.until ?? Number.POSITIVE_INFINITY),
+      })
       return owner
     })
   }
 
   forget(webhookId: string): void {
     this.#entries.delete(webhookId)
+    this.#unknown.delete(webhookId)
   }
 }

@@ -33,7 +33,9 @@ export interface WebhookSubscriptionsOptions {
   /**
    * How long a webhook's owner and secret are kept in this process after a lookup, in ms, so a
    * delivery costs no store read. Changes made by this process apply at once; another
-   * instance's within this time. Default 1 000; 0 reads the store for every delivery.
+   * instance's within this time. An id no record lists is remembered as unknown for at most a
+   * second (a flood of one made-up id reads the store once a second). Default 1 000; 0 reads
+   * the store for every delivery.
    */
   cacheMs?: number
   /** An account's lease, taken by each change to its webhooks and renewed while it runs, in ms. Default 30 000. */
