@@ -220,6 +220,31 @@ export function runConnectionScenarios(options: ConnectionScenarioOptions): void
       })
     })
 
+    it("two apps sharing the stores: each one's reconcile leaves the other's records alone, and says so", async () => {
+      const second = await World.start(options)
+      await within(await World.start(options), async (world) => {
+        try {
+          const a = await world.instance()
+          const b = await second.instance()
+          await world.connect('user-a', 'acct_a')
+          await second.connect('user-b', 'acct_b')
+          const refreshes = second.service.auth.counters.refresh
+          const requests = second.service.api.requests
+          const report = await a.subscriptions.reconcile()
+          assert.deepEqual(report.otherApp, ['user-b'])
+          assert.deepEqual(report.failed, [])
+          assert.equal(second.service.api.requests, requests, "no call to the other app's service")
+          assert.equal(second.service.auth.counters.refresh, refreshes)
+          const theirs = await b.subscriptions.reconcile()
+          assert.deepEqual(theirs.otherApp, ['user-a'])
+          assert.equal(activeAt(world.service, 'acct_a', world.origin).length, 1)
+          assert.equal(activeAt(second.service, 'acct_b', second.origin).length, 1)
+        } finally {
+          await second.close()
+        }
+      })
+    })
+
     it('two creates in a row that land but answer 500: the next ensure lists first, one webhook is left', async () => {
       await within(await World.start(options), async (world) => {
         const app = await world.instance()

@@ -3,8 +3,9 @@ import type { ApiWebhook, CreatedWebhook } from '../api/webhooks.js'
 import { isSchedulingError } from '../errors.js'
 import { sleep } from '../http.js'
 import { describeError, emit } from '../log.js'
+import { withoutTrailingSlashes } from '../paths.js'
 import { SubscriptionBusyError } from '../store-errors.js'
-import { accountIdOf } from '../tokens/connection.js'
+import { accountIdOf, type ConnectionApp } from '../tokens/connection.js'
 import { newClaimOwner } from '../webhooks/dedupe.js'
 import { subscriptionClient } from './api.js'
 import { OwnerCache } from './lookup.js'
@@ -27,6 +28,12 @@ import {
 // webhook unknown to the app nor delete one another key holds. `plan.ts` decides what to do.
 
 export const BUSY = Symbol('busy')
+
+/** The app an executor's records are made for. */
+export const appOf = (x: Pick<SubscriptionExecutor, 'apiUrl' | 'url'>): ConnectionApp => ({
+  apiUrl: withoutTrailingSlashes(x.apiUrl),
+  webhookUrl: x.url,
+})
 
 /** A failure after which a POST may or may not have landed. */
 export function mayHaveLanded(error: unknown): boolean {

@@ -3,7 +3,7 @@ import { describeError, emit, notify } from '../log.js'
 import { meters, observed } from '../telemetry/metrics.js'
 import { endSpan, startSpan, within } from '../telemetry/otel.js'
 import { madeForOtherApp } from '../tokens/connection.js'
-import { BUSY, type SubscriptionExecutor } from './executor.js'
+import { appOf, BUSY, type SubscriptionExecutor } from './executor.js'
 import type { ReconcileAccount, ReconcileReport } from './options.js'
 import { forgetRemoved, planRepair, settleRecord } from './plan.js'
 import type { SubscriptionRecord } from './store.js'
@@ -129,7 +129,7 @@ async function reconcileAccount(
 ): Promise<void> {
   const record = await x.store.get(key)
   if (record === undefined) return
-  if (madeForOtherApp(record, { apiUrl: x.apiUrl, webhookUrl: x.url })) {
+  if (madeForOtherApp(record, appOf(x))) {
     entry.outcome = 'other_app'
     return
   }

@@ -1,6 +1,7 @@
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { CredentialCipher } from '../credentials/types.js'
 import { type HealthOptions, type HealthReport, memoryHealth } from '../health.js'
+import type { ConnectionApp } from '../tokens/connection.js'
 
 /** One webhook this app created for an account, with the secret the service gave it. */
 export interface SubscribedWebhook {
@@ -42,7 +43,7 @@ export interface SubscriptionRecord {
    */
   uncertain?: boolean
   /** The app the record was made for: `reconcile` leaves records of another app alone. */
-  app?: { apiUrl?: string; url?: string }
+  app?: ConnectionApp
 }
 
 /** A record as read from a store, with the version a compare-and-set names. */

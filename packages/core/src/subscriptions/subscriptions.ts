@@ -2,7 +2,7 @@ import { ConfigError } from '../errors.js'
 import { checkHealth } from '../health.js'
 import { emit, notify } from '../log.js'
 import type { ConnectionStatus, WebhookStatus } from '../tokens/connection.js'
-import { SubscriptionExecutor } from './executor.js'
+import { appOf, SubscriptionExecutor } from './executor.js'
 import type {
   EnsureResult,
   RemoveResult,
@@ -60,9 +60,6 @@ export function createWebhookSubscriptions(
     health: (healthOptions) => checkHealth({ store: x.store }, healthOptions),
   }
 }
-
-/** The app a record is made for. */
-const appOf = (x: SubscriptionExecutor) => ({ apiUrl: x.apiUrl, url: x.url })
 
 async function ensure(x: SubscriptionExecutor, key: string): Promise<EnsureResult> {
   checkKey(key)
