@@ -216,12 +216,15 @@ async function lookupCost(): Promise<Target[]> {
   }
 }
 
-/** Connects 1,000 accounts, ensures their webhooks, makes 10% drift, reconciles twice. */
-async function reconcileCost(): Promise<void> {
+/**
+ * Connects `accounts` accounts, ensures their webhooks, makes 10% drift, reconciles twice:
+ * API requests (per account), wall time, and the heap a run grew by.
+ */
+async function reconcileCost(accounts: number): Promise<void> {
   const service = await startFakeSchedulingService()
   try {
     const tokens = new Map<string, string>()
-    for (let i = 0; i < ACCOUNTS; i++) {
+    for (let i = 0; i < accounts; i++) {
       const account = `acct_${i}`
       tokens.set(account, service.auth.grant(account).access_token)
     }
@@ -234,40 +237,131 @@ async function reconcileCost(): Promise<void> {
     })
     const timed = async <T>(work: () => Promise<T>) => {
       const requests = service.api.requests
+      globalThis.gc?.()
+      const heap = process.memoryUsage().heapUsed
       const started = performance.now()
       const result = await work()
-      return { result, requests: service.api.requests - requests, ms: performance.now() - started }
+      const ms = performance.now() - started
+      const grown = (process.memoryUsage().heapUsed - heap) / 1e6
+      return { result, requests: service.api.requests - requests, ms, grown }
     }
     const ensured = await timed(async () => {
       const keys = [...tokens.keys()]
       for (let i = 0; i < keys.length; i += 8)
         await Promise.all(keys.slice(i, i + 8).map((k) => subscriptions.ensure(k)))
     })
-    for (let i = 0; i < ACCOUNTS; i += 20) {
+    for (let i = 0; i < accounts; i += 20) {
       const hook = service.webhooks(`acct_${i}`)[0]!
       if (i % 40 === 0) service.setWebhookState(hook.id, 'disabled')
       else service.dropWebhook(hook.id)
     }
     const repaired = await timed(() => subscriptions.reconcile())
     const quiet2 = await timed(() => subscriptions.reconcile())
-    console.log(`\nreconcile over ${ACCOUNTS} accounts against the fake service (concurrency 4)`)
-    console.log('| run | API requests | wall ms | created | deleted |\n|---|---:|---:|---:|---:|')
+    console.log(`\nreconcile over ${accounts} accounts against the fake service (concurrency 4)`)
     console.log(
-      `| ensure each account (8 at a time) | ${ensured.requests} | ${ensured.ms.toFixed(0)} | ${ACCOUNTS} | 0 |`,
+      '| run | API requests | per account | wall ms | heap grown, MB | created | deleted |\n|---|---:|---:|---:|---:|---:|---:|',
     )
-    console.log(
-      `| reconcile, 5% disabled + 5% lost | ${repaired.requests} | ${repaired.ms.toFixed(0)} | ${repaired.result.created} | ${repaired.result.deleted} |`,
+    const line = (
+      what: string,
+      r: { requests: number; ms: number; grown: number },
+      created: number,
+      deleted: number,
+    ) =>
+      console.log(
+        `| ${what} | ${r.requests} | ${(r.requests / accounts).toFixed(2)} | ${r.ms.toFixed(0)} | ${r.grown.toFixed(1)} | ${created} | ${deleted} |`,
+      )
+    line('ensure each account (8 at a time)', ensured, accounts, 0)
+    line(
+      'reconcile, 5% disabled + 5% lost',
+      repaired,
+      repaired.result.created,
+      repaired.result.deleted,
     )
-    console.log(
-      `| reconcile, nothing to do | ${quiet2.requests} | ${quiet2.ms.toFixed(0)} | ${quiet2.result.created} | ${quiet2.result.deleted} |`,
-    )
+    line('reconcile, nothing to do', quiet2, quiet2.result.created, quiet2.result.deleted)
   } finally {
     await service.close()
   }
 }
 
+/** p50 and p99 of `n` calls, in ms. */
+async function latencies(n: number, call: (i: number) => Promise<unknown>) {
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const started = performance.now()
+    await call(i)
+    times.push(performance.now() - started)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: times[Math.floor(n * 0.5)]!, p99: times[Math.floor(n * 0.99)]! }
+}
+
+/**
+ * The PostgreSQL lookup by webhook id at 1,000 and 100,000 accounts, known and unknown ids,
+ * beside the statement of before (the GIN index on the id array), on tables never analysed.
+ */
+async function postgresLookupGrowth(): Promise<Target[]> {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
+  const p50s: Record<string, number> = {}
+  console.log(
+    '\nPostgreSQL lookup by webhook id (findByWebhook), 2,000 calls each, ms\n| accounts | ids | p50 | p99 | the statement of before: p50 | p99 |\n|---:|---|---:|---:|---:|---:|',
+  )
+  try {
+    for (const accounts of [1_000, 100_000]) {
+      const schema = `sk_bench_lookup_${randomBytes(4).toString('hex')}`
+      await migrate(pool, { schema })
+      const t = `"${schema}".scheduling_kit_subscriptions`
+      await pool.query(
+        `INSERT INTO ${t} (key, account, record, webhook_ids, version)
+         SELECT 'acct_' || i, 'acct_' || i,
+           jsonb_build_object('active', true, 'updatedAt', 0, 'webhooks', jsonb_build_array(
+             jsonb_build_object('id', 'wh_' || i, 'secret', 's', 'url', 'https://a.test/h', 'createdAt', 0))),
+           ARRAY['wh_' || i], 1
+         FROM generate_series(1, ${accounts}) AS i`,
+      )
+      await pool.query(
+        `INSERT INTO "${schema}"."scheduling_kit_subscriptions$by_webhook" (webhook_id, key)
+         SELECT 'wh_' || i, 'acct_' || i FROM generate_series(1, ${accounts}) AS i`,
+      )
+      const store = new PostgresSubscriptionStore({ pool, schema })
+      const before = (id: string) =>
+        pool.query(
+          `SELECT key, account, record, version FROM ${t}
+           WHERE webhook_ids @> ARRAY[$1::text] AND record IS NOT NULL LIMIT 1`,
+          [id],
+        )
+      const known = (i: number) => `wh_${1 + ((i * 7919) % accounts)}`
+      const unknown = (i: number) => `wh_none_${i}`
+      try {
+        for (const [what, id] of [
+          ['known', known],
+          ['unknown', unknown],
+        ] as const) {
+          const now = await latencies(2_000, (i) => store.findByWebhook(id(i)))
+          const old = await latencies(accounts > 10_000 ? 200 : 2_000, (i) => before(id(i)))
+          p50s[`${accounts} ${what}`] = now.p50
+          console.log(
+            `| ${accounts.toLocaleString('en')} | ${what} | ${now.p50.toFixed(3)} | ${now.p99.toFixed(3)} | ${old.p50.toFixed(3)} | ${old.p99.toFixed(3)} |`,
+          )
+        }
+      } finally {
+        await pool.query(`DROP SCHEMA "${schema}" CASCADE`)
+      }
+    }
+  } finally {
+    await pool.end()
+  }
+  return ['known', 'unknown'].map((what) => ({
+    what: `PostgreSQL lookup p50, ${what} id: 100,000 accounts / 1,000`,
+    ratio: p50s[`100000 ${what}`]! / p50s[`1000 ${what}`]!,
+    limit: 1.5,
+    kind: 'max' as const,
+  }))
+}
+
 export async function subscriptionsBench(): Promise<Target[]> {
   const targets = await lookupCost()
-  await reconcileCost()
+  targets.push(...(await postgresLookupGrowth()))
+  await reconcileCost(1_000)
+  await reconcileCost(10_000)
   return targets
 }

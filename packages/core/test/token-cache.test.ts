@@ -209,3 +209,38 @@ describe('no stale token after a rejection, in every interleaving', () => {
     )
   }, 180_000)
 })
+
+describe('the kept token on the real clock (no clock read per call)', () => {
+  it('is answered without a store read within revalidateMs, and read again after it', async () => {
+    const inner = new MemoryTokenStore()
+    await inner.set(KEY, record(0, Date.now()))
+    const store = counting(inner)
+    const tokens = createTokenManager({ store, oauth: endpoint(Date.now), revalidateMs: 300 })
+    for (let i = 0; i < 1_000; i++) expect(await tokens.getAccessToken(KEY)).toBe('at_0')
+    expect(store.reads).toBe(1)
+    // Another process reconnected the key: seen once the kept token's time is over.
+    await inner.set(KEY, { ...record(7, Date.now()) })
+    await new Promise((resolve) => setTimeout(resolve, 300 + 250 + 100))
+    expect(await tokens.getAccessToken(KEY)).toBe('at_7')
+    expect(store.reads).toBe(2)
+    await tokens.close()
+  })
+
+  it('revalidateMs 0 reads the store on every call; forget() drops the kept token at once', async () => {
+    const inner = new MemoryTokenStore()
+    await inner.set(KEY, record(0, Date.now()))
+    const store = counting(inner)
+    const every = createTokenManager({ store, oauth: endpoint(Date.now), revalidateMs: 0 })
+    for (let i = 0; i < 5; i++) await every.getAccessToken(KEY)
+    expect(store.reads).toBe(5)
+    const kept = createTokenManager({ store, oauth: endpoint(Date.now) })
+    await kept.getAccessToken(KEY)
+    await inner.set(KEY, record(8, Date.now()))
+    expect(await kept.getAccessToken(KEY)).toBe('at_0')
+    kept.forget(KEY)
+    expect(await kept.getAccessToken(KEY)).toBe('at_8')
+    await every.close()
+    await kept.close()
+    await expect(kept.getAccessToken(KEY)).rejects.toBeInstanceOf(ClosedError)
+  })
+})

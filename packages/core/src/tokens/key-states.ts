@@ -1,5 +1,4 @@
 import { INITIAL_TOKEN_STATE, type TokenState } from './machine.js'
-import type { TokenRecord } from './record.js'
 
 /** What this process remembers of one key. */
 export interface KeyState {
@@ -8,12 +7,6 @@ export interface KeyState {
   seen?: string
   /** The last transient failure, thrown while refreshing is on hold. */
   lastError?: unknown
-  /**
-   * The record last read or refreshed while it needed no refresh, frozen: API calls use it
-   * without a store read until `freshUntil` (its refresh time, by the manager's clock).
-   */
-  fresh: TokenRecord | undefined
-  freshUntil: number
 }
 
 /**
@@ -36,7 +29,7 @@ export class KeyStates {
     if (entry !== undefined) return entry
     entry = this.#previous.get(key)
     if (entry !== undefined) this.#previous.delete(key)
-    else entry = { state: INITIAL_TOKEN_STATE, fresh: undefined, freshUntil: 0 }
+    else entry = { state: INITIAL_TOKEN_STATE }
     if (this.#current.size >= this.max) {
       this.#previous = this.#current
       this.#current = new Map()

@@ -281,10 +281,12 @@ class Refresher extends TokenStoreAccess {
   /** Forgets a key whose connection changed; a refresh under way finds the change in the store. */
   forget(key: string): void {
     this.keys.delete(key)
+    this.kept.delete(key)
   }
 
   async close(timeoutMs = 30_000): Promise<void> {
     this.closeDeadline ??= performance.now() + timeoutMs
+    this.kept.close()
     while (this.#flights.size > 0 || this.background.size > 0) {
       await Promise.allSettled([...this.#flights.values(), ...this.background])
     }
@@ -350,13 +352,22 @@ const accessTokenOf = (record: TokenRecord) => record.accessToken
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const refresher = new Refresher(resolveManagerSettings(options))
   const stopListening = listenForConnectionChanges(options.store, (key) => refresher.forget(key))
+  const { kept } = refresher
+  const { entries } = kept
   return {
     getRecord: (key, opts) => refresher.getRecord(key, opts),
-    // A fresh token kept in process is answered without a store read, and without an async
-    // function's own promise and turn.
+    // A fresh token kept in process is answered without a store read, a clock read, or an
+    // async function's own promise and turn (the kept records are dropped once closed).
     getAccessToken: (key, opts) => {
-      const kept = refresher.usable(key, opts)
-      if (kept !== undefined) return Promise.resolve(kept.accessToken)
+      if (opts === undefined) {
+        const entry = entries.get(key)
+        if (entry !== undefined && entry.token !== undefined) {
+          // The clock on every 64th read only (see FreshRecords).
+          if ((++entry.reads & 63) !== 0) return entry.token
+          const token = kept.answer(entry)
+          if (token !== undefined) return token
+        }
+      }
       return refresher.getRecord(key, opts).then(accessTokenOf)
     },
     state: (key) => refresher.keys.peek(key)?.state ?? INITIAL_TOKEN_STATE,

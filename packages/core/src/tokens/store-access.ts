@@ -8,6 +8,7 @@ import {
 import { sleep } from '../http.js'
 import { notify } from '../log.js'
 import { ClosedError } from '../store-errors.js'
+import { FreshRecords } from './fresh.js'
 import { KeyStates } from './key-states.js'
 import {
   actionFor,
@@ -77,8 +78,12 @@ export class TokenStoreAccess {
   /** Set by `close()`: when store writes that keep failing are given up. */
   protected closeDeadline: number | undefined
 
+  /** The records handed out without a store read, each until its time. */
+  readonly kept: FreshRecords
+
   constructor(readonly s: ManagerSettings) {
     this.keys = new KeyStates(s.maxKeys)
+    this.kept = new FreshRecords(s.clock, s.options.now !== undefined, 2 * s.maxKeys)
   }
 
   protected times(record: TokenRecord, now: number): TokenTimes {
@@ -115,31 +120,26 @@ export class TokenStoreAccess {
 
   /**
    * The token this process may use for `key` without a store read: the record last read or
-   * refreshed, until its refresh time. `undefined` once that passed, after a rejection of it,
-   * and after anything but a plain use (a refresh on hold, a failure, a deleted record).
+   * refreshed, until its refresh time (or the revalidation bound). `undefined` once that
+   * passed, after a rejection of it, and after anything but a plain use (a refresh on hold, a
+   * failure, a deleted record).
    */
   fresh(key: string): TokenRecord | undefined {
-    const entry = this.keys.peek(key)
-    if (entry === undefined || entry.fresh === undefined) return undefined
-    if (this.s.clock() < entry.freshUntil) return entry.fresh
-    entry.fresh = undefined
-    return undefined
+    return this.kept.get(key)
   }
 
   /** Keeps `record` (usable now: action `use`) in process until its refresh time; frozen. */
   protected keepFresh(key: string, record: TokenRecord): TokenRecord {
     const kept = Object.isFrozen(record) ? record : frozen(record)
-    const entry = this.keys.get(key)
-    entry.fresh = kept
+    if (this.closeDeadline !== undefined) return kept
     const now = this.s.clock()
-    entry.freshUntil = Math.min(this.times(kept, now).refreshAt, now + this.s.revalidate)
+    this.kept.set(key, kept, Math.min(this.times(kept, now).refreshAt, now + this.s.revalidate))
     return kept
   }
 
   /** Drops the in-process token of `key` (it was refused, or the record changed state). */
   protected forgetFresh(key: string): void {
-    const entry = this.keys.peek(key)
-    if (entry !== undefined) entry.fresh = undefined
+    this.kept.delete(key)
   }
 
   /** The connection must be authorized again: moves the state there, tells the app, rejects. */
@@ -156,6 +156,7 @@ export class TokenStoreAccess {
     const record = await this.s.store.get(key)
     if (record === undefined) {
       this.keys.delete(key)
+      this.kept.delete(key)
       throw new NotConnectedError(key)
     }
     return record
