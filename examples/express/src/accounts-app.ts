@@ -1,4 +1,5 @@
 import {
+  type ConnectionChange,
   createOAuthClient,
   createTokenManager,
   createWebhookSubscriptions,
@@ -48,8 +49,11 @@ export function createAccountsApp(config: AccountsAppConfig) {
     tokens,
     apiUrl: config.apiUrl,
     store: new MemorySubscriptionStore(),
+    onConnectionChange: (change) => void changes.push(change),
   })
   const events: AccountEvent[] = []
+  // Every change of a connection, as the routes and the subscriptions tell it.
+  const changes: ConnectionChange[] = []
 
   const app: Express = express()
   app.use(
@@ -59,19 +63,29 @@ export function createAccountsApp(config: AccountsAppConfig) {
         void events.push({ account, type: event.type, id: event.id, webhookId }),
     }),
   )
-  app.use(
-    '/auth/scheduling',
-    schedulingOAuth({
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
-      authUrl: config.authUrl,
-      apiUrl: config.apiUrl,
-      tokenStore,
-      cookieSecret: config.cookieSecret,
-      subscriptions,
-    }),
-  )
+  const oauth = schedulingOAuth({
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    tokenStore,
+    cookieSecret: config.cookieSecret,
+    subscriptions,
+    onConnectionChange: (change) => void changes.push(change),
+  })
+  app.use('/auth/scheduling', oauth)
   app.get('/api/events', (_req, res) => void res.json(events))
-  return { app, events, subscriptions, tokenStore, tokens }
+  // Where this browser's connection stands: connected (to which account), needs to sign in
+  // again, or disconnected, and its webhook.
+  app.get('/api/connection', async (req, res, next) => {
+    try {
+      const key = await oauth.connectedKey(req)
+      if (!key) return void res.json({ state: 'disconnected' })
+      res.json(await subscriptions.status(key))
+    } catch (error) {
+      next(error)
+    }
+  })
+  return { app, events, changes, subscriptions, tokenStore, tokens }
 }

@@ -46,6 +46,16 @@ try {
   const hooks = ['acct_ana', 'acct_ben', 'acct_cy'].map((a) => mine(a))
   check('accounts connected, one webhook each', '1 1 1', hooks.map((h) => h.length).join(' '))
   check('three secrets, all different', 3, new Set(hooks.map((h) => h[0]?.secret)).size)
+  const connection = async (account: string) =>
+    (await (
+      await fetch(`${appUrl}/api/connection`, { headers: { cookie: cookies.get(account)! } })
+    ).json()) as { state: string; accountId?: string; webhook?: { state: string; id?: string } }
+  const ana = await connection('acct_ana')
+  check(
+    "ana's connection (GET /api/connection)",
+    `connected acct_ana active ${mine('acct_ana')[0]?.id}`,
+    `${ana.state} ${ana.accountId} ${ana.webhook?.state} ${ana.webhook?.id}`,
+  )
 
   // 2. Each account's event reaches the app signed with its webhook's secret, attributed to it.
   for (const account of ['acct_ana', 'acct_ben', 'acct_cy'])
@@ -146,6 +156,12 @@ try {
     `${late.status} ${late.body}`,
   )
   check('handlers run for it', 0, handledFor('acct_ana').length - handledBefore)
+  check("ana's connection after it", 'disconnected', (await connection('acct_ana')).state)
+  check(
+    'connection changes told (onConnectionChange)',
+    'connected acct_ana, connected acct_ben, connected acct_cy, webhook_repaired acct_ben, disconnected acct_ana',
+    accounts.changes.map((c) => `${c.type} ${c.key}`).join(', '),
+  )
 
   console.log('\nEvents by account:')
   for (const account of ['acct_ana', 'acct_ben', 'acct_cy'])

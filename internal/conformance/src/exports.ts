@@ -70,6 +70,8 @@ export const ADAPTER_REEXPORTS = [
   'WebhookQueue',
   'WebhookSubscriptions',
   'checkHealth',
+  'ConnectionChange',
+  'ConnectionStatus',
   'createCredentialCipher',
   'createOAuthClient',
   'createSchedulingClient',

@@ -6,6 +6,8 @@
 export {
   type AnyWebhookEvent,
   checkHealth,
+  type ConnectionChange,
+  type ConnectionStatus,
   createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
