@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
   type ConnectionChange,
@@ -72,6 +72,37 @@ async function bodyOf(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
+/** Answers a Node request with a Fetch handler's `Response`, `Set-Cookie` headers kept apart. */
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  origin: string,
+  fetchHandler: (request: Request) => Promise<Response>,
+): Promise<void> {
+  try {
+    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await bodyOf(req)
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string') headers.set(name, value)
+    const answer = await fetchHandler(
+      new Request(`${origin}${req.url}`, {
+        method: req.method,
+        headers,
+        body: body === undefined ? undefined : new Uint8Array(body),
+      }),
+    )
+    const out: Record<string, string | string[]> = {}
+    answer.headers.forEach((value, name) => {
+      if (name !== 'set-cookie') out[name] = value
+    })
+    const cookies = answer.headers.getSetCookie()
+    if (cookies.length > 0) out['set-cookie'] = cookies
+    res.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()))
+  } catch {
+    res.writeHead(500).end()
+  }
+}
+
 /** Starts one instance of the app on a port of its own. */
 export async function startAppInstance(options: AppInstanceOptions): Promise<AppInstance> {
   const { service } = options
@@ -123,31 +154,11 @@ export async function startAppInstance(options: AppInstanceOptions): Promise<App
       webhookId: context.webhookId ?? '',
     })
   })
-  server.on('request', async (req, res) => {
-    try {
-      const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await bodyOf(req)
-      const headers = new Headers()
-      for (const [name, value] of Object.entries(req.headers))
-        if (typeof value === 'string') headers.set(name, value)
-      const request = new Request(`${own}${req.url}`, {
-        method: req.method,
-        headers,
-        body: body === undefined ? undefined : new Uint8Array(body),
-      })
-      const answer = req.url?.startsWith('/auth/scheduling/')
-        ? await routes.fetch(request)
-        : await handler.fetch(request)
-      const out: Record<string, string | string[]> = {}
-      answer.headers.forEach((value, name) => {
-        if (name !== 'set-cookie') out[name] = value
-      })
-      const cookies = answer.headers.getSetCookie()
-      if (cookies.length > 0) out['set-cookie'] = cookies
-      res.writeHead(answer.status, out).end(Buffer.from(await answer.arrayBuffer()))
-    } catch {
-      res.writeHead(500).end()
-    }
-  })
+  server.on('request', (req, res) =>
+    serve(req, res, own, (request) =>
+      req.url?.startsWith('/auth/scheduling/') ? routes.fetch(request) : handler.fetch(request),
+    ),
+  )
   return {
     url: own,
     loginUrl: `${own}/auth/scheduling/login`,
