@@ -5,9 +5,9 @@
 
 export {
   type AnyWebhookEvent,
-  checkHealth,
   type ConnectionChange,
   type ConnectionStatus,
+  checkHealth,
   createCredentialCipher,
   createOAuthClient,
   createSchedulingClient,
