@@ -51,7 +51,8 @@ export interface TokenManagerOptions {
   /**
    * How long a token kept in this process is used without looking at the store, in ms: past
    * it, the next call reads the store again (one read), so a disconnect or a reconnection made
-   * by another instance is seen within this time. This process's own routes tell the manager
+   * by another instance is seen within this time, and at most a quarter second more (a kept
+   * token costs no clock read: a timer drops it). This process's own routes tell the manager
    * at once (see `announceConnectionChange`). Default 5 000; 0 reads the store on every call.
    */
   revalidateMs?: number
