@@ -64,6 +64,17 @@ function children(count: number, env: Record<string, string>) {
   )
 }
 
+/** This process's subscriptions on the children's prefix, each account's token given. */
+const subscriptionsIn = (prefix: string, url: string, tokens: Record<string, string>) =>
+  createWebhookSubscriptions({
+    url,
+    tokens: { getAccessToken: async (key) => tokens[key]! },
+    apiUrl: service.apiUrl,
+    store: new RedisSubscriptionStore({ client: redis(), prefix, logger: false }),
+    cacheMs: 0,
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  })
+
 const atUrl = (account: string, url: string) =>
   service.webhooks(account).filter((w) => w.url === url)
 
@@ -95,14 +106,7 @@ it('4 processes reconciling at once while accounts connect, drift and disconnect
   const url = `${URL_}?t=${prefix}`
   const accounts = Array.from({ length: 12 }, (_, i) => `acct_${i}_${Date.now().toString(36)}`)
   const tokens = Object.fromEntries(accounts.map((a) => [a, service.auth.grant(a).access_token]))
-  const mine = createWebhookSubscriptions({
-    url,
-    tokens: { getAccessToken: async (key) => tokens[key]! },
-    apiUrl: service.apiUrl,
-    store: new RedisSubscriptionStore({ client: redis(), prefix, logger: false }),
-    cacheMs: 0,
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  })
+  const mine = subscriptionsIn(prefix, url, tokens)
   await Promise.all(accounts.slice(0, 8).map((a) => mine.ensure(a)))
   const running = children(4, {
     WORK: 'reconcile',
@@ -162,14 +166,7 @@ it('8 processes ensuring through a 429 storm and two creates in a row that land 
     service.clearFailures()
     // Some callers may have failed (their create's answer was lost): none crashed.
     expect(results.map((r) => r.code)).toEqual(Array(8).fill(0))
-    const mine = createWebhookSubscriptions({
-      url,
-      tokens: { getAccessToken: async (key) => tokens[key]! },
-      apiUrl: service.apiUrl,
-      store: new RedisSubscriptionStore({ client: redis(), prefix, logger: false }),
-      cacheMs: 0,
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
-    })
+    const mine = subscriptionsIn(prefix, url, tokens)
     const ensured = await mine.ensure(account)
     const active = atUrl(account, url).filter((w) => w.state === 'active')
     expect(active.map((w) => w.id)).toEqual([ensured.webhookId])

@@ -47,16 +47,8 @@ export function isInvalidGrant(error: unknown): error is OAuthError {
   )
 }
 
-export function emit<A extends unknown[]>(
-  listener: ((...args: A) => void) | undefined,
-  ...args: A
-): void {
-  try {
-    listener?.(...args)
-  } catch {
-    // A failing listener must not break token handling.
-  }
-}
+/** Tells an app's listener; one that throws does not break token handling. */
+export const emit = notify
 
 /** Grows a polling pause: doubling, up to half a second. */
 export const backoff = (pause: number) => Math.min(pause * 2, 500)
