@@ -274,11 +274,19 @@ export class SubscriptionExecutor {
     }
   }
 
-  /** Marks live webhooks retired (`removedAt`), those `retiring` holds. */
-  retire(key: string, retiring: ReadonlySet<string>): Promise<StoredSubscription> {
+  /**
+   * Marks live webhooks retired (`removedAt`), those `retiring` holds; with `accountId`, records
+   * it as the account's service account in the same write.
+   */
+  retire(
+    key: string,
+    retiring: ReadonlySet<string>,
+    accountId?: string,
+  ): Promise<StoredSubscription> {
     const now = this.now()
     return this.update(key, (r) => ({
       ...r,
+      ...(accountId === undefined ? {} : { accountId }),
       webhooks: r.webhooks.map((w) =>
         retiring.has(w.id) && w.removedAt === undefined ? { ...w, removedAt: now } : w,
       ),

@@ -140,7 +140,7 @@ export function settleRecord(
 }
 
 /** A retired webhook the service no longer has, past its grace period: nothing left to keep. */
-export const expired = (w: SubscribedWebhook, now: number, graceMs: number): boolean =>
+const expired = (w: SubscribedWebhook, now: number, graceMs: number): boolean =>
   w.removedAt !== undefined && w.gone === true && now - w.removedAt > graceMs
 
 /**
@@ -162,9 +162,9 @@ export function forgetRemoved(
 }
 
 /**
- * Which webhook `ensure` keeps without listing the account: the newest live one at our url of
- * the current account that the service (asked one by one, newest first) says works. `check`
- * answers for one id; the first that works is kept, the others retire.
+ * The webhooks `ensure` may keep without listing the account, newest first: live, at our url,
+ * of the current service account. It asks the service about each in turn; the first that works
+ * stays, and every other live webhook retires.
  */
 export function ensureCandidates(
   record: SubscriptionRecord,

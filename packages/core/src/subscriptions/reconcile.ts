@@ -52,12 +52,13 @@ export async function repairAccount(
     done.created++
     const was = [...plan.retire].map(([id, why]) => `${id} was ${why}`).join(', ')
     actions.push(`created ${made.id}${was === '' ? '' : ` (${was})`}`)
-  } else if (plan.retire.size > 0) {
-    await x.retire(key, new Set(plan.retire.keys()))
+  } else if (
+    plan.retire.size > 0 ||
+    (record.active && accountId !== undefined && accountId !== record.accountId)
+  ) {
+    await x.retire(key, new Set(plan.retire.keys()), record.active ? accountId : undefined)
     for (const [id, why] of plan.retire) actions.push(`retired ${id} (${why})`)
   }
-  if (!plan.create && record.active && accountId !== undefined && accountId !== record.accountId)
-    await x.update(key, (r) => ({ ...r, accountId }))
   for (const { id, heldBy } of plan.leave)
     actions.push(`left ${id} at our url: the webhook of "${heldBy}" (the same service account)`)
   for (const d of plan.delete.filter((d) => !d.known)) actions.push(`deleted ${d.id} (${d.why})`)

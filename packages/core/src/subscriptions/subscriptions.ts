@@ -71,18 +71,17 @@ async function ensure(x: SubscriptionExecutor, key: string): Promise<EnsureResul
       record = await x.update(key, (r) => ({ ...r, active: true, app: appOf(x) }))
     }
     if (mustList(record, accountId)) return await ensureListed(x, key, record, accountId)
-    const retired: string[] = []
+    // The newest candidate the service says works stays; every other live webhook retires.
     let keptId: string | undefined
-    for (const entry of live(record).sort((a, b) => b.createdAt - a.createdAt)) {
-      const candidate = ensureCandidates(record, x.url, accountId).includes(entry)
-      if (
-        keptId === undefined &&
-        candidate &&
-        works(await x.api(key).webhooks.get(entry.id), x.url)
-      )
+    for (const entry of ensureCandidates(record, x.url, accountId)) {
+      if (works(await x.api(key).webhooks.get(entry.id), x.url)) {
         keptId = entry.id
-      else retired.push(entry.id)
+        break
+      }
     }
+    const retired = live(record)
+      .filter((w) => w.id !== keptId)
+      .map((w) => w.id)
     let created = false
     if (keptId === undefined) {
       const made = await x.create(key, record, [])
@@ -90,8 +89,7 @@ async function ensure(x: SubscriptionExecutor, key: string): Promise<EnsureResul
       keptId = made.id
       created = true
     } else if (retired.length > 0 || (accountId !== undefined && record.accountId !== accountId)) {
-      await x.retire(key, new Set(retired))
-      if (accountId !== undefined) await x.update(key, (r) => ({ ...r, accountId }))
+      await x.retire(key, new Set(retired), accountId)
     }
     if (retired.length > 0) await x.sweep(key, retired)
     return { webhookId: keptId, created, retired }

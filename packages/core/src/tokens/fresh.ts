@@ -42,10 +42,6 @@ export class FreshRecords {
     readonly max: number,
   ) {}
 
-  get size(): number {
-    return this.entries.size
-  }
-
   /** The record kept for `key`, while its time lasts. */
   get(key: string): TokenRecord | undefined {
     return this.#entry(key)?.record
