@@ -42,6 +42,7 @@ let passed = 0
 let failed = 0
 let skipped = 0
 let packages = 0
+const failures = []
 for (const report of reports) {
   if (!existsSync(report)) continue
   const json = JSON.parse(readFileSync(report, 'utf8'))
@@ -49,9 +50,29 @@ for (const report of reports) {
   passed += json.numPassedTests
   failed += json.numFailedTests
   skipped += json.numPendingTests + json.numTodoTests
+  for (const file of json.testResults ?? []) {
+    const where = file.name.slice(root.length)
+    for (const test of file.assertionResults ?? []) {
+      if (test.status !== 'failed') continue
+      const why = String(test.failureMessages?.[0] ?? '').split('\n', 1)[0]
+      failures.push(`${where} > ${test.fullName}\n    ${why.slice(0, 300)}`)
+    }
+    // A file that failed before any test ran (an import error, a hook) has no failed test.
+    if (
+      file.status === 'failed' &&
+      !(file.assertionResults ?? []).some((t) => t.status === 'failed')
+    )
+      failures.push(
+        `${where}\n    ${String(file.message ?? '')
+          .split('\n', 1)[0]
+          .slice(0, 300)}`,
+      )
+  }
 }
 const status = statuses.find((code) => code !== 0) ?? 0
 if (status !== 0 && failed === 0) failed = 1 // a task failed outside vitest (build, publint, attw)
+// The failures again, last, where a truncated log still shows them.
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((f) => `  ${f}`).join('\n')}`)
 console.log(`\nTest reports from ${packages} packages.`)
 console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
 process.exit(status)
