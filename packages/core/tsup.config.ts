@@ -1,13 +1,33 @@
 import { defineConfig, type Options } from 'tsup'
 import { library } from '../../tsup.shared.js'
 
-// Three entry points (`.`, `./adapter` and `./app`), platform-neutral: core runs wherever Fetch does.
+// One entry point per concern beside the root (src/entries/), platform-neutral: core runs
+// wherever Fetch does.
 const shared: Options = {
   ...library,
   platform: 'neutral',
   external: ['node:crypto', 'node:buffer', 'node:module'],
+  // Shared chunks in the CommonJS build too (tsup splits only ESM by default): without them each
+  // of the thirteen entries carries its own copy of everything it reaches.
+  splitting: true,
 }
-const entry = { index: 'src/index.ts', adapter: 'src/adapter.ts', app: 'src/app.ts' }
+const ENTRIES = [
+  'adapter',
+  'app',
+  'client',
+  'credentials',
+  'errors',
+  'oauth',
+  'queue',
+  'store',
+  'subscriptions',
+  'telemetry',
+  'tokens',
+  'webhooks',
+]
+const entry: Record<string, string> = { index: 'src/index.ts' }
+for (const name of ENTRIES) entry[name] = `src/entries/${name}.ts`
+const nodeEntry = Object.fromEntries(Object.entries(entry).map(([k, v]) => [`${k}.node`, v]))
 
 export default defineConfig([
   // Default build: Web Crypto, for workerd (its export condition), browsers and other edge
@@ -17,7 +37,7 @@ export default defineConfig([
   // swapped in at bundle time.
   {
     ...shared,
-    entry: { 'index.node': entry.index, 'adapter.node': entry.adapter, 'app.node': entry.app },
+    entry: nodeEntry,
     dts: false,
     // `import.meta.url` in the CommonJS file too (the OpenTelemetry API is required from there).
     shims: true,
@@ -25,7 +45,7 @@ export default defineConfig([
       {
         name: 'node-platform',
         setup(build) {
-          build.onResolve({ filter: /(crypto|platform)\/default\.js$/ }, (args) => ({
+          build.onResolve({ filter: /(^|\/)default\.js$/ }, (args) => ({
             path: `${args.resolveDir}/${args.path.replace(/default\.js$/, 'default.node.ts')}`,
           }))
         },

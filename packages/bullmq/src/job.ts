@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type AnyWebhookEvent, ConfigError } from '@scheduling-kit/core'
-import { encodeStoreKey } from '@scheduling-kit/core/adapter'
+import { encodeStoreKey } from '@scheduling-kit/core/queue'
 
 /** Default name of the queue. */
 export const DEFAULT_QUEUE_NAME = 'scheduling-webhooks'

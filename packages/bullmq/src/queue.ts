@@ -7,7 +7,7 @@ import type {
   WebhookContext,
   WebhookQueue,
 } from '@scheduling-kit/core'
-import { consoleLogger, wholeNumber } from '@scheduling-kit/core/adapter'
+import { consoleLogger, wholeNumber } from '@scheduling-kit/core/queue'
 import { checkPersistence, redisHealth } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'

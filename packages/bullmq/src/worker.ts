@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import {
   ConfigError,
   type DedupeStore,
@@ -17,7 +16,7 @@ import {
   runOnce,
   serverText,
   wholeNumber,
-} from '@scheduling-kit/core/adapter'
+} from '@scheduling-kit/core/queue'
 import { RedisDedupeStore, redisHealth } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -140,7 +139,6 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       {
         store: dedupe,
         key,
-        owner: `${job.attemptsMade}:${randomUUID()}`,
         renewMs: Math.max(1, Math.floor(claimMs / 3)),
         settleMs: claimMs,
         onCompleteFailure: 'ignore',

@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js'
+import { ConfigError } from './errors/errors.js'
 
 /**
  * Where scheduling-kit tells the developer what went wrong: `console`, pino, Fastify's

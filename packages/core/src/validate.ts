@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js'
+import { ConfigError } from './errors/errors.js'
 
 /**
  * The one check of a whole-number option (a limit, a time in ms, a count), for core, the stores

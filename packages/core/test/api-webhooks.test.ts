@@ -5,8 +5,8 @@ import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSchedulingClient } from '../src/api/client.js'
 import { retryAfterMs } from '../src/api/retry.js'
-import { ApiError, isApiError } from '../src/api-error.js'
-import { isSchedulingError } from '../src/errors.js'
+import { ApiError, isApiError } from '../src/errors/api.js'
+import { isSchedulingError } from '../src/errors/errors.js'
 
 let server: TokenServer
 beforeEach(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isWebhookError } from '../src/errors.js'
+import { isWebhookError } from '../src/errors/errors.js'
 import { readBody } from '../src/webhooks/read.js'
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {

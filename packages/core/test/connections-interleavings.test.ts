@@ -9,7 +9,7 @@
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FetchLike } from '../src/http.js'
+import type { FetchLike } from '../src/http/fetch.js'
 import { createOAuthClient } from '../src/oauth/client.js'
 import { createOAuthRoutes } from '../src/oauth/routes.js'
 import { MemorySubscriptionStore, type SubscriptionStore } from '../src/subscriptions/store.js'

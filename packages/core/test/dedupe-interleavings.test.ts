@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
-import { type DedupeStore, MemoryDedupeStore } from '../src/webhooks/dedupe.js'
+import { type DedupeStore, MemoryDedupeStore } from '../src/claims/dedupe.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'
 import { envelope, sign } from './helpers.js'
 

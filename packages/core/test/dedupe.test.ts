@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { MemoryDedupeStore } from '../src/webhooks/dedupe.js'
+import { MemoryDedupeStore } from '../src/claims/dedupe.js'
 
 describe('MemoryDedupeStore', () => {
   it('claims once, reports in-progress, then completed, and frees a released key', () => {

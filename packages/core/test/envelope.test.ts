@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isWebhookError } from '../src/errors.js'
+import { isWebhookError } from '../src/errors/errors.js'
 import { parseEnvelope } from '../src/webhooks/envelope.js'
 import { EVENT_TYPES, isEventType, isKnownEventType } from '../src/webhooks/events.js'
 

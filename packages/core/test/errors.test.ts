@@ -6,7 +6,7 @@ import {
   type OAuthFlowErrorCode,
   WEBHOOK_ERROR_STATUS,
   type WebhookErrorCode,
-} from '../src/error-codes.js'
+} from '../src/errors/codes.js'
 import {
   ConfigError,
   isOAuthFlowError,
@@ -17,7 +17,7 @@ import {
   SchedulingError,
   serverText,
   WebhookError,
-} from '../src/errors.js'
+} from '../src/errors/errors.js'
 
 describe('errors', () => {
   it('carry a code, the status of the status table, a name and a cause', () => {

@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { fromHex } from '../src/bytes.js'
+import { fromHex } from '../src/platform/bytes.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300)
 const TIMEOUT = Math.max(30_000, RUNS * 20)

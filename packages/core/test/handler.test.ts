@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ConfigError, type WebhookError } from '../src/errors.js'
-import { MemoryDedupeStore } from '../src/webhooks/dedupe.js'
+import { MemoryDedupeStore } from '../src/claims/dedupe.js'
+import { ConfigError, type WebhookError } from '../src/errors/errors.js'
+import type { WebhookContext } from '../src/webhooks/context.js'
 import type { AnyWebhookEvent } from '../src/webhooks/events.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'
 import type { WebhookHandlerOptions } from '../src/webhooks/options.js'
-import type { WebhookContext } from '../src/webhooks/registry.js'
 import { deliver, envelope, serveHandler, sign } from './helpers.js'
 
 const SECRET = 'test-secret'

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { checkHealth, runCheck } from '../src/health.js'
+import { type DedupeStore, MemoryDedupeStore } from '../src/claims/dedupe.js'
+import { checkHealth, runCheck } from '../src/health/health.js'
 import { MemorySubscriptionStore } from '../src/subscriptions/store.js'
 import { createWebhookSubscriptions } from '../src/subscriptions/subscriptions.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
-import { type DedupeStore, MemoryDedupeStore } from '../src/webhooks/dedupe.js'
 import { createWebhookHandler } from '../src/webhooks/handler.js'
 import { attachWebhookMethods, type WebhookMethods } from '../src/webhooks/methods.js'
 
@@ -110,7 +110,7 @@ describe('health()', () => {
   it('runCheck: a note when ok; a scheduling-kit error is told in its own words', async () => {
     expect(await runCheck('x', () => 'fine')).toMatchObject({ name: 'x', ok: true, detail: 'fine' })
     const handler = createWebhookHandler(SECRET)
-    const { ConfigError } = await import('../src/errors.js')
+    const { ConfigError } = await import('../src/errors/errors.js')
     expect(
       await runCheck('y', () => {
         throw new ConfigError('Set the table option.')

@@ -1,7 +1,13 @@
 // The adapter kit's decisions, once for every adapter: the body to verify, the mount.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { mountPathOf, nodeBody, normalMount, optionsOf, underMount } from '../src/adapter.js'
+import {
+  mountPathOf,
+  nodeBody,
+  normalMount,
+  optionsOf,
+  underMount,
+} from '../src/entries/adapter.js'
 
 describe('underMount', () => {
   it('gives the path and query inside the mount, "/" at its root, undefined off it', () => {

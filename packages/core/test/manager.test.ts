@@ -5,7 +5,7 @@ import {
   OAuthError,
   ReauthorizationRequiredError,
   TimeoutError,
-} from '../src/errors.js'
+} from '../src/errors/errors.js'
 import { createOAuthClient } from '../src/oauth/client.js'
 import { createTokenManager } from '../src/tokens/manager.js'
 import type { TokenManagerOptions } from '../src/tokens/options.js'

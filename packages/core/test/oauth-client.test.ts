@@ -10,7 +10,7 @@ import {
   NetworkError,
   OAuthError,
   TimeoutError,
-} from '../src/errors.js'
+} from '../src/errors/errors.js'
 import { createOAuthClient, type OAuthClientOptions } from '../src/oauth/client.js'
 import { createTokenManager } from '../src/tokens/manager.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'

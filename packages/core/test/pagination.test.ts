@@ -9,7 +9,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createSchedulingClient } from '../src/api/client.js'
 import { MAX_CURSOR_LENGTH, MAX_PAGE_BYTES } from '../src/api/paginate.js'
-import { isSchedulingError } from '../src/errors.js'
+import { isSchedulingError } from '../src/errors/errors.js'
 
 type Page = (after: string | null, req: IncomingMessage, res: ServerResponse) => void
 

@@ -3,7 +3,7 @@
 // Its own file: "once per process" is module state, and other files read plaintext too.
 import { describe, expect, it } from 'vitest'
 import { createCredentialCipher, generateCredentialKey } from '../src/credentials/cipher.js'
-import { encryptTokenStore } from '../src/credentials/wrap.js'
+import { encryptTokenStore } from '../src/tokens/encrypt.js'
 import { MemoryTokenStore } from '../src/tokens/store.js'
 
 const tokens = (n: number) => ({

@@ -1,7 +1,7 @@
 // runOnce: the one claim protocol under webhook deliveries, OAuth states and queued jobs.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { runOnce } from '../src/adapter.js'
+import { runOnce } from '../src/entries/queue.js'
 import { type DedupeStore, MemoryDedupeStore } from '../src/index.js'
 
 /** The memory store behind promises, so a scheduler can interleave every call. */

@@ -1,6 +1,6 @@
 import type { ClaimResult, DedupeStore, HealthOptions, HealthReport } from '@scheduling-kit/core'
 import { ConfigError } from '@scheduling-kit/core'
-import { wholeNumber } from '@scheduling-kit/core/adapter'
+import { wholeNumber } from '@scheduling-kit/core/store'
 import { postgresHealth, type TablePlace } from './health.js'
 import {
   DEFAULT_DEDUPE_TABLE,

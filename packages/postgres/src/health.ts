@@ -1,5 +1,5 @@
 import type { HealthOptions, HealthReport } from '@scheduling-kit/core'
-import { HealthProblem, healthReport, runCheck } from '@scheduling-kit/core/adapter'
+import { HealthProblem, healthReport, runCheck } from '@scheduling-kit/core/store'
 import { LATEST_VERSIONS, type TableKind } from './migrate.js'
 import { DEFAULT_SCHEMA, identifier, MIGRATIONS_TABLE, type PostgresPool } from './sql.js'
 

@@ -7,7 +7,7 @@ import {
   type ReencryptResult,
   StoreNotMigratedError,
 } from '@scheduling-kit/core'
-import { decodeStoreKey, encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
+import { decodeStoreKey, encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/store'
 import type { Pool } from 'pg'
 
 /** Longest key kept as it is, in UTF-8 bytes: a btree index row holds at most about 2 700. */

@@ -1,5 +1,5 @@
 import type { ReencryptResult } from '@scheduling-kit/core'
-import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
+import { cipherOption, RecordSealer } from '@scheduling-kit/core/store'
 import type { TablePlace } from './health.js'
 import {
   type PostgresPool,

@@ -1,5 +1,5 @@
 import type { ClaimResult, DedupeStore, HealthOptions, HealthReport } from '@scheduling-kit/core'
-import { encodeStoreKey, wholeNumber } from '@scheduling-kit/core/adapter'
+import { encodeStoreKey, wholeNumber } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import { redisHealth } from './health.js'
 import {

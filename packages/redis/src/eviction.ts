@@ -1,5 +1,5 @@
 import type { Logger } from '@scheduling-kit/core'
-import { consoleLogger } from '@scheduling-kit/core/adapter'
+import { consoleLogger } from '@scheduling-kit/core/store'
 import type { RedisClient } from './scripts.js'
 
 const checked = new WeakSet<object>()

@@ -1,5 +1,5 @@
 import type { HealthOptions, HealthReport } from '@scheduling-kit/core'
-import { HealthProblem, healthReport, runCheck } from '@scheduling-kit/core/adapter'
+import { HealthProblem, healthReport, runCheck } from '@scheduling-kit/core/store'
 import type { RedisClient } from './scripts.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { CredentialCipher } from '@scheduling-kit/core'
-import { cipherOption, RecordSealer } from '@scheduling-kit/core/adapter'
+import { cipherOption, RecordSealer } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import {
   checkOptions,

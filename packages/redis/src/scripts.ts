@@ -6,7 +6,7 @@ import {
   type Logger,
   type ReencryptResult,
 } from '@scheduling-kit/core'
-import { encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/adapter'
+import { encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/store'
 import { type RedisClient, scanKeys, scanRead } from './scan.js'
 
 export type { RedisClient }

@@ -6,7 +6,7 @@ import type {
   TokenRecord,
   TokenStore,
 } from '@scheduling-kit/core'
-import { decodeStoreKey } from '@scheduling-kit/core/adapter'
+import { decodeStoreKey } from '@scheduling-kit/core/store'
 import { redisHealth } from './health.js'
 import { RecordHashes } from './records.js'
 import { type RedisStoreOptions, reencryptRecords, script } from './scripts.js'

@@ -1,6 +1,6 @@
 import type { ApiWebhook, SchedulingClient } from '@scheduling-kit/core'
 import { createSchedulingClient, isApiError, isSchedulingError } from '@scheduling-kit/core'
-import { serverText } from '@scheduling-kit/core/adapter'
+import { serverText } from '@scheduling-kit/core/store'
 
 export const WEBHOOKS_HELP = `Usage: scheduling-kit webhooks list|get <id>|create <url>|delete <id> [options]
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { EVENT_TYPES, signPayload } from '@scheduling-kit/core'
-import { serverText } from '@scheduling-kit/core/adapter'
+import { serverText } from '@scheduling-kit/core/store'
 import { HELP, USAGE } from './cli-help.js'
 import { DEFAULT_LIST_LIMIT, runWebhooks } from './cli-webhooks.js'
 import { createTestEvent } from './events.js'

@@ -1,7 +1,7 @@
-import { ApiError } from '../api-error.js'
-import { ConfigError, isSchedulingError } from '../errors.js'
-import { type FetchLike, parseJson, send, sleep } from '../http.js'
-import { withoutTrailingSlashes } from '../paths.js'
+import { ApiError } from '../errors/api.js'
+import { ConfigError, isSchedulingError } from '../errors/errors.js'
+import { type FetchLike, parseJson, send, sleep } from '../http/fetch.js'
+import { withoutTrailingSlashes } from '../http/paths.js'
 import { meters } from '../telemetry/metrics.js'
 import {
   type Attributes,

@@ -1,4 +1,4 @@
-import { ConfigError, InvalidResponseError } from '../errors.js'
+import { ConfigError, InvalidResponseError } from '../errors/errors.js'
 
 /** One page of a list: `{ entries, metadata: { before, after, limit } }`. */
 export interface CursorPage<T> {

@@ -1,5 +1,5 @@
-import { isApiError } from '../api-error.js'
-import { InvalidResponseError } from '../errors.js'
+import { isApiError } from '../errors/api.js'
+import { InvalidResponseError } from '../errors/errors.js'
 import type { CursorPageOptions } from './paginate.js'
 import { paginate } from './paginate.js'
 

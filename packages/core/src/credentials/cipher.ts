@@ -1,9 +1,9 @@
-import { fromBase64Url, fromHex, randomToken } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
 import type { AesGcmProvider } from '../crypto/provider.js'
-import { ConfigError } from '../errors.js'
+import { ConfigError } from '../errors/errors.js'
+import { CredentialError } from '../errors/store.js'
 import { checkLogger, consoleLogger, emit, type Logger } from '../log.js'
-import { CredentialError } from '../store-errors.js'
+import { fromBase64Url, fromHex, randomToken } from '../platform/bytes.js'
 import type {
   CredentialCipher,
   CredentialCipherOptions,

@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js'
-import { CredentialError } from '../store-errors.js'
+import { ConfigError } from '../errors/errors.js'
+import { CredentialError } from '../errors/store.js'
 import { isSealedCredential } from './cipher.js'
 import type { CredentialCipher } from './types.js'
 

@@ -1,4 +1,4 @@
-import { fromBase64Url, fromHex, toBase64Url, toBytes, utf8 } from '../bytes.js'
+import { fromBase64Url, fromHex, toBase64Url, toBytes, utf8 } from '../platform/bytes.js'
 import type { HmacProvider } from './provider.js'
 
 const MAX_CACHED_KEYS = 256

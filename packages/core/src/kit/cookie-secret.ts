@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js'
+import { ConfigError } from '../errors/errors.js'
 
 /**
  * For an adapter whose routes start before any request can carry a warning (Fastify registers

@@ -1,4 +1,4 @@
-import { withoutTrailingSlashes } from '../paths.js'
+import { withoutTrailingSlashes } from '../http/paths.js'
 
 /** The OAuth routes' paths under their mount. */
 export const OAUTH_PATHS: readonly string[] = ['/login', '/callback', '/disconnect']

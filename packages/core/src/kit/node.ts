@@ -1,4 +1,4 @@
-import { utf8Length } from '../bytes.js'
+import { utf8Length } from '../platform/bytes.js'
 import type { BodySource } from '../webhooks/body.js'
 
 /** What the kit reads of a Node request stream. */

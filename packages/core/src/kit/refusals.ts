@@ -1,4 +1,4 @@
-import { serverText } from '../errors.js'
+import { serverText } from '../errors/errors.js'
 import { consoleLogger, type Logger, Summarizer } from '../log.js'
 
 /**

@@ -1,4 +1,4 @@
-import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors.js'
+import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors/errors.js'
 import { consoleLogger, describeError, emit as log, notify } from '../log.js'
 import {
   attributeText,

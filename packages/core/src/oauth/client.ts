@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js'
-import { type FetchLike, send } from '../http.js'
-import { withoutTrailingSlashes } from '../paths.js'
+import { ConfigError } from '../errors/errors.js'
+import { type FetchLike, send } from '../http/fetch.js'
+import { withoutTrailingSlashes } from '../http/paths.js'
 import type { TokenSet } from '../tokens/record.js'
 import { readTokenResponse } from './token-response.js'
 

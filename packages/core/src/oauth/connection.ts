@@ -1,5 +1,5 @@
-import { randomToken } from '../bytes.js'
-import type { HeadersInput } from '../headers.js'
+import type { HeadersInput } from '../http/headers.js'
+import { randomToken } from '../platform/bytes.js'
 import type { TokenStore } from '../tokens/store.js'
 import {
   type CookieSecrets,

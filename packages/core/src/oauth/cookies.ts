@@ -1,6 +1,6 @@
-import { fromBase64Url, toBase64Url, toBytes, toHexUpper } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
-import { getHeader, type HeadersInput } from '../headers.js'
+import { getHeader, type HeadersInput } from '../http/headers.js'
+import { fromBase64Url, toBase64Url, toBytes, toHexUpper } from '../platform/bytes.js'
 
 /**
  * The longest `Cookie` header read: far above what browsers send (about 4 KiB a cookie), and a

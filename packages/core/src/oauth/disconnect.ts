@@ -1,5 +1,5 @@
-import { OAuthFlowError } from '../errors.js'
-import { getHeader } from '../headers.js'
+import { OAuthFlowError } from '../errors/errors.js'
+import { getHeader } from '../http/headers.js'
 import { consoleLogger, describeError, emit as log, notify } from '../log.js'
 import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
 import type { TokenRecord } from '../tokens/record.js'

@@ -1,6 +1,6 @@
-import type { OAuthFlowErrorCode } from '../error-codes.js'
-import { isSchedulingError, type OAuthFlowError, serverText } from '../errors.js'
-import { getHeader, type HeadersInput } from '../headers.js'
+import type { OAuthFlowErrorCode } from '../errors/codes.js'
+import { isSchedulingError, type OAuthFlowError, serverText } from '../errors/errors.js'
+import { getHeader, type HeadersInput } from '../http/headers.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
 import type { OAuthRequest, RouteSettings } from './options.js'
 

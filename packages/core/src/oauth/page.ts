@@ -1,4 +1,4 @@
-import { getHeader, type HeadersInput } from '../headers.js'
+import { getHeader, type HeadersInput } from '../http/headers.js'
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',

@@ -1,7 +1,7 @@
-import { randomToken, sha256Base64Url, timingSafeEqual, toBytes } from '../bytes.js'
-import { OAuthFlowError } from '../errors.js'
+import { runOnce } from '../claims/run-once.js'
+import { OAuthFlowError } from '../errors/errors.js'
 import { redirectMount } from '../kit/mount.js'
-import { runOnce } from '../webhooks/claim.js'
+import { randomToken, sha256Base64Url, timingSafeEqual, toBytes } from '../platform/bytes.js'
 import {
   cookieName,
   parseCookies,

@@ -1,5 +1,5 @@
-import { InvalidResponseError, OAuthError } from '../errors.js'
-import { type Answer, parseJson } from '../http.js'
+import { InvalidResponseError, OAuthError } from '../errors/errors.js'
+import { type Answer, parseJson } from '../http/fetch.js'
 import type { TokenSet } from '../tokens/record.js'
 
 function str(value: unknown): string | undefined {

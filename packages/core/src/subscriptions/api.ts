@@ -1,8 +1,8 @@
 import { createSchedulingClient, type SchedulingClient } from '../api/client.js'
 import type { WebhooksApi } from '../api/webhooks.js'
-import { isApiError } from '../api-error.js'
-import { ConfigError, displayUrl } from '../errors.js'
-import { withoutTrailingSlashes } from '../paths.js'
+import { isApiError } from '../errors/api.js'
+import { ConfigError, displayUrl } from '../errors/errors.js'
+import { withoutTrailingSlashes } from '../http/paths.js'
 import type { WebhookSubscriptionsOptions } from './options.js'
 
 /**

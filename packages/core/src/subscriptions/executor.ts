@@ -1,12 +1,13 @@
 import type { SchedulingClient } from '../api/client.js'
 import type { ApiWebhook, CreatedWebhook } from '../api/webhooks.js'
-import { isSchedulingError } from '../errors.js'
-import { sleep } from '../http.js'
+import { newOwnerId } from '../claims/owner.js'
+import { isSchedulingError } from '../errors/errors.js'
+import { SubscriptionBusyError } from '../errors/store.js'
+import { sleep } from '../http/fetch.js'
+import { withoutTrailingSlashes } from '../http/paths.js'
 import { describeError, emit } from '../log.js'
-import { withoutTrailingSlashes } from '../paths.js'
-import { SubscriptionBusyError } from '../store-errors.js'
-import { accountIdOf, type ConnectionApp } from '../tokens/connection.js'
-import { newClaimOwner } from '../webhooks/dedupe.js'
+import { accountIdOf } from '../tokens/connection.js'
+import type { ConnectionApp } from '../tokens/record.js'
 import { subscriptionClient } from './api.js'
 import { OwnerCache } from './lookup.js'
 import {
@@ -98,7 +99,7 @@ export class SubscriptionExecutor {
     work: () => Promise<T>,
   ): Promise<T | typeof BUSY> {
     const { store, settings } = this
-    const owner = newClaimOwner()
+    const owner = newOwnerId()
     const until = performance.now() + waitMs
     for (let pause = 25; !(await store.acquireLease(key, owner, settings.leaseTtlMs)); ) {
       if (performance.now() + pause > until) return BUSY

@@ -1,4 +1,4 @@
-import { isSchedulingError } from '../errors.js'
+import { isSchedulingError } from '../errors/errors.js'
 import { describeError, emit, notify } from '../log.js'
 import { meters, observed } from '../telemetry/metrics.js'
 import { endSpan, startSpan, within } from '../telemetry/otel.js'

@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js'
-import { checkHealth } from '../health.js'
+import { ConfigError } from '../errors/errors.js'
+import { checkHealth } from '../health/health.js'
 import { emit, notify } from '../log.js'
 import type { ConnectionStatus, WebhookStatus } from '../tokens/connection.js'
 import { appOf, SubscriptionExecutor } from './executor.js'

@@ -5,7 +5,7 @@
 // nothing more. Attribute values are ids, codes, counts and addresses only: see attributes.ts.
 
 import type * as Otel from '@opentelemetry/api'
-import { isSchedulingError } from '../errors.js'
+import { isSchedulingError } from '../errors/errors.js'
 import { loadOpenTelemetry } from '../platform/default.js'
 
 type Api = typeof Otel

@@ -1,20 +1,10 @@
-import type { TokenRecord } from './record.js'
+import type { ConnectionApp, TokenRecord } from './record.js'
 import type { TokenStore } from './store.js'
 
 // The connection a token record stands for: which service account a key is connected to,
 // which generation of the connection (a new nonce on every connect; none once disconnected),
 // and which app it was made for. Everything here is pure but the in-process notice board
 // through which the routes tell every token manager of the same store about a change at once.
-
-/** What a connection was made for: the app's addresses when it was connected. */
-export interface ConnectionApp {
-  /** The token endpoint its tokens come from (and are refreshed at). */
-  tokenUrl?: string
-  /** The API's address its webhooks are managed at. */
-  apiUrl?: string
-  /** The webhook endpoint its deliveries go to. */
-  webhookUrl?: string
-}
 
 /** Where a key's connection stands, as `status(key)` answers it. */
 export interface ConnectionStatus {

@@ -1,6 +1,6 @@
-import { isTransientError, ReauthorizationRequiredError, TimeoutError } from '../errors.js'
-import { sleep } from '../http.js'
-import { ClosedError, StaleWriteError } from '../store-errors.js'
+import { isTransientError, ReauthorizationRequiredError, TimeoutError } from '../errors/errors.js'
+import { ClosedError, StaleWriteError } from '../errors/store.js'
+import { sleep } from '../http/fetch.js'
 import { type Instruments, meters, since } from '../telemetry/metrics.js'
 import {
   attributeText,

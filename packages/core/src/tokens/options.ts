@@ -1,12 +1,19 @@
-import { ConfigError, type ReauthorizationRequiredError } from '../errors.js'
-import type { OAuthClient } from '../oauth/client.js'
+import { ConfigError, type ReauthorizationRequiredError } from '../errors/errors.js'
 import type { ConnectionChange } from './connection.js'
-import type { TokenRecord } from './record.js'
+import type { TokenRecord, TokenSet } from './record.js'
 import type { TokenStore } from './store.js'
+
+/**
+ * What the token manager needs of an OAuth client: `refresh(refreshToken)`. The OAuth client
+ * (`createOAuthClient`) is one; declared here so that tokens sit below OAuth.
+ */
+export interface TokenRefresher {
+  refresh(refreshToken: string, options?: { timeoutMs?: number }): Promise<TokenSet>
+}
 
 export interface TokenManagerOptions {
   /** Anything with `refresh(refreshToken)`: the OAuth client. */
-  oauth: Pick<OAuthClient, 'refresh'>
+  oauth: TokenRefresher
   store: TokenStore
   /** Part of a token's lifetime before expiry at which it is refreshed. Default 1/24: 5 minutes of 2 hours. */
   refreshRatio?: number
@@ -70,7 +77,7 @@ export interface TokenManagerOptions {
 /** The options checked, with every default applied. */
 export interface ManagerSettings {
   options: TokenManagerOptions
-  oauth: Pick<OAuthClient, 'refresh'>
+  oauth: TokenRefresher
   store: TokenStore
   ratio: number
   attempts: number

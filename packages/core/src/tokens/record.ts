@@ -1,5 +1,3 @@
-import type { ConnectionApp } from './connection.js'
-
 /** What the toolkit knows of the connected account (from `GET /me`); open for the app's use. */
 export interface AccountInfo {
   /** The service account's id: which account the key is connected to. */
@@ -55,3 +53,13 @@ export type TokenSet = Pick<
   TokenRecord,
   'accessToken' | 'refreshToken' | 'expiresAt' | 'tokenType' | 'obtainedAt' | 'scope'
 >
+
+/** What a connection was made for: the app's addresses when it was connected. */
+export interface ConnectionApp {
+  /** The token endpoint its tokens come from (and are refreshed at). */
+  tokenUrl?: string
+  /** The API's address its webhooks are managed at. */
+  apiUrl?: string
+  /** The webhook endpoint its deliveries go to. */
+  webhookUrl?: string
+}

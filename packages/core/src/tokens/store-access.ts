@@ -1,13 +1,14 @@
+import { newOwnerId } from '../claims/owner.js'
 import {
   isSchedulingError,
   NotConnectedError,
   type OAuthError,
   ReauthorizationRequiredError,
   TimeoutError,
-} from '../errors.js'
-import { sleep } from '../http.js'
+} from '../errors/errors.js'
+import { ClosedError } from '../errors/store.js'
+import { sleep } from '../http/fetch.js'
 import { notify } from '../log.js'
-import { ClosedError } from '../store-errors.js'
 import { FreshRecords } from './fresh.js'
 import { KeyStates } from './key-states.js'
 import {
@@ -174,7 +175,7 @@ export class TokenStoreAccess {
   /** Waits for the lease; or for the record another process writes while holding it. */
   protected async takeLease(key: string, base: TokenRecord): Promise<Lease> {
     if (!this.s.hasLease) return { kind: 'none' }
-    const owner = globalThis.crypto.randomUUID()
+    const owner = newOwnerId()
     const deadline = performance.now() + this.s.leaseWait
     for (let pause = this.s.leasePoll; ; pause = backoff(pause)) {
       if (await this.s.store.acquireLease!(key, owner, this.s.leaseTtl))

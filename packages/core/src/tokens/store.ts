@@ -1,6 +1,6 @@
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { CredentialCipher } from '../credentials/types.js'
-import { type HealthOptions, type HealthReport, memoryHealth } from '../health.js'
+import { type HealthOptions, type HealthReport, memoryHealth } from '../health/health.js'
 import type { TokenRecord } from './record.js'
 
 /**

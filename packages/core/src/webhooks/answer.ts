@@ -1,5 +1,5 @@
-import { utf8Length } from '../bytes.js'
-import type { WebhookError } from '../errors.js'
+import type { WebhookError } from '../errors/errors.js'
+import { utf8Length } from '../platform/bytes.js'
 
 /** The answer in plain data, for an adapter to write back. */
 export interface WebhookResponse {

@@ -1,4 +1,4 @@
-import { WebhookError } from '../errors.js'
+import { WebhookError } from '../errors/errors.js'
 import type { RawBody } from './signature.js'
 
 /** Where a request body comes from: bytes already read, a Node stream, or a Web stream. */

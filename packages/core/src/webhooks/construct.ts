@@ -1,4 +1,4 @@
-import type { HeadersInput } from '../headers.js'
+import type { HeadersInput } from '../http/headers.js'
 import { DEFAULT_BODY_LIMIT } from './defaults.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'

@@ -1,5 +1,5 @@
-import { toBytes, utf8 } from '../bytes.js'
-import { WebhookError } from '../errors.js'
+import { WebhookError } from '../errors/errors.js'
+import { toBytes, utf8 } from '../platform/bytes.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { RawBody } from './signature.js'
 

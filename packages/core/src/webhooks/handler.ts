@@ -1,5 +1,6 @@
-import { isWebhookError, serverText, WebhookError } from '../errors.js'
-import { checkHealth, type HealthOptions, type HealthReport } from '../health.js'
+import { MemoryDedupeStore } from '../claims/dedupe.js'
+import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
+import { checkHealth, type HealthOptions, type HealthReport } from '../health/health.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
 import { meters, since, watchDedupeStore } from '../telemetry/metrics.js'
 import {
@@ -16,7 +17,7 @@ import {
 import { isThenable } from '../thenable.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body.js'
-import { MemoryDedupeStore } from './dedupe.js'
+import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import { deliverOnce } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { WebhookLog } from './log.js'
@@ -31,13 +32,7 @@ import {
   type WebhookHandlerRestOptions,
 } from './options.js'
 import { type Received, receive, type WebhookRequest } from './receive.js'
-import {
-  type EventPattern,
-  type EventsMatching,
-  HandlerRegistry,
-  type WebhookContext,
-  type WebhookHandlerFn,
-} from './registry.js'
+import { type EventPattern, type EventsMatching, HandlerRegistry } from './registry.js'
 import type { SecretSource } from './secrets.js'
 
 /** Handler registration; each method returns `Self` for chaining. */

@@ -1,4 +1,4 @@
-import { serverText, type WebhookError } from '../errors.js'
+import { serverText, type WebhookError } from '../errors/errors.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
 import type { WebhookErrorContext } from './options.js'
 

@@ -2,6 +2,7 @@
 // its metrics. Only reached when a span records or a meter provider is registered: the
 // unobserved path calls none of this.
 
+import type { DedupeStore } from '../claims/dedupe.js'
 import { type Instruments, since } from '../telemetry/metrics.js'
 import {
   type Attributes,
@@ -15,10 +16,9 @@ import {
 } from '../telemetry/otel.js'
 import { isThenable } from '../thenable.js'
 import { DUPLICATE_BODY, REMOVED_BODY, type WebhookResponse } from './answer.js'
-import type { DedupeStore } from './dedupe.js'
+import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
-import type { WebhookQueue } from './options.js'
-import type { WebhookContext, WebhookHandlerFn } from './registry.js'
+import type { WebhookQueue } from './queue.js'
 
 /** What observes one delivery (or one dispatch): its span, when recording, and the metrics. */
 export interface Watch {

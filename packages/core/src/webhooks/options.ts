@@ -1,10 +1,11 @@
-import { ConfigError, type WebhookError } from '../errors.js'
-import type { HealthOptions, HealthReport } from '../health.js'
+import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
+import { ConfigError, type WebhookError } from '../errors/errors.js'
+import type { HealthOptions, HealthReport } from '../health/health.js'
 import { checkLogger, type Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { wholeNumber } from '../validate.js'
 import { BodyBudget } from './body.js'
-import { type DedupeStore, MemoryDedupeStore } from './dedupe.js'
+import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -14,7 +15,8 @@ import {
   DEFAULT_WEBHOOK_PATH,
 } from './defaults.js'
 import type { AnyWebhookEvent } from './events.js'
-import type { HandlerMap, WebhookContext, WebhookHandlerFn } from './registry.js'
+import type { QueueDelivery, WebhookQueue } from './queue.js'
+import type { HandlerMap } from './registry.js'
 import {
   assertSecretSource,
   SecretIdentities,
@@ -22,42 +24,6 @@ import {
   staticSecrets,
 } from './secrets.js'
 import type { HeaderNames } from './verify.js'
-
-/** What a queue learns of a delivery besides its event. */
-export interface QueueDelivery {
-  /**
-   * The delivery's dedupe key: what its signature vouches for (the payload id, under the
-   * identity of the secret that verified it when secrets are looked up per request; never the
-   * unsigned webhook id header). The same for every retry of one delivery, in every process:
-   * a queue can make it its job id.
-   */
-  key: string
-  /**
-   * The W3C trace context (`traceparent`, and `tracestate` when there is one) of the
-   * delivery's enqueue span, when OpenTelemetry records it: store it with the job and hand it
-   * to `startJobSpan` in the worker, so the job's spans join the delivery's trace.
-   */
-  trace?: Record<string, string>
-}
-
-/**
- * A durable queue: the event is answered 200 once `enqueue` resolves, 503 if it rejects.
- * `createBullMQQueue` from `@scheduling-kit/bullmq` is one.
- */
-export interface WebhookQueue {
-  enqueue(
-    event: AnyWebhookEvent,
-    context: WebhookContext,
-    delivery: QueueDelivery,
-  ): unknown | Promise<unknown>
-  /**
-   * What the enqueue span names the queue by (`messaging.system`, `messaging.destination.name`),
-   * when the queue says. `createBullMQQueue` does.
-   */
-  readonly messaging?: { system: string; destination: string }
-  /** Whether the queue can take jobs now (connected), for the handler's `health()`. */
-  health?(options?: HealthOptions): Promise<HealthReport>
-}
 
 /** What `onError` learns: the delivery, as far as it got. */
 export interface WebhookErrorContext {

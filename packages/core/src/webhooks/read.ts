@@ -1,5 +1,5 @@
-import { concat, toBytes } from '../bytes.js'
-import { beforeDeadline, readStream } from '../stream.js'
+import { beforeDeadline, readStream } from '../http/stream.js'
+import { concat, toBytes } from '../platform/bytes.js'
 import {
   type BodyBudget,
   type BodySource,

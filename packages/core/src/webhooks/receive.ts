@@ -1,5 +1,5 @@
-import { serverText, WebhookError } from '../errors.js'
-import { getHeader, type HeadersInput } from '../headers.js'
+import { serverText, WebhookError } from '../errors/errors.js'
+import { getHeader, type HeadersInput } from '../http/headers.js'
 import type { Logger } from '../log.js'
 import type { WebhookOwner } from '../subscriptions/lookup.js'
 import { isThenable } from '../thenable.js'
@@ -13,11 +13,11 @@ import {
   textNotFaithful,
   tooLarge,
 } from './body.js'
+import type { WebhookContext } from './context.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookErrorContext } from './options.js'
 import { isEventReadable, readBody, readEvents } from './read.js'
-import type { WebhookContext } from './registry.js'
 import { MAX_WEBHOOK_ID, resolveSecrets } from './secrets.js'
 import { signedHeaders, verifiedIndex } from './verify.js'
 

@@ -1,6 +1,7 @@
-import { ConfigError, serverText, WebhookError } from '../errors.js'
-import type { HeadersInput } from '../headers.js'
+import { ConfigError, serverText, WebhookError } from '../errors/errors.js'
+import type { HeadersInput } from '../http/headers.js'
 import { isThenable } from '../thenable.js'
+import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
 import { runWatched, type Watch } from './observe.js'
 
@@ -22,26 +23,6 @@ export type EventsMatching<P extends EventPattern> = P extends '*'
     : P extends WebhookEventType
       ? WebhookEvent<P>
       : never
-
-/** What a handler learns about the delivery besides the event. */
-export interface WebhookContext {
-  /** The `x-service-webhook-id` header (`wh_<id>`), when sent. */
-  webhookId: string | undefined
-  /** Which secret verified the request (0 unless rotating). */
-  secretIndex: number
-  /**
-   * The connected account the delivery belongs to (its token store key), when the handler
-   * verifies with `subscriptions`: the account whose webhook's secret signed it.
-   */
-  account?: string
-  /** The request headers. */
-  headers: HeadersInput
-}
-
-export type WebhookHandlerFn<E = AnyWebhookEvent> = (
-  event: E,
-  context: WebhookContext,
-) => unknown | Promise<unknown>
 
 /** Handlers given declaratively: `{ 'event.created': fn, 'event.checkout.*': [fn1, fn2] }`. */
 export type HandlerMap = {

@@ -1,6 +1,6 @@
-import { toHexUpper } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
-import { ConfigError, serverText, WebhookError } from '../errors.js'
+import { ConfigError, serverText, WebhookError } from '../errors/errors.js'
+import { toHexUpper } from '../platform/bytes.js'
 import type { Secrets } from './signature.js'
 
 /**

@@ -1,6 +1,6 @@
-import { fromHex, toHexUpper } from '../bytes.js'
 import { defaultProvider } from '../crypto/default.js'
 import type { HmacProvider } from '../crypto/provider.js'
+import { fromHex, toHexUpper } from '../platform/bytes.js'
 
 /** The body as the service sent it: the raw bytes, or the exact string they decode to. */
 export type RawBody = string | Uint8Array

@@ -1,6 +1,6 @@
 import { defaultProvider } from '../crypto/default.js'
-import { WebhookError } from '../errors.js'
-import { getHeader, type HeadersInput } from '../headers.js'
+import { WebhookError } from '../errors/errors.js'
+import { getHeader, type HeadersInput } from '../http/headers.js'
 import { isThenable } from '../thenable.js'
 import { DEFAULT_SIGNATURE_HEADER, DEFAULT_WEBHOOK_ID_HEADER } from './defaults.js'
 import { resolveSecrets, type SecretSource } from './secrets.js'

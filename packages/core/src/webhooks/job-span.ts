@@ -1,5 +1,5 @@
-import type { AnyWebhookEvent } from '../webhooks/events.js'
-import { attributeText, CONSUMER, contextFrom, runInSpan, startSpan } from './otel.js'
+import { attributeText, CONSUMER, contextFrom, runInSpan, startSpan } from '../telemetry/otel.js'
+import type { AnyWebhookEvent } from './events.js'
 
 /** A queued delivery as a worker takes it, for its span. */
 export interface JobSpanOptions {

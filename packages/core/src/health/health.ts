@@ -3,7 +3,7 @@
 // code or a sentence of this package's own, never a driver's message (which may name a user,
 // a host or worse).
 
-import { isSchedulingError } from './errors.js'
+import { isSchedulingError } from '../errors/errors.js'
 
 /** One thing checked: a connection, a table's migrations, a queue's client. */
 export interface HealthCheck {

@@ -43,4 +43,4 @@ export {
   type WebhookHandlerOptions,
   type WebhookQueue,
   type WebhookSubscriptions,
-} from './index.js'
+} from '../index.js'

@@ -1,5 +1,5 @@
-import { type HealthOptions, type HealthReport, memoryHealth } from '../health.js'
-import { StoreFullError } from '../store-errors.js'
+import { StoreFullError } from '../errors/store.js'
+import { type HealthOptions, type HealthReport, memoryHealth } from '../health/health.js'
 
 /** What a claim on a delivery finds. */
 export type ClaimResult = 'claimed' | 'in_progress' | 'completed'
@@ -37,20 +37,6 @@ export interface DedupeStore {
    * when `owner` no longer holds it.
    */
   extend?(key: string, owner: string): Promise<boolean> | boolean
-}
-
-// Drawn on the first claim, not at import: workerd refuses random values in a module's global
-// scope, and would refuse to load the whole module.
-let ownerPrefix: string | undefined
-let ownerCount = 0
-
-/** An owner unique to this call, across processes: a random prefix per process and a counter. */
-export function newClaimOwner(): string {
-  if (ownerPrefix === undefined) {
-    const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8))
-    ownerPrefix = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-  }
-  return `${ownerPrefix}-${(++ownerCount).toString(36)}`
 }
 
 /** Default of `maxEntries`: about 16 MB of heap at the 230 bytes an entry measured with payload-id keys. */

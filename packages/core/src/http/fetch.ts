@@ -1,6 +1,10 @@
-import { InvalidResponseError, NetworkError, RedirectRefusedError, TimeoutError } from './errors.js'
-import { readStream } from './stream.js'
-import { meters, since } from './telemetry/metrics.js'
+import {
+  InvalidResponseError,
+  NetworkError,
+  RedirectRefusedError,
+  TimeoutError,
+} from '../errors/errors.js'
+import { meters, since } from '../telemetry/metrics.js'
 import {
   type Attributes,
   CLIENT,
@@ -9,7 +13,8 @@ import {
   finishSpan,
   startSpan,
   within,
-} from './telemetry/otel.js'
+} from '../telemetry/otel.js'
+import { readStream } from './stream.js'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 

@@ -5,7 +5,7 @@ import {
   type SchedulingErrorCode,
   WEBHOOK_ERROR_STATUS,
   type WebhookErrorCode,
-} from './error-codes.js'
+} from './codes.js'
 
 const BRAND = Symbol.for('scheduling-kit.error')
 

@@ -1,4 +1,4 @@
-import { concat } from './bytes.js'
+import { concat } from '../platform/bytes.js'
 
 /** Resolves like `step`, or rejects with `late()` once `deadline` (a `performance.now()`) passes. */
 export function beforeDeadline<T>(

@@ -1,6 +1,7 @@
-import { sleep } from '../http.js'
+import { sleep } from '../http/fetch.js'
 import { isThenable } from '../thenable.js'
-import { type ClaimResult, type DedupeStore, newClaimOwner } from './dedupe.js'
+import type { ClaimResult, DedupeStore } from './dedupe.js'
+import { newOwnerId } from './owner.js'
 
 /**
  * Renews `owner`'s claim every `everyMs` while its handlers run, when the store can
@@ -79,7 +80,7 @@ export function runOnce<T>(
   work: () => T | Promise<T>,
 ): RunOnceOutcome<T> | Promise<RunOnceOutcome<T>> {
   const { store, key } = options
-  const owner = options.owner ?? newClaimOwner()
+  const owner = options.owner ?? newOwnerId()
   const settleMs = options.settleMs ?? 0
   let stopRenewing: (() => void) | undefined
 

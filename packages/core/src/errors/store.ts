@@ -1,4 +1,4 @@
-import type { CredentialErrorCode } from './error-codes.js'
+import type { CredentialErrorCode } from './codes.js'
 import { SchedulingError } from './errors.js'
 
 // Errors of the stores (token, subscription, dedupe) and of sealed credentials.

@@ -1,4 +1,4 @@
-import { bytesToFill } from './platform/default.js'
+import { bytesToFill } from './default.js'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })

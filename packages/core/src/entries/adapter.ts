@@ -1,0 +1,20 @@
+// @scheduling-kit/core/adapter: the kit a framework adapter is built from, and an app does not
+// need. An adapter gets the raw body and headers from its framework, calls core, and writes
+// core's answer back; what it decides is decided here once: which body to verify on Node, where
+// the OAuth routes are under a mount, how a server error reaches the framework, when a cookie
+// secret is required. CONTRIBUTING.md has the new-adapter checklist. Stores build on
+// `/store`, queues on `/queue`. Every name here is pinned by test/exports.test.ts.
+
+export { requireCookieSecret } from '../kit/cookie-secret.js'
+export { mountPathOf, normalMount, OAUTH_PATHS, underMount } from '../kit/mount.js'
+export {
+  type NodeResponse,
+  type NodeStream,
+  nodeBody,
+  optionsOf,
+  serverErrorOf,
+  writeNode,
+} from '../kit/node.js'
+export { appEventLogger, type ErrorEventApp, quietParserRefusals } from '../kit/refusals.js'
+export type { BodySource } from '../webhooks/body.js'
+export { attachWebhookMethods, type WebhookMethods } from '../webhooks/methods.js'

@@ -1,0 +1,13 @@
+// @scheduling-kit/core/queue: what a durable queue's package (BullMQ, PostgreSQL) is built from:
+// a delivery run once across workers under a claim, the owner ids claims are held by, the job's
+// span, health checks and messages that name no secret. Every name here is pinned by
+// test/exports.test.ts.
+
+export { newOwnerId } from '../claims/owner.js'
+export { type RunOnceOptions, type RunOnceOutcome, runOnce } from '../claims/run-once.js'
+export { serverText } from '../errors/errors.js'
+export { HealthProblem, healthReport, runCheck } from '../health/health.js'
+export { consoleLogger } from '../log.js'
+export { encodeStoreKey } from '../stores/keys.js'
+export { wholeNumber } from '../validate.js'
+export { inJobSpan, type JobSpanOptions } from '../webhooks/job-span.js'

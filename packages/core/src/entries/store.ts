@@ -1,0 +1,11 @@
+// @scheduling-kit/core/store: what a store package (Redis, PostgreSQL, one of your own) is built
+// from: keys written losslessly, records sealed with the app's cipher, health checks, whole
+// numbers checked, messages that name no secret. Every name here is pinned by
+// test/exports.test.ts.
+
+export { cipherOption, RecordSealer } from '../credentials/sealed.js'
+export { serverText } from '../errors/errors.js'
+export { HealthProblem, healthDetail, healthReport, runCheck } from '../health/health.js'
+export { consoleLogger } from '../log.js'
+export { decodeStoreKey, encodeStoreKey } from '../stores/keys.js'
+export { wholeNumber } from '../validate.js'

@@ -1,0 +1,14 @@
+// @scheduling-kit/core/tokens: connected accounts' tokens: the manager, the store, the connection's state. The root re-exports it whole.
+// Every name here is pinned by test/exports.test.ts.
+
+export {
+  announceConnectionChange,
+  type ConnectionChange,
+  type ConnectionStatus,
+  type WebhookStatus,
+} from '../tokens/connection.js'
+export type { TokenState, TokenStatus } from '../tokens/machine.js'
+export { createTokenManager, type GetTokenOptions, type TokenManager } from '../tokens/manager.js'
+export type { TokenManagerOptions } from '../tokens/options.js'
+export type { AccountInfo, ConnectionApp, TokenRecord, TokenSet } from '../tokens/record.js'
+export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from '../tokens/store.js'

@@ -1,0 +1,39 @@
+import type { HealthOptions, HealthReport } from '../health/health.js'
+import type { WebhookContext } from './context.js'
+import type { AnyWebhookEvent } from './events.js'
+
+/** What a queue learns of a delivery besides its event. */
+export interface QueueDelivery {
+  /**
+   * The delivery's dedupe key: what its signature vouches for (the payload id, under the
+   * identity of the secret that verified it when secrets are looked up per request; never the
+   * unsigned webhook id header). The same for every retry of one delivery, in every process:
+   * a queue can make it its job id.
+   */
+  key: string
+  /**
+   * The W3C trace context (`traceparent`, and `tracestate` when there is one) of the
+   * delivery's enqueue span, when OpenTelemetry records it: store it with the job and hand it
+   * to `startJobSpan` in the worker, so the job's spans join the delivery's trace.
+   */
+  trace?: Record<string, string>
+}
+
+/**
+ * A durable queue: the event is answered 200 once `enqueue` resolves, 503 if it rejects.
+ * `createBullMQQueue` from `@scheduling-kit/bullmq` is one.
+ */
+export interface WebhookQueue {
+  enqueue(
+    event: AnyWebhookEvent,
+    context: WebhookContext,
+    delivery: QueueDelivery,
+  ): unknown | Promise<unknown>
+  /**
+   * What the enqueue span names the queue by (`messaging.system`, `messaging.destination.name`),
+   * when the queue says. `createBullMQQueue` does.
+   */
+  readonly messaging?: { system: string; destination: string }
+  /** Whether the queue can take jobs now (connected), for the handler's `health()`. */
+  health?(options?: HealthOptions): Promise<HealthReport>
+}
