@@ -83,4 +83,22 @@ describe('OpenTelemetry in the published build', () => {
       })
     },
   )
+
+  it('with the API installed and no SDK, a webhook-only app never loads it; an SDK started later is found', () => {
+    const run = spawnSync(
+      process.execPath,
+      [fileURLToPath(new URL('fixtures/otel-lazy-child.mjs', import.meta.url))],
+      { encoding: 'utf8' },
+    )
+    expect(run.stderr).toBe('')
+    const { before, after } = JSON.parse(run.stdout)
+    expect(before).toEqual({ status: 200, loaded: false })
+    expect(after.status).toBe(200)
+    expect([...after.spans].sort()).toEqual([
+      'scheduling.webhook.dedupe.claim',
+      'scheduling.webhook.delivery',
+      'scheduling.webhook.handler',
+      'scheduling.webhook.verify',
+    ])
+  })
 })

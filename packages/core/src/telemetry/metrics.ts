@@ -3,7 +3,7 @@
 // absent, turned off, or its provider is the no-op one: callers then skip their timing too.
 
 import type * as Otel from '@opentelemetry/api'
-import { onApiChange, otel, SCOPE } from './otel.js'
+import { onApiChange, otel, SCOPE, telemetryOff } from './otel.js'
 
 /** Bucket bounds in seconds, for durations from a fraction of a millisecond to a minute. */
 const SECONDS = [
@@ -72,7 +72,9 @@ let forgotten: FinalizationRegistry<WeakRef<{ readonly size: number }>> | undefi
  * alive): the gauge then reports nothing, and nothing else changes.
  */
 export function watchDedupeStore(store: { readonly size: number }): void {
-  if (otel() === null || typeof globalThis.WeakRef !== 'function') return
+  // Kept even before an SDK registered (a weak reference costs nothing): one started later
+  // counts the stores made before it. Not when telemetry is off for good.
+  if (telemetryOff() || typeof globalThis.WeakRef !== 'function') return
   const ref = new WeakRef(store)
   observed.dedupeStores.add(ref)
   if (forgotten === undefined && typeof globalThis.FinalizationRegistry === 'function') {

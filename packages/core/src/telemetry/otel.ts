@@ -44,9 +44,28 @@ function isApi(value: unknown): value is Api {
   )
 }
 
-/** The API module, looked for once (on the node build; elsewhere it must be given). */
+/**
+ * Where the API (1.x, in any copy) keeps what an SDK registers: the tracer, meter and context
+ * providers. It is there once anything registered, and only then.
+ */
+const REGISTERED = Symbol.for('opentelemetry.js.api.1')
+
+/**
+ * Whether an SDK (or anything else) registered with the OpenTelemetry API. Until then the API
+ * would only hand out no-op spans and instruments, so it is not loaded at all: loading it cost
+ * an app more instructions at start-up than core itself.
+ */
+export const registered = (): boolean =>
+  (globalThis as { [REGISTERED]?: unknown })[REGISTERED] !== undefined
+
+/**
+ * The API module, looked for once something registered with it (on the node build; elsewhere it
+ * must be given). Until then `null`, asked again on the next call: an SDK started after the app's
+ * handler was made is found then.
+ */
 export function otel(): Api | null {
   if (api === undefined) {
+    if (!registered()) return null
     let found: unknown
     try {
       found = loadOpenTelemetry()
@@ -57,6 +76,9 @@ export function otel(): Api | null {
   }
   return api
 }
+
+/** Whether telemetry is off for good: turned off, or the API looked for and not found. */
+export const telemetryOff = (): boolean => api === null
 
 /** Called when the API in use changes, so cached instruments are made again. */
 const resets: Array<() => void> = []
