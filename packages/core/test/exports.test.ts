@@ -94,6 +94,7 @@ const ENTRIES = {
     'MemoryTokenStoreOptions',
     'TokenManager',
     'TokenManagerOptions',
+    'TokenRefresher',
     'TokenRecord',
     'TokenSet',
     'TokenState',

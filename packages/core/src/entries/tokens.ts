@@ -9,6 +9,6 @@ export {
 } from '../tokens/connection.js'
 export type { TokenState, TokenStatus } from '../tokens/machine.js'
 export { createTokenManager, type GetTokenOptions, type TokenManager } from '../tokens/manager.js'
-export type { TokenManagerOptions } from '../tokens/options.js'
+export type { TokenManagerOptions, TokenRefresher } from '../tokens/options.js'
 export type { AccountInfo, ConnectionApp, TokenRecord, TokenSet } from '../tokens/record.js'
 export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from '../tokens/store.js'
