@@ -1,4 +1,4 @@
-import { defaultProvider } from '../crypto/default.js'
+import { defaultAesGcm } from '../crypto/default.js'
 import type { AesGcmProvider } from '../crypto/provider.js'
 import { ConfigError } from '../errors/errors.js'
 import { CredentialError } from '../errors/store.js'
@@ -131,7 +131,7 @@ function canonical(text: string, length?: number): boolean {
  * ```
  */
 export function createCredentialCipher(options: CredentialCipherOptions): CredentialCipher {
-  return cipherWith(defaultProvider.aesGcm, options)
+  return cipherWith(defaultAesGcm, options)
 }
 
 /** @internal The cipher on a given AES-GCM implementation (tests seal on one, open on the other). */

@@ -1,2 +1,2 @@
-// The provider of the `node` build: node:crypto. See default.ts.
-export { nodeCrypto as defaultProvider } from './node.js'
+// The providers of the `node` build: node:crypto. See default.ts.
+export { nodeAesGcm as defaultAesGcm, nodeCrypto as defaultProvider } from './node.js'

@@ -8,8 +8,6 @@
  */
 export interface HmacProvider {
   readonly name: 'node' | 'web'
-  /** AES-256-GCM for sealed credentials (see credentials/cipher.ts). */
-  readonly aesGcm: AesGcmProvider
   sign(secret: string, data: string | Uint8Array): Promise<Uint8Array>
   /**
    * Constant-time check that `hex` is the HMAC of `data` under `secret`. `hex` is 64 ASCII hex
@@ -20,7 +18,7 @@ export interface HmacProvider {
 }
 
 /**
- * AES-256-GCM with a 96-bit IV and a 128-bit tag, on strings: plaintexts are UTF-8, the IV,
+ * AES-256-GCM for sealed credentials (see credentials/cipher.ts), with a 96-bit IV and a 128-bit tag, on strings: plaintexts are UTF-8, the IV,
  * ciphertext and tag base64url (checked as canonical by the caller before `decrypt`). Each
  * platform encodes with what is fastest there.
  */

@@ -1,9 +1,9 @@
 import { fromBase64Url, fromHex, toBase64Url, toBytes, utf8 } from '../platform/bytes.js'
-import type { HmacProvider } from './provider.js'
+import type { AesGcmProvider, HmacProvider } from './provider.js'
 
 const MAX_CACHED_KEYS = 256
-const encoder = new TextEncoder()
-const keys = new Map<string, Promise<CryptoKey>>()
+const encoder = /* @__PURE__ */ new TextEncoder()
+const keys = /* @__PURE__ */ new Map<string, Promise<CryptoKey>>()
 
 /** Imports the HMAC key for a secret once and keeps it; the oldest key is dropped past 256. */
 function keyFor(secret: string): Promise<CryptoKey> {
@@ -37,48 +37,6 @@ function joined(ciphertext: string, tag: string): Uint8Array {
 
 export const webCrypto: HmacProvider = {
   name: 'web',
-  aesGcm: {
-    importKey: (raw) =>
-      globalThis.crypto.subtle.importKey('raw', raw as Source, 'AES-GCM', false, [
-        'encrypt',
-        'decrypt',
-      ]),
-    randomIv: () => toBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(12))),
-    async encrypt(key, iv, aad, plaintext) {
-      const sealed = new Uint8Array(
-        await globalThis.crypto.subtle.encrypt(
-          {
-            name: 'AES-GCM',
-            iv: fromBase64Url(iv) as Source,
-            additionalData: encoder.encode(aad),
-            tagLength: 128,
-          },
-          key as CryptoKey,
-          encoder.encode(plaintext),
-        ),
-      )
-      const end = sealed.length - 16
-      return [toBase64Url(sealed.subarray(0, end)), toBase64Url(sealed.subarray(end))]
-    },
-    async decrypt(key, iv, aad, ciphertext, tag) {
-      let plain: ArrayBuffer
-      try {
-        plain = await globalThis.crypto.subtle.decrypt(
-          {
-            name: 'AES-GCM',
-            iv: fromBase64Url(iv) as Source,
-            additionalData: encoder.encode(aad),
-            tagLength: 128,
-          },
-          key as CryptoKey,
-          joined(ciphertext, tag) as Source,
-        )
-      } catch {
-        return undefined // the tag does not match
-      }
-      return utf8(new Uint8Array(plain))
-    },
-  },
   async sign(secret, data) {
     const mac = await globalThis.crypto.subtle.sign(
       'HMAC',
@@ -97,5 +55,49 @@ export const webCrypto: HmacProvider = {
       signature as Source,
       toBytes(data) as Source,
     )
+  },
+}
+
+/** AES-256-GCM on Web Crypto, for sealed credentials: apart from HMAC, so verifying costs no cipher. */
+export const webAesGcm: AesGcmProvider = {
+  importKey: (raw) =>
+    globalThis.crypto.subtle.importKey('raw', raw as Source, 'AES-GCM', false, [
+      'encrypt',
+      'decrypt',
+    ]),
+  randomIv: () => toBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(12))),
+  async encrypt(key, iv, aad, plaintext) {
+    const sealed = new Uint8Array(
+      await globalThis.crypto.subtle.encrypt(
+        {
+          name: 'AES-GCM',
+          iv: fromBase64Url(iv) as Source,
+          additionalData: encoder.encode(aad),
+          tagLength: 128,
+        },
+        key as CryptoKey,
+        encoder.encode(plaintext),
+      ),
+    )
+    const end = sealed.length - 16
+    return [toBase64Url(sealed.subarray(0, end)), toBase64Url(sealed.subarray(end))]
+  },
+  async decrypt(key, iv, aad, ciphertext, tag) {
+    let plain: ArrayBuffer
+    try {
+      plain = await globalThis.crypto.subtle.decrypt(
+        {
+          name: 'AES-GCM',
+          iv: fromBase64Url(iv) as Source,
+          additionalData: encoder.encode(aad),
+          tagLength: 128,
+        },
+        key as CryptoKey,
+        joined(ciphertext, tag) as Source,
+      )
+    } catch {
+      return undefined // the tag does not match
+    }
+    return utf8(new Uint8Array(plain))
   },
 }

@@ -7,7 +7,7 @@ import {
   type WebhookErrorCode,
 } from './codes.js'
 
-const BRAND = Symbol.for('scheduling-kit.error')
+const BRAND = /* @__PURE__ */ Symbol.for('scheduling-kit.error')
 
 /**
  * Base class of every error this toolkit throws. Check with `isSchedulingError(e)`:

@@ -1,7 +1,7 @@
 import { bytesToFill } from './default.js'
 
-const encoder = new TextEncoder()
-const decoder = new TextDecoder('utf-8', { fatal: true })
+const encoder = /* @__PURE__ */ new TextEncoder()
+const decoder = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true })
 
 /** UTF-8 bytes of a string; a `Uint8Array` is returned as it is. */
 export function toBytes(value: string | Uint8Array): Uint8Array {
@@ -30,9 +30,13 @@ export function toHexUpper(bytes: Uint8Array): string {
 }
 
 /** Value of each ASCII hex digit by char code (0-9, A-F, a-f); -1 for every other code below 128. */
-const NIBBLE = new Int8Array(128).fill(-1)
-for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i
-for (let i = 0; i < 6; i++) NIBBLE[65 + i] = NIBBLE[97 + i] = 10 + i
+// Built in a function marked pure, so a bundle that never reads hex leaves the table out.
+const NIBBLE = /* @__PURE__ */ (() => {
+  const table = new Int8Array(128).fill(-1)
+  for (let i = 0; i < 10; i++) table[48 + i] = i
+  for (let i = 0; i < 6; i++) table[65 + i] = table[97 + i] = 10 + i
+  return table
+})()
 
 /** The value of the hex digit at `code`, or -1: only ASCII digits count (no full-width look-alikes). */
 function nibble(code: number): number {

@@ -48,7 +48,7 @@ function isApi(value: unknown): value is Api {
  * Where the API (1.x, in any copy) keeps what an SDK registers: the tracer, meter and context
  * providers. It is there once anything registered, and only then.
  */
-const REGISTERED = Symbol.for('opentelemetry.js.api.1')
+const REGISTERED = /* @__PURE__ */ Symbol.for('opentelemetry.js.api.1')
 
 /**
  * Whether an SDK (or anything else) registered with the OpenTelemetry API. Until then the API

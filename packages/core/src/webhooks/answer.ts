@@ -35,15 +35,15 @@ function constant(body: string): () => WebhookResponse {
 }
 
 /** 200: the event was handled, or accepted into the queue. */
-export const received = constant(JSON.stringify({ received: true }))
+export const received = /* @__PURE__ */ constant(/* @__PURE__ */ JSON.stringify({ received: true }))
 
 /** 200: a retry of an event already handled; its handlers did not run again. */
-export const DUPLICATE_BODY = JSON.stringify({ received: true, duplicate: true })
-export const duplicate = constant(DUPLICATE_BODY)
+export const DUPLICATE_BODY = /* @__PURE__ */ JSON.stringify({ received: true, duplicate: true })
+export const duplicate = /* @__PURE__ */ constant(DUPLICATE_BODY)
 
 /** 200: a late delivery to a webhook of an account this app removed; no handler ran. */
-export const REMOVED_BODY = JSON.stringify({ received: true, removed: true })
-export const removed = constant(REMOVED_BODY)
+export const REMOVED_BODY = /* @__PURE__ */ JSON.stringify({ received: true, removed: true })
+export const removed = /* @__PURE__ */ constant(REMOVED_BODY)
 
 /** The JSON error answer, with `Allow` on a 405 and `Connection: close` when the body was left unread. */
 export function errorAnswer(error: WebhookError): WebhookResponse {

@@ -20,7 +20,7 @@ export const EVENT_TYPES = [
 
 export type WebhookEventType = (typeof EVENT_TYPES)[number]
 
-const KNOWN = new Set<string>(EVENT_TYPES)
+const KNOWN = /* @__PURE__ */ new Set<string>(EVENT_TYPES)
 
 /** True when `type` is one of the 16 known event types. */
 export function isKnownEventType(type: string): type is WebhookEventType {

@@ -3,7 +3,7 @@ import { describeError, emit, type Logger, Summarizer } from '../log.js'
 import type { WebhookErrorContext } from './options.js'
 
 /** Codes told once per cause: set-up mistakes that every request would repeat. */
-const ONCE = new Set(['body_parsed', 'secret_whitespace'])
+const ONCE = /* @__PURE__ */ new Set(['body_parsed', 'secret_whitespace'])
 
 /**
  * What the webhook endpoint tells the developer, and how often:
