@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
-import type { AuthFailure, AuthorizeMode, AuthServiceOptions, TokenRequest } from './types.js'
+import type {
+  AuthFailure,
+  AuthorizeMode,
+  AuthServiceOptions,
+  TokenRequest,
+} from '@scheduling-kit/fake-auth/types'
 import { WebhookRegistry } from './webhooks.js'
 
 // The authorization server's state (clients, codes, token families, counters, injected

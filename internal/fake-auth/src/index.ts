@@ -1,5 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type {
+  AccountGrants,
+  AuthFailure,
+  AuthorizeMode,
+  AuthService,
+  AuthServiceOptions,
+  TokenRequest,
+} from '@scheduling-kit/fake-auth/types'
 import { authorizeEndpoint, decisionEndpoint, meEndpoint, tokenEndpoint } from './auth-endpoints.js'
 import {
   type AuthState,
@@ -10,15 +18,10 @@ import {
   token,
 } from './auth-state.js'
 import { json } from './http.js'
-import type {
-  AccountGrants,
-  AuthFailure,
-  AuthorizeMode,
-  AuthService,
-  AuthServiceOptions,
-  TokenRequest,
-} from './types.js'
 
+// The types live in ./types.ts, named through the package's own `types` subpath, not a
+// relative path: @scheduling-kit/testing inlines these declarations into its own, and a
+// relative import would be left dangling there.
 export type {
   AccountGrants,
   ApiCounters,
@@ -32,7 +35,7 @@ export type {
   TokenRequest,
   TokenResponseBody,
   WebhookApi,
-} from './types.js'
+} from '@scheduling-kit/fake-auth/types'
 
 /**
  * A strict OAuth 2 authorization server and `/me` endpoint: single-use codes bound to the

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type {
+  ApiCounters,
+  ApiFailure,
+  FakeWebhook,
+  WebhookApi,
+} from '@scheduling-kit/fake-auth/types'
 import { json, readText } from './http.js'
-import type { ApiCounters, ApiFailure, FakeWebhook, WebhookApi } from './types.js'
 
 const MAX_PAGE = 100
 const WEBHOOK_VERSION = '2020-11-18'

@@ -1,5 +1,6 @@
 import { StoreFullError } from '../errors/store.js'
-import { type HealthOptions, type HealthReport, memoryHealth } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
+import { memoryHealth } from '../health/report.js'
 
 /** What a claim on a delivery finds. */
 export type ClaimResult = 'claimed' | 'in_progress' | 'completed'

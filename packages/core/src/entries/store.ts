@@ -5,7 +5,8 @@
 
 export { cipherOption, RecordSealer } from '../credentials/sealed.js'
 export { serverText } from '../errors/errors.js'
-export { HealthProblem, healthDetail, healthReport, runCheck } from '../health/health.js'
+export { HealthProblem, healthDetail, runCheck } from '../health/health.js'
+export { healthReport } from '../health/report.js'
 export { consoleLogger } from '../log.js'
 export { decodeStoreKey, encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'

@@ -4,33 +4,13 @@
 // a host or worse).
 
 import { isSchedulingError } from '../errors/errors.js'
-
-/** One thing checked: a connection, a table's migrations, a queue's client. */
-export interface HealthCheck {
-  /** What was checked, e.g. `redis`, `postgres.migrations`, `webhooks.dedupe.redis`. */
-  name: string
-  ok: boolean
-  /** How long the check took, in ms. */
-  ms: number
-  /** What is wrong (or, when ok, a note such as `in memory`): never a secret. */
-  detail?: string
-}
-
-/** What `health()` answers: `ok` when every check is. */
-export interface HealthReport {
-  ok: boolean
-  checks: HealthCheck[]
-}
-
-/** Anything with a `health()`: the webhook handler, the Redis and Postgres stores, the BullMQ queue and worker. */
-export interface HealthChecked {
-  health(options?: HealthOptions): Promise<HealthReport>
-}
-
-export interface HealthOptions {
-  /** Longest a check may take before it counts as failed, in ms. Default 2 000. */
-  timeoutMs?: number
-}
+import {
+  type HealthCheck,
+  type HealthChecked,
+  type HealthOptions,
+  type HealthReport,
+  healthReport,
+} from './report.js'
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 2_000
 
@@ -84,16 +64,6 @@ class LateCheck extends Error {
     super(`no answer within ${ms} ms`)
   }
 }
-
-/** What an in-memory store answers: ready, and only in this process. */
-export const memoryHealth = (): HealthReport =>
-  healthReport([{ name: 'memory', ok: true, ms: 0, detail: 'in this process only' }])
-
-/** A report of checks: ok when all are. */
-export const healthReport = (checks: HealthCheck[]): HealthReport => ({
-  ok: checks.every((check) => check.ok),
-  checks,
-})
 
 /**
  * Asks each component for its health, at once, and puts the answers together: each check's

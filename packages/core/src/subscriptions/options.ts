@@ -1,6 +1,6 @@
 import type { ApiRetryOptions } from '../api/retry.js'
 import { ConfigError } from '../errors/errors.js'
-import type { HealthOptions, HealthReport } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { FetchLike } from '../http/fetch.js'
 import { checkLogger, consoleLogger, type Logger } from '../log.js'
 import type { ConnectionChange, ConnectionStatus } from '../tokens/connection.js'

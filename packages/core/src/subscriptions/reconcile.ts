@@ -1,7 +1,8 @@
 import { isSchedulingError } from '../errors/errors.js'
 import { describeError, emit, notify } from '../log.js'
-import { meters, observed } from '../telemetry/metrics.js'
+import { meters } from '../telemetry/metrics.js'
 import { endSpan, startSpan, within } from '../telemetry/otel.js'
+import { reconciled } from '../telemetry/watched.js'
 import { madeForOtherApp } from '../tokens/connection.js'
 import { appOf, BUSY, type SubscriptionExecutor } from './executor.js'
 import type { ReconcileAccount, ReconcileReport } from './options.js'
@@ -257,7 +258,7 @@ export function reconciler(x: SubscriptionExecutor): () => Promise<ReconcileRepo
       endSpan(traced, error)
       throw error
     }
-    observed.reconciledAt = performance.now()
+    reconciled.at = performance.now()
     endSpan(traced, undefined, {
       'scheduling.reconcile.checked': report.checked,
       'scheduling.reconcile.created': report.created,

@@ -1,6 +1,7 @@
 import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { CredentialCipher } from '../credentials/types.js'
-import { type HealthOptions, type HealthReport, memoryHealth } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
+import { memoryHealth } from '../health/report.js'
 import type { ConnectionApp } from '../tokens/record.js'
 
 /** One webhook this app created for an account, with the secret the service gave it. */

@@ -3,7 +3,8 @@
 // absent, turned off, or its provider is the no-op one: callers then skip their timing too.
 
 import type * as Otel from '@opentelemetry/api'
-import { onApiChange, otel, SCOPE, telemetryOff } from './otel.js'
+import { apiGeneration, otel, SCOPE } from './otel.js'
+import { dedupeStores, reconciled } from './watched.js'
 
 /** Bucket bounds in seconds, for durations from a fraction of a millisecond to a minute. */
 const SECONDS = [
@@ -52,37 +53,6 @@ const safeHistogram = (histogram: Otel.Histogram): Histogram => ({
   },
 })
 
-/** What the observable gauges read when a collection asks. */
-export const observed = {
-  /** Entry counts of the in-memory dedupe stores in use (held weakly). */
-  dedupeStores: new Set<WeakRef<{ readonly size: number }>>(),
-  /** When the last `reconcile()` of this process finished (`performance.now()`), if one did. */
-  reconciledAt: undefined as number | undefined,
-}
-
-/**
- * Forgets a collected store's entry before the next collection. Made on first use, never at
- * module load: runtimes without it (workerd before its 2025-05-05 compatibility date) load core.
- */
-let forgotten: FinalizationRegistry<WeakRef<{ readonly size: number }>> | undefined
-
-/**
- * Counts an in-memory dedupe store in `scheduling.webhook.dedupe.entries` while it lives. Where
- * the runtime has no `WeakRef` the store is not counted (holding it strongly would keep it
- * alive): the gauge then reports nothing, and nothing else changes.
- */
-export function watchDedupeStore(store: { readonly size: number }): void {
-  // Kept even before an SDK registered (a weak reference costs nothing): one started later
-  // counts the stores made before it. Not when telemetry is off for good.
-  if (telemetryOff() || typeof globalThis.WeakRef !== 'function') return
-  const ref = new WeakRef(store)
-  observed.dedupeStores.add(ref)
-  if (forgotten === undefined && typeof globalThis.FinalizationRegistry === 'function') {
-    forgotten = new FinalizationRegistry((dead) => observed.dedupeStores.delete(dead))
-  }
-  forgotten?.register(store, ref)
-}
-
 function make(meter: Otel.Meter): Instruments {
   const seconds = (name: string, description: string) =>
     safeHistogram(
@@ -102,9 +72,9 @@ function make(meter: Otel.Meter): Instruments {
     .addCallback((result) => {
       let entries = 0
       let stores = 0
-      for (const ref of observed.dedupeStores) {
+      for (const ref of dedupeStores) {
         const store = ref.deref()
-        if (store === undefined) observed.dedupeStores.delete(ref)
+        if (store === undefined) dedupeStores.delete(ref)
         else {
           entries += store.size
           stores++
@@ -118,8 +88,7 @@ function make(meter: Otel.Meter): Instruments {
       description: 'Time since the last reconcile() of this process finished.',
     })
     .addCallback((result) => {
-      if (observed.reconciledAt !== undefined)
-        result.observe((performance.now() - observed.reconciledAt) / 1000)
+      if (reconciled.at !== undefined) result.observe((performance.now() - reconciled.at) / 1000)
     })
   return {
     deliveries: counter(
@@ -172,18 +141,17 @@ function make(meter: Otel.Meter): Instruments {
 
 let provider: unknown
 let instruments: Instruments | undefined
-onApiChange(() => {
-  provider = undefined
-  instruments = undefined
-})
+/** The API generation the instruments were made under (see `apiGeneration`). */
+let madeUnder = -1
 
 /** The instruments of the registered meter provider; `undefined` when nothing would record. */
 export function meters(): Instruments | undefined {
   const a = otel()
   if (a === null) return undefined
   const current = a.metrics.getMeterProvider()
-  if (current !== provider) {
+  if (current !== provider || madeUnder !== apiGeneration()) {
     provider = current
+    madeUnder = apiGeneration()
     try {
       const meter = current.getMeter(SCOPE)
       instruments = meter === a.createNoopMeter() ? undefined : make(meter)

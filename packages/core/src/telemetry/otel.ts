@@ -7,6 +7,7 @@
 import type * as Otel from '@opentelemetry/api'
 import { isSchedulingError } from '../errors/errors.js'
 import { loadOpenTelemetry } from '../platform/default.js'
+import { registered, setGiven } from './registered.js'
 
 type Api = typeof Otel
 export type Context = Otel.Context
@@ -45,20 +46,6 @@ function isApi(value: unknown): value is Api {
 }
 
 /**
- * Where the API (1.x, in any copy) keeps what an SDK registers: the tracer, meter and context
- * providers. It is there once anything registered, and only then.
- */
-const REGISTERED = /* @__PURE__ */ Symbol.for('opentelemetry.js.api.1')
-
-/**
- * Whether an SDK (or anything else) registered with the OpenTelemetry API. Until then the API
- * would only hand out no-op spans and instruments, so it is not loaded at all: loading it cost
- * an app more instructions at start-up than core itself.
- */
-export const registered = (): boolean =>
-  (globalThis as { [REGISTERED]?: unknown })[REGISTERED] !== undefined
-
-/**
  * The API module, looked for once something registered with it (on the node build; elsewhere it
  * must be given). Until then `null`, asked again on the next call: an SDK started after the app's
  * handler was made is found then.
@@ -77,36 +64,21 @@ export function otel(): Api | null {
   return api
 }
 
-/** Whether telemetry is off for good: turned off, or the API looked for and not found. */
-export const telemetryOff = (): boolean => api === null
+/** Counts the changes of the API in use, so what was made with an earlier one is made again. */
+let generation = 0
+export const apiGeneration = (): number => generation
 
-/** Called when the API in use changes, so cached instruments are made again. */
-const resets: Array<() => void> = []
-export function onApiChange(reset: () => void): void {
-  resets.push(reset)
-}
-
-/**
- * Which OpenTelemetry API scheduling-kit reports through. On Node (and Bun and Deno) it finds
- * `@opentelemetry/api` by itself when the app has it installed; elsewhere (workerd, browsers),
- * or to use another copy of it, pass the module. `false` turns telemetry off: no span, no
- * metric, not even the API's no-op calls.
- *
- * @example
- * ```ts
- * import * as api from '@opentelemetry/api'
- * useOpenTelemetry(api)
- * ```
- */
-export function useOpenTelemetry(given: OpenTelemetryApi | false): void {
+/** `useOpenTelemetry`'s part for every span and metric (webhooks/use-open-telemetry.ts). */
+export function setOpenTelemetry(given: OpenTelemetryApi | false): void {
   if (given !== false && !isApi(given)) {
     throw new TypeError(
       'useOpenTelemetry: pass the @opentelemetry/api module (import * as api from "@opentelemetry/api"), or false.',
     )
   }
   api = given === false ? null : given
+  setGiven(given !== false)
   tracer = undefined
-  for (const reset of resets) reset()
+  generation++
 }
 
 /** A recording span and the context that has it as the active span. */

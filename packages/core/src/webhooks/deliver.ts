@@ -3,11 +3,11 @@ import { serverText, WebhookError } from '../errors/errors.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, received, removed, type WebhookResponse } from './answer.js'
 import type { AnyWebhookEvent } from './events.js'
-import { enqueueWatched, tracedDedupe, type Watch } from './observe.js'
 import type { Settings } from './options.js'
 import type { WebhookQueue } from './queue.js'
 import type { Received } from './receive.js'
 import type { HandlerRegistry } from './registry.js'
+import type { DeliveryWatch } from './watching.js'
 
 function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
   return new WebhookError(
@@ -28,7 +28,7 @@ function deliver(
   key: string,
   queue: WebhookQueue | undefined,
   registry: HandlerRegistry,
-  watch: Watch | undefined,
+  watch: DeliveryWatch | undefined,
 ): void | Promise<void> {
   if (queue === undefined) return registry.dispatch(event, context, watch)
   let queued: unknown
@@ -36,7 +36,7 @@ function deliver(
     queued =
       watch === undefined
         ? queue.enqueue(event, context, { key })
-        : enqueueWatched(queue, event, context, key, watch)
+        : watch.enqueue(queue, event, context, key)
   } catch (cause) {
     throw enqueueFailed(event, cause)
   }
@@ -60,13 +60,13 @@ export function deliverOnce(
   delivery: Received,
   settings: Settings,
   registry: HandlerRegistry,
-  watch?: Watch,
+  watch?: DeliveryWatch,
 ): WebhookResponse | Promise<WebhookResponse> {
   const { queue } = settings
   const dedupe =
-    watch?.parent === undefined || settings.dedupe === undefined
+    watch === undefined || settings.dedupe === undefined
       ? settings.dedupe
-      : tracedDedupe(settings.dedupe, watch.parent)
+      : watch.dedupe(settings.dedupe)
   const { event } = delivery
   if (delivery.removed) return removed()
   const { key } = delivery

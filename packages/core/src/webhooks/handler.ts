@@ -1,19 +1,9 @@
 import { MemoryDedupeStore } from '../claims/dedupe.js'
 import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
-import { checkHealth, type HealthOptions, type HealthReport } from '../health/health.js'
+import { checkHealth } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
-import { meters, since, watchDedupeStore } from '../telemetry/metrics.js'
-import {
-  type Attributes,
-  activeSpan,
-  attributeText,
-  endSpan,
-  finishSpan,
-  setAttributes,
-  startSpan,
-  type Traced,
-  within,
-} from '../telemetry/otel.js'
+import { watchDedupeStore } from '../telemetry/watched.js'
 import { isThenable } from '../thenable.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body.js'
@@ -21,7 +11,6 @@ import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import { deliverOnce } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { WebhookLog } from './log.js'
-import { eventAttributes, outcomeOf, type Watch } from './observe.js'
 import {
   normalizePath,
   resolveSettings,
@@ -34,6 +23,8 @@ import {
 import { type Received, receive, type WebhookRequest } from './receive.js'
 import { type EventPattern, type EventsMatching, HandlerRegistry } from './registry.js'
 import type { SecretSource } from './secrets.js'
+import { observer } from './watch.js'
+import type { DeliveryObserver, DeliveryWatch } from './watching.js'
 
 /** Handler registration; each method returns `Self` for chaining. */
 export interface WebhookRegistration<Self> {
@@ -162,58 +153,34 @@ class Endpoint implements WebhookHandler {
   #start(request: WebhookRequest): Promise<WebhookResponse | undefined> {
     if (normalizePath(request.path) !== this.path) return Promise.resolve(undefined)
     const state: WebhookErrorContext = { webhookId: undefined, event: undefined }
-    // Without an SDK, one non-recording span and one look at the meter provider: nothing more.
-    const parent = startSpan('scheduling.webhook.delivery', {
-      attributes: {
-        'http.request.method': attributeText(request.method),
-        'http.route': this.path,
-      },
-    })
-    const m = meters()
-    if (parent === undefined && m === undefined) return this.#answer(request, state, undefined)
-    return this.#observed(request, state, { parent, m })
+    // Without anything that records: one property read, then the answer.
+    const o = observer()
+    if (isThenable(o))
+      return Promise.resolve(o).then((loaded) => this.#observed(loaded, request, state))
+    return this.#observed(o, request, state)
   }
 
-  /** `handle` when a span records or a meter provider is registered. */
-  async #observed(
+  /** `handle`, under the delivery's span and metrics when something records. */
+  #observed(
+    o: DeliveryObserver | undefined,
     request: WebhookRequest,
     state: WebhookErrorContext,
-    watch: Watch,
   ): Promise<WebhookResponse> {
-    const started = performance.now()
-    const answer = await within(watch.parent, () => this.#answer(request, state, watch))
-    const status = answer.status
-    const outcome = outcomeOf(answer)
-    const code = answer.error?.code
-    const attributes: Attributes = {
-      'http.response.status_code': status,
-      'scheduling.webhook.outcome': outcome,
-    }
-    if (code !== undefined) attributes['error.type'] = code
-    if (watch.parent !== undefined) {
-      if (state.webhookId !== undefined)
-        setAttributes(watch.parent, { 'scheduling.webhook.id': attributeText(state.webhookId) })
-      // A refusal is the sender's fault; only a server error marks the delivery span failed.
-      finishSpan(watch.parent, attributes, status >= 500 ? code : undefined)
-    }
-    watch.m?.deliveries.add(1, attributes)
-    watch.m?.deliveryDuration.record(since(started), {
-      'http.response.status_code': status,
-      'scheduling.webhook.outcome': outcome,
-    })
-    return answer
+    const watch = o?.startDelivery(request.method, this.path)
+    if (watch === undefined) return this.#answer(request, state, undefined)
+    return o!.observeDelivery(watch, state, () => this.#answer(request, state, watch))
   }
 
   async #answer(
     request: WebhookRequest,
     state: WebhookErrorContext,
-    watch: Watch | undefined,
+    watch: DeliveryWatch | undefined,
   ): Promise<WebhookResponse> {
     try {
       const received =
-        watch?.parent === undefined
+        watch === undefined
           ? await receive(request, this.#settings, state)
-          : await this.#verify(request, state, watch.parent)
+          : await watch.verify(() => receive(request, this.#settings, state))
       const delivered = deliverOnce(received, this.#settings, this.#registry, watch)
       return isThenable(delivered) ? await delivered : delivered
     } catch (caught) {
@@ -232,25 +199,6 @@ class Endpoint implements WebhookHandler {
       const logger = forwarded ? undefined : this.#loggerFor(request)
       await this.#report(error, state, logger)
       return { ...errorAnswer(error), error }
-    }
-  }
-
-  /** `receive` in its span (`scheduling.webhook.verify`): body, secret, signature, envelope. */
-  async #verify(
-    request: WebhookRequest,
-    state: WebhookErrorContext,
-    parent: Traced,
-  ): Promise<Received> {
-    const traced = startSpan('scheduling.webhook.verify', { parent })
-    try {
-      const received = await receive(request, this.#settings, state)
-      const attributes = eventAttributes(received.event, received.context)
-      setAttributes(parent, attributes)
-      endSpan(traced, undefined, attributes)
-      return received
-    } catch (error) {
-      endSpan(traced, error)
-      throw error
     }
   }
 
@@ -282,8 +230,7 @@ class Endpoint implements WebhookHandler {
   dispatch = async (event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void> => {
     // A queue's worker runs this inside its job's span (`startJobSpan`): the handlers' spans
     // are its children.
-    const parent = activeSpan()
-    const m = meters()
+    const watch = observer()?.watchDispatch()
     await this.#registry.dispatch(
       event,
       {
@@ -292,7 +239,7 @@ class Endpoint implements WebhookHandler {
         headers: context?.headers ?? {},
         account: context?.account,
       },
-      parent === undefined && m === undefined ? undefined : { parent, m },
+      watch,
     )
   }
 

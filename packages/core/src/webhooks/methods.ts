@@ -1,4 +1,4 @@
-import type { HealthOptions, HealthReport } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { WebhookHandler, WebhookRegistration } from './handler.js'
 
 /** Handler registration on an adapter's middleware; each method returns the middleware. */

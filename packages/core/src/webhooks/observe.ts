@@ -1,6 +1,5 @@
-// A delivery's telemetry: its span's children (the dedupe claim, each handler, the enqueue) and
-// its metrics. Only reached when a span records or a meter provider is registered: the
-// unobserved path calls none of this.
+// The children of a delivery's span (the dedupe claim, each handler, the enqueue) and their
+// metrics, for observed.ts: loaded with it, only once something may record.
 
 import type { DedupeStore } from '../claims/dedupe.js'
 import { type Instruments, since } from '../telemetry/metrics.js'
@@ -20,8 +19,8 @@ import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { WebhookQueue } from './queue.js'
 
-/** What observes one delivery (or one dispatch): its span, when recording, and the metrics. */
-export interface Watch {
+/** What a child span and its metrics hang from: the delivery's span, when recording, and the meters. */
+export interface Watched {
   parent: Traced | undefined
   m: Instruments | undefined
 }
@@ -90,7 +89,7 @@ export function runWatched(
   index: number,
   event: AnyWebhookEvent,
   context: WebhookContext,
-  watch: Watch,
+  watch: Watched,
 ): unknown {
   const attributes = {
     'scheduling.event.type': attributeText(String(event.type)),
@@ -140,7 +139,7 @@ export function enqueueWatched(
   event: AnyWebhookEvent,
   context: WebhookContext,
   key: string,
-  watch: Watch,
+  watch: Watched,
 ): unknown {
   const messaging = queue.messaging
   const destination = messaging === undefined ? 'webhooks' : attributeText(messaging.destination)

@@ -1,6 +1,6 @@
 import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
 import { ConfigError, type WebhookError } from '../errors/errors.js'
-import type { HealthOptions, HealthReport } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
 import { checkLogger, type Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { wholeNumber } from '../validate.js'

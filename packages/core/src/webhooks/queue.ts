@@ -1,4 +1,4 @@
-import type { HealthOptions, HealthReport } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { WebhookContext } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
 

@@ -3,7 +3,7 @@ import type { HeadersInput } from '../http/headers.js'
 import { isThenable } from '../thenable.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
-import { runWatched, type Watch } from './observe.js'
+import type { DeliveryWatch } from './watching.js'
 
 type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
   ? Head | `${Head}.${Prefixes<Rest>}`
@@ -77,7 +77,11 @@ export class HandlerRegistry {
    * with the handlers' errors as `cause`, when any of them threw or rejected. Completes
    * without a pause when every handler returned synchronously.
    */
-  dispatch(event: AnyWebhookEvent, context: WebhookContext, watch?: Watch): void | Promise<void> {
+  dispatch(
+    event: AnyWebhookEvent,
+    context: WebhookContext,
+    watch?: DeliveryWatch,
+  ): void | Promise<void> {
     const fns = this.matching(event.type)
     // Allocated only when a handler fails or is async: nothing is built for the common case.
     let errors: unknown[] | undefined
@@ -85,9 +89,7 @@ export class HandlerRegistry {
     for (let i = 0; i < fns.length; i++) {
       try {
         const result =
-          watch === undefined
-            ? fns[i]!(event, context)
-            : runWatched(fns[i]!, i, event, context, watch)
+          watch === undefined ? fns[i]!(event, context) : watch.run(fns[i]!, i, event, context)
         if (isThenable(result)) {
           pending ??= []
           pending.push(result)

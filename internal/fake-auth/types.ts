@@ -1,3 +1,6 @@
+// The fake service's types, at the package root: @scheduling-kit/testing inlines them into its own
+// declarations through the `types` subpath (its bundler resolves a file there, not a relative
+// import).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
 export interface AuthServiceOptions {

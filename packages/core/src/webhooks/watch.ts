@@ -1,0 +1,20 @@
+import { mayObserve } from '../telemetry/registered.js'
+import { defaultObserver } from './observer/default.js'
+import type { DeliveryObserver } from './watching.js'
+
+// The handler's telemetry, used once something may record (an SDK registered with the
+// OpenTelemetry API, or an API given to `useOpenTelemetry`): until then a delivery costs one
+// property read, and `@opentelemetry/api` is not even loaded.
+
+/** What `useOpenTelemetry` gave: the delivery telemetry, in every build. */
+let given: DeliveryObserver | undefined
+
+/** Called by `useOpenTelemetry`. */
+export function giveObserver(observer: DeliveryObserver | undefined): void {
+  given = observer
+}
+
+/** The delivery telemetry when something may record; else `undefined`. */
+export function observer(): DeliveryObserver | undefined {
+  return mayObserve() ? (given ?? defaultObserver) : undefined
+}
