@@ -1,7 +1,7 @@
 // The status-code table is written once, in packages/core/README.md between
 // `<!-- status-table -->` and `<!-- /status-table -->`, and copied into every README that shows
 // it (between the generated markers). `node scripts/status-table.mjs` writes the copies;
-// `--check` exits 1 when one differs. packages/core/test/status-table.test.ts checks the table
+// `--check` exits 1 when one differs. packages/core/test/errors/status-table.test.ts checks the table
 // against the code and the copies against the table.
 import { readFileSync, writeFileSync } from 'node:fs'
 

@@ -41,11 +41,12 @@ export function setCookiePair(headers: Headers, suffix: string): string {
 }
 
 export function defineHardeningCases(harness: AdapterHarness, ctx: SuiteContext): void {
-  hardeningPart1(harness, ctx)
-  hardeningPart2(harness, ctx)
+  oversizeHardening(harness, ctx)
+  replayHardening(harness, ctx)
+  bytesAndTextHardening(harness, ctx)
 }
 
-function hardeningPart1(harness: AdapterHarness, ctx: SuiteContext): void {
+function oversizeHardening(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
   const middlewareFirst =
     harness.parsers.find((p) => !harness.parserFirst.includes(p)) ?? ctx.defaultParser
@@ -117,6 +118,43 @@ function hardeningPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(app.events).toHaveLength(0)
     }, 120_000)
 
+    it('bodies still arriving hold at most maxPendingBytes: past it, 503 server_busy without reading, and the budget comes back', async () => {
+      const app = await start({
+        parser: middlewareFirst,
+        webhooks: { maxPendingBytes: 4096, bodyLimit: 2048, bodyTimeoutMs: 60_000 },
+      })
+      const { pathname, host } = new URL(app.hook)
+      const head =
+        `POST ${pathname} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\n` +
+        `x-service-signature: sha256=${'0'.repeat(64)}\r\ncontent-length: 2048\r\n\r\n`
+      // Three stalled senders each declare 2 KiB: two fit, the third is refused at once.
+      const stalled = [0, 1, 2].map(() => stalledRequest(app.hook, head, '{"type":', 3_000))
+      const first = await Promise.race(stalled)
+      expect(first.response).toMatch(/^HTTP\/1\.1 503/)
+      expect(first.response).toContain('server_busy')
+      expect(first.closed).toBe(true)
+      // Full: a delivery is refused too, unread, and the service will deliver it again.
+      const body = envelope()
+      const busy = await deliver(app.hook, body)
+      expect(busy.status).toBe(503)
+      expect(busy.json.error?.code).toBe('server_busy')
+      const all = await Promise.all(stalled)
+      expect(all.filter((a) => a.response.startsWith('HTTP/1.1 503'))).toHaveLength(1)
+      // The stalled senders gone, their bytes are given back.
+      let status = 0
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await deliver(app.hook, body)).status
+        if (status !== 200) await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(status).toBe(200)
+      expect(app.events).toHaveLength(1)
+    }, 60_000)
+  })
+}
+
+function replayHardening(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+  describe(`${harness.name}: hardening`, () => {
     it('a secret lookup that ignores case or the id itself does not reopen replays: one run per payload and secret', async () => {
       const app = await start({
         webhooks: {
@@ -139,15 +177,6 @@ function hardeningPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       }
       expect(ignoring.events).toHaveLength(1)
     })
-  })
-}
-
-function hardeningPart2(harness: AdapterHarness, ctx: SuiteContext): void {
-  const { start } = ctx
-  const middlewareFirst =
-    harness.parsers.find((p) => !harness.parserFirst.includes(p)) ?? ctx.defaultParser
-
-  describe(`${harness.name}: hardening`, () => {
     it('one key per delivery across instances sharing a dedupe store; two webhooks (two secrets) sending one payload id both run', async () => {
       const dedupe = new MemoryDedupeStore()
       const other = 'conformance-secret-of-another-webhook'
@@ -162,7 +191,15 @@ function hardeningPart2(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(otherWebhook.json.duplicate).toBeUndefined()
       expect(one.events.length + two.events.length).toBe(2)
     })
+  })
+}
 
+function bytesAndTextHardening(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+  const middlewareFirst =
+    harness.parsers.find((p) => !harness.parserFirst.includes(p)) ?? ctx.defaultParser
+
+  describe(`${harness.name}: hardening`, () => {
     it('bytes as received: a body whose invalid UTF-8 decodes to the signed text, at the same length, is never handled', async () => {
       // Signed: a literal U+FFFD (EF BF BD). Sent: a cut 4-byte sequence (F0 9F 98), which a
       // decoder turns into one U+FFFD: the same text, the same length, other bytes.
@@ -214,37 +251,5 @@ function hardeningPart2(harness: AdapterHarness, ctx: SuiteContext): void {
         }
       }
     })
-
-    it('bodies still arriving hold at most maxPendingBytes: past it, 503 server_busy without reading, and the budget comes back', async () => {
-      const app = await start({
-        parser: middlewareFirst,
-        webhooks: { maxPendingBytes: 4096, bodyLimit: 2048, bodyTimeoutMs: 60_000 },
-      })
-      const { pathname, host } = new URL(app.hook)
-      const head =
-        `POST ${pathname} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\n` +
-        `x-service-signature: sha256=${'0'.repeat(64)}\r\ncontent-length: 2048\r\n\r\n`
-      // Three stalled senders each declare 2 KiB: two fit, the third is refused at once.
-      const stalled = [0, 1, 2].map(() => stalledRequest(app.hook, head, '{"type":', 3_000))
-      const first = await Promise.race(stalled)
-      expect(first.response).toMatch(/^HTTP\/1\.1 503/)
-      expect(first.response).toContain('server_busy')
-      expect(first.closed).toBe(true)
-      // Full: a delivery is refused too, unread, and the service will deliver it again.
-      const body = envelope()
-      const busy = await deliver(app.hook, body)
-      expect(busy.status).toBe(503)
-      expect(busy.json.error?.code).toBe('server_busy')
-      const all = await Promise.all(stalled)
-      expect(all.filter((a) => a.response.startsWith('HTTP/1.1 503'))).toHaveLength(1)
-      // The stalled senders gone, their bytes are given back.
-      let status = 0
-      for (let i = 0; i < 100 && status !== 200; i++) {
-        status = (await deliver(app.hook, body)).status
-        if (status !== 200) await new Promise((r) => setTimeout(r, 50))
-      }
-      expect(status).toBe(200)
-      expect(app.events).toHaveLength(1)
-    }, 60_000)
   })
 }

@@ -36,12 +36,12 @@ function expectSameOrigin(app: Started, location: string | null, what: string) {
 
 /** Attacks on the OAuth routes. */
 export function defineOAuthAttackCases(harness: AdapterHarness, ctx: SuiteContext): void {
-  oauthAttacksPart1(harness, ctx)
-  oauthAttacksPart2(harness, ctx)
-  oauthAttacksPart3(harness, ctx)
+  oauthRedirectAttacks(harness, ctx)
+  oauthReplayAttacks(harness, ctx)
+  oauthLeakAttacks(harness, ctx)
 }
 
-function oauthAttacksPart1(harness: AdapterHarness, ctx: SuiteContext): void {
+function oauthRedirectAttacks(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: OAuth attacks`, () => {
@@ -75,37 +75,10 @@ function oauthAttacksPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       },
       FUZZ_TIMEOUT,
     )
-
-    it('HEAD never runs the callback or disconnect: 405, nothing exchanged or deleted', async () => {
-      const app = await start()
-      const auth = ctx.auth()
-      const login = await request(`${app.base}/auth/scheduling/login`)
-      const cookie = cookieHeader(login.headers)
-      const consent = await request(login.headers.get('location')!)
-      const callback = consent.headers.get('location')!
-      const exchanges = auth.counters.exchange
-      const head = await request(callback, { method: 'HEAD', headers: { cookie } })
-      expect(head.status).toBe(405)
-      expect(head.headers.get('allow')).toBe('GET')
-      expect(auth.counters.exchange).toBe(exchanges)
-      expect(app.connected).toEqual([])
-      // The code was not spent: the real callback still works.
-      const back = await request(callback, { headers: { cookie } })
-      expect(back.status).toBe(302)
-      expect(app.connected).toHaveLength(1)
-      const connection = cookieHeader(back.headers)
-      const key = app.connected[0]!
-      const bye = await request(`${app.base}/auth/scheduling/disconnect`, {
-        method: 'HEAD',
-        headers: { cookie: connection, origin: app.base },
-      })
-      expect(bye.status).toBe(405)
-      expect(await app.store.get(key)).toBeDefined()
-    })
   })
 }
 
-function oauthAttacksPart2(harness: AdapterHarness, ctx: SuiteContext): void {
+function oauthReplayAttacks(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: OAuth attacks`, () => {
@@ -133,34 +106,32 @@ function oauthAttacksPart2(harness: AdapterHarness, ctx: SuiteContext): void {
       auth.setAuthorize('approve', 'acct_1')
     })
 
-    it('Secure cookies: from an https redirectUri by default, or the secureCookies option, never from headers', async () => {
-      const loginCookie = async (app: Started, headers: Record<string, string> = {}) => {
-        const res = await request(`${app.base}/auth/scheduling/login`, { headers })
-        return res.headers.getSetCookie().join('\n')
-      }
-      const https = await start({
-        oauth: { redirectUri: 'https://app.example.test/auth/scheduling/callback' },
+    it('HEAD never runs the callback or disconnect: 405, nothing exchanged or deleted', async () => {
+      const app = await start()
+      const auth = ctx.auth()
+      const login = await request(`${app.base}/auth/scheduling/login`)
+      const cookie = cookieHeader(login.headers)
+      const consent = await request(login.headers.get('location')!)
+      const callback = consent.headers.get('location')!
+      const exchanges = auth.counters.exchange
+      const head = await request(callback, { method: 'HEAD', headers: { cookie } })
+      expect(head.status).toBe(405)
+      expect(head.headers.get('allow')).toBe('GET')
+      expect(auth.counters.exchange).toBe(exchanges)
+      expect(app.connected).toEqual([])
+      // The code was not spent: the real callback still works.
+      const back = await request(callback, { headers: { cookie } })
+      expect(back.status).toBe(302)
+      expect(app.connected).toHaveLength(1)
+      const connection = cookieHeader(back.headers)
+      const key = app.connected[0]!
+      const bye = await request(`${app.base}/auth/scheduling/disconnect`, {
+        method: 'HEAD',
+        headers: { cookie: connection, origin: app.base },
       })
-      expect(await loginCookie(https)).toMatch(/; Secure/)
-      const forced = await start({ oauth: { secureCookies: true } })
-      expect(await loginCookie(forced)).toMatch(/; Secure/)
-      const plain = await start()
-      expect(await loginCookie(plain, { 'x-forwarded-proto': 'https' })).not.toMatch(/Secure/)
-      const off = await start({
-        oauth: {
-          redirectUri: 'https://app.example.test/auth/scheduling/callback',
-          secureCookies: false,
-        },
-      })
-      expect(await loginCookie(off)).not.toMatch(/Secure/)
+      expect(bye.status).toBe(405)
+      expect(await app.store.get(key)).toBeDefined()
     })
-  })
-}
-
-function oauthAttacksPart3(harness: AdapterHarness, ctx: SuiteContext): void {
-  const { start } = ctx
-
-  describe(`${harness.name}: OAuth attacks`, () => {
     it('disconnect refuses a request that does not show this origin (scheme included)', async () => {
       const app = await start()
       const auth = ctx.auth()
@@ -194,6 +165,34 @@ function oauthAttacksPart3(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(same.status).toBe(303)
       expect(await app.store.get('acct_csrf')).toBeUndefined()
       auth.setAuthorize('approve', 'acct_1')
+    })
+  })
+}
+
+function oauthLeakAttacks(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+
+  describe(`${harness.name}: OAuth attacks`, () => {
+    it('Secure cookies: from an https redirectUri by default, or the secureCookies option, never from headers', async () => {
+      const loginCookie = async (app: Started, headers: Record<string, string> = {}) => {
+        const res = await request(`${app.base}/auth/scheduling/login`, { headers })
+        return res.headers.getSetCookie().join('\n')
+      }
+      const https = await start({
+        oauth: { redirectUri: 'https://app.example.test/auth/scheduling/callback' },
+      })
+      expect(await loginCookie(https)).toMatch(/; Secure/)
+      const forced = await start({ oauth: { secureCookies: true } })
+      expect(await loginCookie(forced)).toMatch(/; Secure/)
+      const plain = await start()
+      expect(await loginCookie(plain, { 'x-forwarded-proto': 'https' })).not.toMatch(/Secure/)
+      const off = await start({
+        oauth: {
+          redirectUri: 'https://app.example.test/auth/scheduling/callback',
+          secureCookies: false,
+        },
+      })
+      expect(await loginCookie(off)).not.toMatch(/Secure/)
     })
 
     it("server text in errors is capped and stripped of control characters before it reaches onError's logs", async () => {

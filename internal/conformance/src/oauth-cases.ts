@@ -29,12 +29,12 @@ async function consent(authorize: URL): Promise<string> {
 
 /** The OAuth routes: login, callback and disconnect. */
 export function defineOAuthCases(harness: AdapterHarness, ctx: SuiteContext): void {
-  oauthPart1(harness, ctx)
-  oauthPart2(harness, ctx)
-  oauthPart3(harness, ctx)
+  oauthSignIn(harness, ctx)
+  oauthRefusals(harness, ctx)
+  oauthDisconnect(harness, ctx)
 }
 
-function oauthPart1(harness: AdapterHarness, ctx: SuiteContext): void {
+function oauthSignIn(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: OAuth`, () => {
@@ -80,6 +80,34 @@ function oauthPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(cleared).toMatch(/Max-Age=0/)
     })
 
+    it('never redirects off the site, whatever returnTo says', async () => {
+      const app = await start()
+      for (const evil of [
+        'https://evil.test/x',
+        '//evil.test/x',
+        '/\\evil.test',
+        'javascript:alert(1)',
+        '/%0d%0aSet-Cookie:x=1',
+      ]) {
+        ctx.auth().setAuthorize('approve', 'acct_redirect')
+        const { authorize, cookie } = await login(app, `?returnTo=${encodeURIComponent(evil)}`)
+        const back = await request(await consent(authorize), { headers: { cookie } })
+        expect(back.status, evil).toBe(302)
+        const location = back.headers.get('location')!
+        expect(
+          location.startsWith('/') && !location.startsWith('//'),
+          `${evil} -> ${location}`,
+        ).toBe(true)
+        expect(new URL(location, app.base).origin).toBe(app.base)
+      }
+    })
+  })
+}
+
+function oauthRefusals(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+
+  describe(`${harness.name}: OAuth`, () => {
     it('400 and nothing stored when the state does not match, is missing, or is replayed', async () => {
       const app = await start()
       const { authorize, cookie } = await login(app)
@@ -103,13 +131,6 @@ function oauthPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(app.connected).toEqual([])
       expect(await app.store.get('acct_1')).toBeUndefined()
     })
-  })
-}
-
-function oauthPart2(harness: AdapterHarness, ctx: SuiteContext): void {
-  const { start } = ctx
-
-  describe(`${harness.name}: OAuth`, () => {
     it("403 when the user declines on the consent page, as a page for browsers with the server's words", async () => {
       const app = await start()
       ctx.auth().setAuthorize('deny')
@@ -142,31 +163,18 @@ function oauthPart2(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(app.connected).toEqual([])
     })
 
-    it('never redirects off the site, whatever returnTo says', async () => {
+    it('405 for a wrong method on its routes', async () => {
       const app = await start()
-      for (const evil of [
-        'https://evil.test/x',
-        '//evil.test/x',
-        '/\\evil.test',
-        'javascript:alert(1)',
-        '/%0d%0aSet-Cookie:x=1',
-      ]) {
-        ctx.auth().setAuthorize('approve', 'acct_redirect')
-        const { authorize, cookie } = await login(app, `?returnTo=${encodeURIComponent(evil)}`)
-        const back = await request(await consent(authorize), { headers: { cookie } })
-        expect(back.status, evil).toBe(302)
-        const location = back.headers.get('location')!
-        expect(
-          location.startsWith('/') && !location.startsWith('//'),
-          `${evil} -> ${location}`,
-        ).toBe(true)
-        expect(new URL(location, app.base).origin).toBe(app.base)
-      }
+      const res = await request(`${app.base}/auth/scheduling/disconnect`, {
+        headers: { accept: 'application/json' },
+      })
+      expect(res.status).toBe(405)
+      expect(res.headers.get('allow')).toBe('POST')
     })
   })
 }
 
-function oauthPart3(harness: AdapterHarness, ctx: SuiteContext): void {
+function oauthDisconnect(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: OAuth`, () => {
@@ -196,15 +204,6 @@ function oauthPart3(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(bye.status).toBe(303)
       expect(bye.headers.get('location')).toBe('/app/ping')
       expect(await app.store.get('acct_bye')).toBeUndefined()
-    })
-
-    it('405 for a wrong method on its routes', async () => {
-      const app = await start()
-      const res = await request(`${app.base}/auth/scheduling/disconnect`, {
-        headers: { accept: 'application/json' },
-      })
-      expect(res.status).toBe(405)
-      expect(res.headers.get('allow')).toBe('POST')
     })
   })
 }

@@ -9,11 +9,11 @@ import { cookieHeader, request } from './http.js'
 
 /** The OAuth routes hardened. */
 export function defineOAuthHardeningCases(harness: AdapterHarness, ctx: SuiteContext): void {
-  oauthHardeningPart1(harness, ctx)
-  oauthHardeningPart2(harness, ctx)
+  oauthLeakHardening(harness, ctx)
+  oauthCookieHardening(harness, ctx)
 }
 
-function oauthHardeningPart1(harness: AdapterHarness, ctx: SuiteContext): void {
+function oauthLeakHardening(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: OAuth hardening`, () => {
@@ -59,6 +59,24 @@ function oauthHardeningPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       auth.setAuthorize('approve', 'acct_1')
     })
 
+    it('the callback, its error page and its redirects send Referrer-Policy: no-referrer', async () => {
+      const app = await start()
+      const { back } = await connect(app)
+      expect(back.headers.get('referrer-policy')).toBe('no-referrer')
+      const failed = await request(`${app.base}/auth/scheduling/callback?code=leaked&state=x`)
+      expect(failed.status).toBe(400)
+      expect(failed.headers.get('referrer-policy')).toBe('no-referrer')
+      expect(failed.text).toContain('<meta name="referrer" content="no-referrer">')
+      const login = await request(`${app.base}/auth/scheduling/login`)
+      expect(login.headers.get('referrer-policy')).toBe('no-referrer')
+    })
+  })
+}
+
+function oauthCookieHardening(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+
+  describe(`${harness.name}: OAuth hardening`, () => {
     it('the connection cookie holds an expiry and a nonce of its own, and a disconnect or a reconnection ends every older cookie', async () => {
       const app = await start()
       const auth = ctx.auth()
@@ -108,13 +126,6 @@ function oauthHardeningPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       const connection = back.headers.getSetCookie().find((c) => c.includes('_connection='))!
       expect(connection).toMatch(/^__Host-scheduling_connection=[^;]+; Path=\/;.*; Secure/)
     })
-  })
-}
-
-function oauthHardeningPart2(harness: AdapterHarness, ctx: SuiteContext): void {
-  const { start } = ctx
-
-  describe(`${harness.name}: OAuth hardening`, () => {
     it('cookie tossing: a state or connection cookie planted from a sibling host, or sent twice, decides nothing', async () => {
       const auth = ctx.auth()
       for (const secureCookies of [true, false]) {
@@ -156,18 +167,6 @@ function oauthHardeningPart2(harness: AdapterHarness, ctx: SuiteContext): void {
         expect(await app.store.get('acct_other')).toBeDefined()
       }
       auth.setAuthorize('approve', 'acct_1')
-    })
-
-    it('the callback, its error page and its redirects send Referrer-Policy: no-referrer', async () => {
-      const app = await start()
-      const { back } = await connect(app)
-      expect(back.headers.get('referrer-policy')).toBe('no-referrer')
-      const failed = await request(`${app.base}/auth/scheduling/callback?code=leaked&state=x`)
-      expect(failed.status).toBe(400)
-      expect(failed.headers.get('referrer-policy')).toBe('no-referrer')
-      expect(failed.text).toContain('<meta name="referrer" content="no-referrer">')
-      const login = await request(`${app.base}/auth/scheduling/login`)
-      expect(login.headers.get('referrer-policy')).toBe('no-referrer')
     })
   })
 }

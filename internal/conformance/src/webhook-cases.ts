@@ -8,13 +8,15 @@ import { type Answer, cookieHeader, deliver, envelope, request } from './http.js
 
 /** The webhook endpoint: every status, the app around it, the log. */
 export function defineWebhookCases(harness: AdapterHarness, ctx: SuiteContext): void {
-  webhookStatusPart1(harness, ctx)
-  webhookStatusPart2(harness, ctx)
+  webhookSuccessAnswers(harness, ctx)
+  webhookRefusals(harness, ctx)
+  webhookSecrets(harness, ctx)
+  webhookRoutingAndQueue(harness, ctx)
   appAroundCases(harness, ctx)
   logCases(harness, ctx)
 }
 
-function webhookStatusPart1(harness: AdapterHarness, ctx: SuiteContext): void {
+function webhookSuccessAnswers(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: webhooks`, () => {
@@ -44,6 +46,34 @@ function webhookStatusPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(app.events).toHaveLength(1)
     })
 
+    it('500 when a handler throws, and the retry delivers it exactly once', async () => {
+      let failures = 1
+      const handled: string[] = []
+      const app = await start({
+        webhooks: {
+          on: {
+            'event.canceled': (event) => {
+              if (failures-- > 0) throw new Error('database unavailable')
+              handled.push(event.id)
+            },
+          },
+        },
+      })
+      const body = envelope('event.canceled')
+      const first = await deliver(app.hook, body)
+      expect(first.status).toBe(500)
+      expect(first.text).not.toContain('database unavailable')
+      expect((await deliver(app.hook, body)).status).toBe(200)
+      expect((await deliver(app.hook, body)).json.duplicate).toBe(true)
+      expect(handled).toEqual([JSON.parse(body).id])
+    })
+  })
+}
+
+function webhookRefusals(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+
+  describe(`${harness.name}: webhooks`, () => {
     it('405 with Allow: POST for another method on the webhook path', async () => {
       const app = await start()
       for (const method of ['GET', 'PUT', 'DELETE']) {
@@ -110,10 +140,17 @@ function webhookStatusPart1(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(wrong.text).not.toContain(SECRET)
       expect(app.events).toHaveLength(0)
     })
+
+    it('400 for a signed body that is not an envelope', async () => {
+      const app = await start()
+      const res = await deliver(app.hook, '{"type":"event.created"}')
+      expect(res.status).toBe(400)
+      expect(res.json.error?.code).toBe('invalid_id')
+    })
   })
 }
 
-function webhookStatusPart2(harness: AdapterHarness, ctx: SuiteContext): void {
+function webhookSecrets(harness: AdapterHarness, ctx: SuiteContext): void {
   const { start } = ctx
 
   describe(`${harness.name}: webhooks`, () => {
@@ -125,34 +162,49 @@ function webhookStatusPart2(harness: AdapterHarness, ctx: SuiteContext): void {
       expect((await deliver(app.hook, body, { signature: header })).status).toBe(200)
     })
 
-    it('400 for a signed body that is not an envelope', async () => {
-      const app = await start()
-      const res = await deliver(app.hook, '{"type":"event.created"}')
-      expect(res.status).toBe(400)
-      expect(res.json.error?.code).toBe('invalid_id')
+    it('looks the secret up by webhook id', async () => {
+      const secrets: Record<string, string> = { wh_a: 'secret-a', wh_b: 'secret-b' }
+      const app = await start({ webhooks: { secret: (id) => (id ? secrets[id] : undefined) } })
+      expect(
+        (await deliver(app.hook, envelope(), { webhookId: 'wh_a', secret: 'secret-a' })).status,
+      ).toBe(200)
+      expect(
+        (await deliver(app.hook, envelope(), { webhookId: 'wh_b', secret: 'secret-b' })).status,
+      ).toBe(200)
+      expect(
+        (await deliver(app.hook, envelope(), { webhookId: 'wh_b', secret: 'secret-a' })).status,
+      ).toBe(401)
+      const unknown = await deliver(app.hook, envelope(), { webhookId: 'wh_c', secret: 'secret-a' })
+      expect(unknown.json.error?.code).toBe('secret_unknown')
+      expect(app.contexts).toEqual(['wh_a', 'wh_b'])
+    })
+  })
+}
+
+function webhookRoutingAndQueue(harness: AdapterHarness, ctx: SuiteContext): void {
+  const { start } = ctx
+
+  describe(`${harness.name}: webhooks`, () => {
+    it('answers under a prefix, and only there', async () => {
+      const app = await start({ prefix: '/hooks' })
+      expect(app.hook).toBe(`${app.base}/hooks/webhooks/scheduling`)
+      expect((await deliver(app.hook, envelope())).status).toBe(200)
+      expect((await deliver(`${app.base}/webhooks/scheduling`, envelope())).status).toBe(404)
     })
 
-    it('500 when a handler throws, and the retry delivers it exactly once', async () => {
-      let failures = 1
-      const handled: string[] = []
-      const app = await start({
-        webhooks: {
-          on: {
-            'event.canceled': (event) => {
-              if (failures-- > 0) throw new Error('database unavailable')
-              handled.push(event.id)
-            },
+    if (harness.configurable) {
+      it('takes handlers added with .on() on the middleware', async () => {
+        const checkouts: string[] = []
+        const app = await start({
+          configure: (webhooks) => {
+            webhooks.on('event.checkout.*', (event) => void checkouts.push(event.type))
           },
-        },
+        })
+        await deliver(app.hook, envelope('event.checkout.completed'))
+        await deliver(app.hook, envelope('event.created'))
+        expect(checkouts).toEqual(['event.checkout.completed'])
       })
-      const body = envelope('event.canceled')
-      const first = await deliver(app.hook, body)
-      expect(first.status).toBe(500)
-      expect(first.text).not.toContain('database unavailable')
-      expect((await deliver(app.hook, body)).status).toBe(200)
-      expect((await deliver(app.hook, body)).json.duplicate).toBe(true)
-      expect(handled).toEqual([JSON.parse(body).id])
-    })
+    }
 
     it('queue mode: 200 once enqueued, 503 when the queue refuses', async () => {
       let up = false
@@ -176,44 +228,6 @@ function webhookStatusPart2(harness: AdapterHarness, ctx: SuiteContext): void {
       expect(queued).toEqual([JSON.parse(body).id])
       expect(app.events).toHaveLength(0)
     })
-
-    it('looks the secret up by webhook id', async () => {
-      const secrets: Record<string, string> = { wh_a: 'secret-a', wh_b: 'secret-b' }
-      const app = await start({ webhooks: { secret: (id) => (id ? secrets[id] : undefined) } })
-      expect(
-        (await deliver(app.hook, envelope(), { webhookId: 'wh_a', secret: 'secret-a' })).status,
-      ).toBe(200)
-      expect(
-        (await deliver(app.hook, envelope(), { webhookId: 'wh_b', secret: 'secret-b' })).status,
-      ).toBe(200)
-      expect(
-        (await deliver(app.hook, envelope(), { webhookId: 'wh_b', secret: 'secret-a' })).status,
-      ).toBe(401)
-      const unknown = await deliver(app.hook, envelope(), { webhookId: 'wh_c', secret: 'secret-a' })
-      expect(unknown.json.error?.code).toBe('secret_unknown')
-      expect(app.contexts).toEqual(['wh_a', 'wh_b'])
-    })
-
-    it('answers under a prefix, and only there', async () => {
-      const app = await start({ prefix: '/hooks' })
-      expect(app.hook).toBe(`${app.base}/hooks/webhooks/scheduling`)
-      expect((await deliver(app.hook, envelope())).status).toBe(200)
-      expect((await deliver(`${app.base}/webhooks/scheduling`, envelope())).status).toBe(404)
-    })
-
-    if (harness.configurable) {
-      it('takes handlers added with .on() on the middleware', async () => {
-        const checkouts: string[] = []
-        const app = await start({
-          configure: (webhooks) => {
-            webhooks.on('event.checkout.*', (event) => void checkouts.push(event.type))
-          },
-        })
-        await deliver(app.hook, envelope('event.checkout.completed'))
-        await deliver(app.hook, envelope('event.created'))
-        expect(checkouts).toEqual(['event.checkout.completed'])
-      })
-    }
   })
 }
 

@@ -1,7 +1,7 @@
 // @scheduling-kit/core: every concern's public names, for the common path (`import { ... } from
 // '@scheduling-kit/core'`). Each concern also has its own entry point with just its names
 // (`@scheduling-kit/core/webhooks`, `/oauth`, ...): the same bindings, pinned one by one by
-// test/exports.test.ts. Plumbing for adapters, stores and queues is at `/adapter`, `/store` and
+// test/package/exports.test.ts. Plumbing for adapters, stores and queues is at `/adapter`, `/store` and
 // `/queue`, never here. CONTRIBUTING.md says why the root keeps the whole list.
 
 export * from './entries/client.js'

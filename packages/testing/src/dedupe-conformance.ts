@@ -45,11 +45,12 @@ export function runDedupeStoreConformance(
   if (typeof describe !== 'function' || typeof it !== 'function') {
     throw new ConfigError('runDedupeStoreConformance: pass { describe, it } from your test runner.')
   }
-  dedupeStorePart1(createStore, options)
-  dedupeStorePart2(createStore, options)
+  dedupeClaimsAndOwners(createStore, options)
+  dedupeLapses(createStore, options)
+  dedupeRaces(createStore, options)
 }
 
-function dedupeStorePart1(
+function dedupeClaimsAndOwners(
   createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
   options: StoreConformanceOptions,
 ): void {
@@ -133,7 +134,17 @@ function dedupeStorePart1(
       assert.equal(await s.claim(`${k}:1`, 'x'), 'completed')
       assert.equal(await s.claim(`${k}1`, 'x'), 'in_progress')
     })
+  })
+}
 
+function dedupeLapses(
+  createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  const store = async (timing = LONG) => await createStore(timing)
+
+  describe(options.name ?? 'DedupeStore conformance', () => {
     it('a claim lapses after its lease; the late holder can then neither free nor finish the new claim', async () => {
       const s = await store(SHORT)
       const k = key('lapse')
@@ -154,17 +165,6 @@ function dedupeStorePart1(
         "the late complete finished the retry's claim",
       )
     })
-  })
-}
-
-function dedupeStorePart2(
-  createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
-  options: StoreConformanceOptions,
-): void {
-  const { describe, it } = options ?? {}
-  const store = async (timing = LONG) => await createStore(timing)
-
-  describe(options.name ?? 'DedupeStore conformance', () => {
     it('a completion is forgotten after its time', async () => {
       const s = await store(SHORT)
       const k = key('ttl')
@@ -174,7 +174,17 @@ function dedupeStorePart2(
       await sleep(SHORT.ttlMs + 150)
       assert.equal(await s.claim(k, 'b'), 'claimed')
     })
+  })
+}
 
+function dedupeRaces(
+  createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  const store = async (timing = LONG) => await createStore(timing)
+
+  describe(options.name ?? 'DedupeStore conformance', () => {
     it('race: 50 parallel claims of one key, exactly one claimed', async () => {
       const s = await store()
       const k = key('race')

@@ -69,11 +69,12 @@ export function runTokenStoreConformance(
   if (typeof describe !== 'function' || typeof it !== 'function') {
     throw new ConfigError('runTokenStoreConformance: pass { describe, it } from your test runner.')
   }
-  tokenStorePart1(createStore, options)
-  tokenStorePart2(createStore, options)
+  tokenStoreRecords(createStore, options)
+  tokenStoreVersions(createStore, options)
+  tokenStoreLeases(createStore, options)
 }
 
-function tokenStorePart1(
+function tokenStoreRecords(
   createStore: () => TokenStore | Promise<TokenStore>,
   options: StoreConformanceOptions,
 ): void {
@@ -134,7 +135,16 @@ function tokenStorePart1(
       ;(read.data as { plan: string }).plan = 'changed-after-get'
       assert.equal(((await store.get(k))!.data as { plan: string }).plan, 'pro')
     })
+  })
+}
 
+function tokenStoreVersions(
+  createStore: () => TokenStore | Promise<TokenStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+
+  describe(options.name ?? 'TokenStore conformance', () => {
     it('compareAndSet (when offered): versions, and exactly one winner of a race', async () => {
       const store = await createStore()
       if (typeof store.compareAndSet !== 'function') return
@@ -193,7 +203,7 @@ function tokenStorePart1(
   })
 }
 
-function tokenStorePart2(
+function tokenStoreLeases(
   createStore: () => TokenStore | Promise<TokenStore>,
   options: StoreConformanceOptions,
 ): void {

@@ -68,12 +68,12 @@ export function runSubscriptionStoreConformance(
       'runSubscriptionStoreConformance: pass { describe, it } from your test runner.',
     )
   }
-  subscriptionStorePart1(createStore, options)
-  subscriptionStorePart2(createStore, options)
-  subscriptionStorePart3(createStore, options)
+  subscriptionStoreRecords(createStore, options)
+  subscriptionStoreIndex(createStore, options)
+  subscriptionStoreConcurrency(createStore, options)
 }
 
-function subscriptionStorePart1(
+function subscriptionStoreRecords(
   createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
   options: SubscriptionConformanceOptions,
 ): void {
@@ -126,7 +126,44 @@ function subscriptionStorePart1(
       assert.deepEqual(plain(await store.get(k)), second)
       assert.notEqual((await store.get(k))!.version, read!.version)
     })
+    it('delete with the current version only; its webhooks are found no more', async () => {
+      const store = await createStore()
+      const k = key('delete')
+      const a = webhook()
+      await store.compareAndSet(k, record([a], false), undefined)
+      const v = (await store.get(k))!.version
+      assert.equal(await store.delete(k, v + 7), false)
+      assert.notEqual(await store.get(k), undefined)
+      assert.equal(await store.delete(k, v), true)
+      assert.equal(await store.get(k), undefined)
+      assert.equal(await store.findByWebhook(a.id), undefined)
+      // A write based on the read before the delete cannot bring the record back.
+      assert.equal(await store.compareAndSet(k, record([a]), v), false)
+    })
 
+    it('keys lists every record once, deleted ones not', async () => {
+      const store = await createStore()
+      const mine = Array.from({ length: 25 }, (_, i) => key(`list${i}`))
+      for (const k of mine) await store.compareAndSet(k, record(), undefined)
+      const gone = mine.pop()!
+      await store.delete(gone, (await store.get(gone))!.version)
+      const seen: string[] = []
+      for await (const k of store.keys()) seen.push(k)
+      const counted = seen.filter((k) => mine.includes(k))
+      assert.equal(counted.length, mine.length, 'each record listed')
+      assert.equal(new Set(counted).size, counted.length, 'each listed once')
+      assert.equal(seen.includes(gone), false)
+    })
+  })
+}
+
+function subscriptionStoreIndex(
+  createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
+  options: SubscriptionConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+
+  describe(options.name ?? 'SubscriptionStore conformance', () => {
     it('findByWebhook follows each write: new ids find the record, dropped ids do not', async () => {
       const store = await createStore()
       const k = key('index')
@@ -178,42 +215,13 @@ function subscriptionStorePart1(
   })
 }
 
-function subscriptionStorePart2(
+function subscriptionStoreConcurrency(
   createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
   options: SubscriptionConformanceOptions,
 ): void {
   const { describe, it } = options ?? {}
 
   describe(options.name ?? 'SubscriptionStore conformance', () => {
-    it('delete with the current version only; its webhooks are found no more', async () => {
-      const store = await createStore()
-      const k = key('delete')
-      const a = webhook()
-      await store.compareAndSet(k, record([a], false), undefined)
-      const v = (await store.get(k))!.version
-      assert.equal(await store.delete(k, v + 7), false)
-      assert.notEqual(await store.get(k), undefined)
-      assert.equal(await store.delete(k, v), true)
-      assert.equal(await store.get(k), undefined)
-      assert.equal(await store.findByWebhook(a.id), undefined)
-      // A write based on the read before the delete cannot bring the record back.
-      assert.equal(await store.compareAndSet(k, record([a]), v), false)
-    })
-
-    it('keys lists every record once, deleted ones not', async () => {
-      const store = await createStore()
-      const mine = Array.from({ length: 25 }, (_, i) => key(`list${i}`))
-      for (const k of mine) await store.compareAndSet(k, record(), undefined)
-      const gone = mine.pop()!
-      await store.delete(gone, (await store.get(gone))!.version)
-      const seen: string[] = []
-      for await (const k of store.keys()) seen.push(k)
-      const counted = seen.filter((k) => mine.includes(k))
-      assert.equal(counted.length, mine.length, 'each record listed')
-      assert.equal(new Set(counted).size, counted.length, 'each listed once')
-      assert.equal(seen.includes(gone), false)
-    })
-
     it('lease: one owner at a time, extended by its owner, released by its owner only, lapses', async () => {
       const store = await createStore()
       const k = key('lease')
@@ -254,16 +262,6 @@ function subscriptionStorePart2(
       )
       assert.equal(got.filter(Boolean).length, 1)
     })
-  })
-}
-
-function subscriptionStorePart3(
-  createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
-  options: SubscriptionConformanceOptions,
-): void {
-  const { describe, it } = options ?? {}
-
-  describe(options.name ?? 'SubscriptionStore conformance', () => {
     it('8 instances ensuring one account at once make one webhook at the service', async () => {
       const service = await startFakeSchedulingService()
       try {

@@ -3,7 +3,7 @@
 // core's answer back; what it decides is decided here once: which body to verify on Node, where
 // the OAuth routes are under a mount, how a server error reaches the framework, when a cookie
 // secret is required. CONTRIBUTING.md has the new-adapter checklist. Stores build on
-// `/store`, queues on `/queue`. Every name here is pinned by test/exports.test.ts.
+// `/store`, queues on `/queue`. Every name here is pinned by test/package/exports.test.ts.
 
 export { requireCookieSecret } from '../kit/cookie-secret.js'
 export { mountPathOf, normalMount, OAUTH_PATHS, underMount } from '../kit/mount.js'

@@ -1,7 +1,7 @@
 // @scheduling-kit/core/app: what an app on a framework uses besides the adapter's middleware.
 // Each adapter re-exports this list whole, in one line (`export * from '@scheduling-kit/core/app'`);
 // the rest (the framework-free handler, the signature functions, ...) is at the root. Pinned by
-// test/exports.test.ts and, on each adapter, by its exports test.
+// test/package/exports.test.ts and, on each adapter, by its exports test.
 
 export {
   type AnyWebhookEvent,

@@ -1,5 +1,5 @@
 // @scheduling-kit/core/client: calling the API with a token: the client and its webhooks API. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export {
   createSchedulingClient,

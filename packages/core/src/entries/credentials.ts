@@ -1,5 +1,5 @@
 // @scheduling-kit/core/credentials: credentials sealed at rest: the cipher and the store wrappers. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export {
   createCredentialCipher,

@@ -1,5 +1,5 @@
 // @scheduling-kit/core/errors: every error class, its guard and its codes. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export { ApiError, isApiError } from '../errors/api.js'
 export {

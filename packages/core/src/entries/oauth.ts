@@ -1,5 +1,5 @@
 // @scheduling-kit/core/oauth: connecting accounts through OAuth 2: the client and the routes. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export { createOAuthClient, type OAuthClient, type OAuthClientOptions } from '../oauth/client.js'
 export { type ReadConnectionOptions, readConnectedKey } from '../oauth/connection.js'

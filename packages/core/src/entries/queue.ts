@@ -1,7 +1,7 @@
 // @scheduling-kit/core/queue: what a durable queue's package (BullMQ, PostgreSQL) is built from:
 // a delivery run once across workers under a claim, the owner ids claims are held by, the job's
 // span, health checks and messages that name no secret. Every name here is pinned by
-// test/exports.test.ts.
+// test/package/exports.test.ts.
 
 export { newOwnerId } from '../claims/owner.js'
 export { type RunOnceOptions, type RunOnceOutcome, runOnce } from '../claims/run-once.js'

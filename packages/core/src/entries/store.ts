@@ -1,7 +1,7 @@
 // @scheduling-kit/core/store: what a store package (Redis, PostgreSQL, one of your own) is built
 // from: keys written losslessly, records sealed with the app's cipher, health checks, whole
 // numbers checked, messages that name no secret. Every name here is pinned by
-// test/exports.test.ts.
+// test/package/exports.test.ts.
 
 export { cipherOption, RecordSealer } from '../credentials/sealed.js'
 export { serverText } from '../errors/errors.js'

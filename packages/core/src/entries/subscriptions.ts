@@ -1,5 +1,5 @@
 // @scheduling-kit/core/subscriptions: each connected account's own webhook: ensure, remove, rotate, reconcile. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export type { WebhookOwner } from '../subscriptions/lookup.js'
 export type {

@@ -1,5 +1,5 @@
 // @scheduling-kit/core/telemetry: OpenTelemetry, health checks and logging. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export { checkHealth } from '../health/health.js'
 export type { HealthCheck, HealthChecked, HealthOptions, HealthReport } from '../health/report.js'

@@ -1,5 +1,5 @@
 // @scheduling-kit/core/tokens: connected accounts' tokens: the manager, the store, the connection's state. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export {
   announceConnectionChange,

@@ -1,5 +1,5 @@
 // @scheduling-kit/core/webhooks: receiving signed webhooks: the handler, events, signatures, duplicates. The root re-exports it whole.
-// Every name here is pinned by test/exports.test.ts.
+// Every name here is pinned by test/package/exports.test.ts.
 
 export {
   type ClaimResult,

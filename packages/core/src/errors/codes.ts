@@ -1,4 +1,4 @@
-// Every error code, each belonging to one class (test/errors.test.ts checks no code is in two).
+// Every error code, each belonging to one class (test/errors/errors.test.ts checks no code is in two).
 
 /** Codes of errors raised while receiving a webhook, each with the HTTP status it answers with. */
 export const WEBHOOK_ERROR_STATUS = {

@@ -1,0 +1,338 @@
+// The exact public surface of each entry point, types and values alike, read from the built
+// declarations. Adding or dropping a public name is a decision: change the list here with it.
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import {
+  ADAPTER_REEXPORTS,
+  exportedNames,
+  exportedNamesOf,
+  TYPE_CHECK_TIMEOUT_MS,
+} from '../../../../internal/conformance/src/exports.js'
+
+const require = createRequire(import.meta.url)
+const dist = (file: string) => fileURLToPath(new URL(`../../dist/${file}`, import.meta.url))
+
+// Each entry point's names. The concerns' entries together are the root; `adapter`, `store` and
+// `queue` are plumbing for the packages built on core, never at the root.
+const ENTRIES = {
+  webhooks: [
+    'AnyWebhookEvent',
+    'ClaimResult',
+    'constructEvent',
+    'ConstructEventOptions',
+    'createWebhookHandler',
+    'CustomWebhookPayloads',
+    'DedupeStore',
+    'DefaultWebhookPayloads',
+    'EarlyEviction',
+    'EVENT_TYPES',
+    'EventAttendee',
+    'EventConferencing',
+    'EventPattern',
+    'EventPrefixPattern',
+    'EventResource',
+    'EventsMatching',
+    'EventState',
+    'HandlerMap',
+    'HeadersInput',
+    'isEventType',
+    'isKnownEventType',
+    'matchSignature',
+    'MemoryDedupeStore',
+    'MemoryDedupeStoreOptions',
+    'OpenRecord',
+    'parseEnvelope',
+    'PayloadId',
+    'QueueDelivery',
+    'RawBody',
+    'SchedulingLink',
+    'Secrets',
+    'SecretSource',
+    'signPayload',
+    'SubscriptionLookup',
+    'UnknownWebhookEvent',
+    'verifySignature',
+    'WebhookContext',
+    'WebhookErrorContext',
+    'WebhookErrorFn',
+    'WebhookEvent',
+    'WebhookEventType',
+    'WebhookHandler',
+    'WebhookHandlerFn',
+    'WebhookHandlerOptions',
+    'WebhookHandlerRestOptions',
+    'WebhookPayload',
+    'WebhookQueue',
+    'WebhookRegistration',
+    'WebhookRequest',
+    'WebhookResponse',
+  ],
+  oauth: [
+    'CookieSecrets',
+    'createOAuthClient',
+    'createOAuthRoutes',
+    'OAuthClient',
+    'OAuthClientOptions',
+    'OAuthRequest',
+    'OAuthResponse',
+    'OAuthRoutes',
+    'OAuthRoutesOptions',
+    'readConnectedKey',
+    'ReadConnectionOptions',
+  ],
+  tokens: [
+    'AccountInfo',
+    'announceConnectionChange',
+    'ConnectionApp',
+    'ConnectionChange',
+    'ConnectionStatus',
+    'createTokenManager',
+    'GetTokenOptions',
+    'MemoryTokenStore',
+    'MemoryTokenStoreOptions',
+    'TokenManager',
+    'TokenManagerOptions',
+    'TokenRefresher',
+    'TokenRecord',
+    'TokenSet',
+    'TokenState',
+    'TokenStatus',
+    'TokenStore',
+    'WebhookStatus',
+  ],
+  client: [
+    'ApiError',
+    'ApiRetryOptions',
+    'ApiWebhook',
+    'CreatedWebhook',
+    'createSchedulingClient',
+    'CursorPage',
+    'CursorPageOptions',
+    'FetchLike',
+    'isApiError',
+    'SchedulingClient',
+    'SchedulingClientOptions',
+    'SchedulingUser',
+    'WebhooksApi',
+  ],
+  subscriptions: [
+    'createWebhookSubscriptions',
+    'EnsureResult',
+    'MemorySubscriptionStore',
+    'MemorySubscriptionStoreOptions',
+    'ReconcileAccount',
+    'ReconcileReport',
+    'RemoveResult',
+    'RotateResult',
+    'StoredSubscription',
+    'SubscribedWebhook',
+    'SubscriptionRecord',
+    'SubscriptionStore',
+    'WebhookOwner',
+    'WebhookSubscriptions',
+    'WebhookSubscriptionsOptions',
+  ],
+  credentials: [
+    'createCredentialCipher',
+    'CredentialCipher',
+    'CredentialCipherOptions',
+    'CredentialContext',
+    'CredentialKey',
+    'encryptSubscriptionStore',
+    'encryptTokenStore',
+    'generateCredentialKey',
+    'isSealedCredential',
+    'OpenedCredential',
+    'ReencryptResult',
+  ],
+  telemetry: [
+    'checkHealth',
+    'HealthCheck',
+    'HealthChecked',
+    'HealthOptions',
+    'HealthReport',
+    'Logger',
+    'OAUTH_REDACTED_PARAMS',
+    'OpenTelemetryApi',
+    'redactOAuthSpan',
+    'redactOAuthUrl',
+    'useOpenTelemetry',
+  ],
+  errors: [
+    'ApiError',
+    'ClientErrorCode',
+    'ClosedError',
+    'ConfigError',
+    'ConfigErrorCode',
+    'CredentialError',
+    'CredentialErrorCode',
+    'IncompleteScanError',
+    'InvalidResponseError',
+    'isApiError',
+    'isOAuthFlowError',
+    'isSchedulingError',
+    'isTransientError',
+    'isWebhookError',
+    'NetworkError',
+    'NotConnectedError',
+    'OAUTH_FLOW_ERROR_STATUS',
+    'OAuthError',
+    'OAuthFlowError',
+    'OAuthFlowErrorCode',
+    'ReauthorizationRequiredError',
+    'RedirectRefusedError',
+    'SchedulingError',
+    'SchedulingErrorCode',
+    'StaleWriteError',
+    'StoreErrorCode',
+    'StoreFullError',
+    'StoreNotMigratedError',
+    'SubscriptionBusyError',
+    'TimeoutError',
+    'WEBHOOK_ERROR_STATUS',
+    'WebhookError',
+    'WebhookErrorCode',
+  ],
+  adapter: [
+    'appEventLogger',
+    'attachWebhookMethods',
+    'BodySource',
+    'ErrorEventApp',
+    'mountPathOf',
+    'nodeBody',
+    'NodeResponse',
+    'NodeStream',
+    'normalMount',
+    'OAUTH_PATHS',
+    'optionsOf',
+    'quietParserRefusals',
+    'requireCookieSecret',
+    'serverErrorOf',
+    'underMount',
+    'WebhookMethods',
+    'writeNode',
+  ],
+  store: [
+    'cipherOption',
+    'consoleLogger',
+    'decodeStoreKey',
+    'encodeStoreKey',
+    'healthDetail',
+    'HealthProblem',
+    'healthReport',
+    'RecordSealer',
+    'runCheck',
+    'serverText',
+    'wholeNumber',
+  ],
+  queue: [
+    'consoleLogger',
+    'encodeStoreKey',
+    'HealthProblem',
+    'healthReport',
+    'inJobSpan',
+    'JobSpanOptions',
+    'newOwnerId',
+    'runCheck',
+    'runOnce',
+    'RunOnceOptions',
+    'RunOnceOutcome',
+    'serverText',
+    'wholeNumber',
+  ],
+} satisfies Record<string, string[]>
+const CONCERNS = [
+  'webhooks',
+  'oauth',
+  'tokens',
+  'client',
+  'subscriptions',
+  'credentials',
+  'telemetry',
+  'errors',
+] as const
+const PLUMBING = ['adapter', 'store', 'queue'] as const
+const ROOT = [...new Set(CONCERNS.flatMap((c) => ENTRIES[c]))].sort()
+const sorted = (names: readonly string[]) => [...names].sort()
+
+describe('public surface', () => {
+  it(
+    'each entry point exports exactly its list, in both declaration flavours',
+    () => {
+      const entries = [...CONCERNS, ...PLUMBING]
+      const files = entries.flatMap((e) => [dist(`${e}.d.ts`), dist(`${e}.d.cts`)])
+      const read = exportedNamesOf(files)
+      entries.forEach((e, i) => {
+        expect(read[2 * i], e).toEqual(sorted(ENTRIES[e]))
+        expect(read[2 * i + 1], e).toEqual(sorted(ENTRIES[e]))
+      })
+    },
+    TYPE_CHECK_TIMEOUT_MS,
+  )
+
+  it("@scheduling-kit/core exports every concern's names and nothing else", () => {
+    expect(exportedNames(dist('index.d.ts'))).toEqual(ROOT)
+    expect(exportedNames(dist('index.d.cts'))).toEqual(ROOT)
+  })
+
+  it('the plumbing entries (adapter, store, queue) are never at the root', () => {
+    for (const entry of PLUMBING)
+      for (const name of ENTRIES[entry]) expect(ROOT).not.toContain(name)
+  })
+
+  it('@scheduling-kit/core/app exports the list every adapter re-exports, all of it from the root', () => {
+    expect(exportedNames(dist('app.d.ts'))).toEqual([...ADAPTER_REEXPORTS].sort())
+    expect(exportedNames(dist('app.d.cts'))).toEqual([...ADAPTER_REEXPORTS].sort())
+    for (const name of ADAPTER_REEXPORTS) expect(ROOT).toContain(name)
+  })
+
+  it('the package.json exports map names every entry point the build makes', async () => {
+    const pkg = JSON.parse(
+      await readFile(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
+    ) as { exports: Record<string, unknown> }
+    expect(Object.keys(pkg.exports).sort()).toEqual(
+      ['.', './app', './package.json', ...[...CONCERNS, ...PLUMBING].map((e) => `./${e}`)].sort(),
+    )
+  })
+
+  it(
+    'the values of each built entry are the declared ones (ESM and CJS, both builds)',
+    async () => {
+      const values = (module: object) => Object.keys(module).sort()
+      const declared = async (file: string) => {
+        const all = exportedNames(dist(file))
+        const module = await import(dist(file.replace('.d.ts', '.js')))
+        return all.filter((name) => name in module).sort()
+      }
+      for (const entry of ['index', 'app', ...CONCERNS, ...PLUMBING]) {
+        const expected = await declared(`${entry}.d.ts`)
+        expect(values(await import(dist(`${entry}.js`)))).toEqual(expected)
+        expect(values(await import(dist(`${entry}.node.js`)))).toEqual(expected)
+        expect(values(require(dist(`${entry}.cjs`)))).toEqual(expected)
+        expect(values(require(dist(`${entry}.node.cjs`)))).toEqual(expected)
+      }
+    },
+    TYPE_CHECK_TIMEOUT_MS,
+  )
+
+  it('a name from its concern entry is the very binding of the root (one class, in every build)', async () => {
+    for (const build of ['', '.node']) {
+      const rootEsm = await import(dist(`index${build}.js`))
+      const rootCjs = require(dist(`index${build}.cjs`))
+      for (const entry of CONCERNS) {
+        const esm = await import(dist(`${entry}${build}.js`))
+        const cjs = require(dist(`${entry}${build}.cjs`))
+        for (const name of Object.keys(esm)) {
+          expect(esm[name], `${entry}${build}.js ${name}`).toBe(rootEsm[name])
+          expect(cjs[name], `${entry}${build}.cjs ${name}`).toBe(rootCjs[name])
+        }
+      }
+    }
+    // The store and queue kits share one module graph with the root too.
+    expect(require(dist('store.node.cjs')).HealthProblem).toBe(
+      require(dist('queue.node.cjs')).HealthProblem,
+    )
+  })
+})
