@@ -10,7 +10,7 @@ export const START =
   '<!-- status-table: generated from packages/core/README.md by scripts/status-table.mjs -->'
 export const END = '<!-- /status-table -->'
 export const COPIES = [
-  'README.md',
+  'docs/receive-webhooks.md',
   'packages/express/README.md',
   'packages/koa/README.md',
   'packages/fastify/README.md',

@@ -91,6 +91,37 @@ export const ADAPTER_REEXPORTS = [
  */
 export async function expectAdapterExports(dist: URL, own: readonly string[]): Promise<void> {
   await expectExports(dist, [...own, ...ADAPTER_REEXPORTS])
+  const { expect } = await import('vitest')
+  const { fileURLToPath } = await import('node:url')
+  const file = fileURLToPath(new URL('index.d.ts', dist))
+  // The two calls every app makes show their doc comment in an editor.
+  expect(undocumentedFunctions(file, ['schedulingWebhooks', 'schedulingOAuth'])).toEqual([])
+}
+
+/**
+ * Which of `names`, functions or constants declared in a built declaration file, carry no doc
+ * comment there
+ * (what an editor shows on hover): a comment separated from its function by another declaration
+ * is lost in the build.
+ */
+export function undocumentedFunctions(dtsFile: string, names: readonly string[]): string[] {
+  const source = ts.createSourceFile(
+    dtsFile,
+    ts.sys.readFile(dtsFile) ?? '',
+    ts.ScriptTarget.Latest,
+    true,
+  )
+  const documented = new Set<string>()
+  for (const statement of source.statements) {
+    const hasDoc = ts.getJSDocCommentsAndTags(statement).length > 0
+    if (ts.isFunctionDeclaration(statement) && statement.name !== undefined && hasDoc)
+      documented.add(statement.name.text)
+    // A plugin is a constant (`declare const schedulingWebhooks: FastifyPluginAsync<...>`).
+    if (ts.isVariableStatement(statement) && hasDoc)
+      for (const d of statement.declarationList.declarations)
+        if (ts.isIdentifier(d.name)) documented.add(d.name.text)
+  }
+  return names.filter((name) => !documented.has(name))
 }
 
 /**

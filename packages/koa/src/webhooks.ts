@@ -23,6 +23,14 @@ const FIX =
   'Mount schedulingWebhooks() before the body parser, or use @koa/bodyparser, which keeps ctx.request.rawBody.'
 
 /**
+ * A parser placed first leaves types it does not parse (`application/foo+json`) unread;
+ * @koa/bodyparser keeps `rawBody`.
+ */
+type KoaRequest = Context['request'] & { rawBody?: unknown; body?: unknown }
+const rawBodyOf = (request: KoaRequest) => request.rawBody
+const bodyOf = (request: KoaRequest) => request.body
+
+/**
  * `app.use(schedulingWebhooks(secret))`: answers `POST /webhooks/scheduling` (option `path`)
  * and passes every other request on untouched.
  *
@@ -32,14 +40,6 @@ const FIX =
  * app.use(bodyParser()) // after: the webhooks middleware reads the raw stream first
  * ```
  */
-/**
- * A parser placed first leaves types it does not parse (`application/foo+json`) unread;
- * @koa/bodyparser keeps `rawBody`.
- */
-type KoaRequest = Context['request'] & { rawBody?: unknown; body?: unknown }
-const rawBodyOf = (request: KoaRequest) => request.rawBody
-const bodyOf = (request: KoaRequest) => request.body
-
 export function schedulingWebhooks(
   secretOrOptions: SecretSource | WebhookHandlerOptions,
   options?: WebhookHandlerRestOptions,
