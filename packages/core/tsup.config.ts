@@ -19,6 +19,7 @@ const ENTRIES = [
   'errors',
   'oauth',
   'queue',
+  'setup',
   'store',
   'subscriptions',
   'telemetry',

@@ -44,6 +44,9 @@ export function exportedNames(dtsFile: string): string[] {
  * uses next to the middleware. The same on the four adapters.
  */
 export const ADAPTER_REEXPORTS = [
+  'createScheduling',
+  'memoryStores',
+  'Scheduling',
   'AnyWebhookEvent',
   'DedupeStore',
   'EVENT_TYPES',

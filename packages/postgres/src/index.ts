@@ -1,6 +1,7 @@
 export { PostgresDedupeStore, type PostgresDedupeStoreOptions } from './dedupe-store.js'
 export { type MigrateOptions, type MigrateResult, migrate } from './migrate.js'
 export type { PostgresPool, PostgresStoreOptions } from './sql.js'
+export { type PostgresStoresOptions, postgresStores } from './stores.js'
 export {
   PostgresSubscriptionStore,
   type PostgresSubscriptionStoreOptions,

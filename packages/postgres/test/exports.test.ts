@@ -3,6 +3,8 @@ import { expectExports, TYPE_CHECK_TIMEOUT_MS } from '@scheduling-kit/conformanc
 import { it } from 'vitest'
 
 const NAMES = [
+  'PostgresStoresOptions',
+  'postgresStores',
   'MigrateOptions',
   'MigrateResult',
   'migrate',
@@ -20,6 +22,7 @@ it(
   '@scheduling-kit/postgres exports exactly its names',
   async () => {
     await expectExports(new URL('../dist/', import.meta.url), NAMES, [
+      'postgresStores',
       'migrate',
       'PostgresDedupeStore',
       'PostgresSubscriptionStore',

@@ -7,6 +7,7 @@ export {
 } from './eviction.js'
 export { redisHealth } from './health.js'
 export type { RedisClient, RedisStoreOptions } from './scripts.js'
+export { type RedisStoresOptions, redisStores } from './stores.js'
 export {
   RedisSubscriptionStore,
   type RedisSubscriptionStoreOptions,

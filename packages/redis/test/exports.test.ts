@@ -3,6 +3,8 @@ import { expectExports, TYPE_CHECK_TIMEOUT_MS } from '@scheduling-kit/conformanc
 import { it } from 'vitest'
 
 const NAMES = [
+  'RedisStoresOptions',
+  'redisStores',
   'checkEvictionPolicy',
   'checkPersistence',
   'EvictionPolicy',
@@ -22,6 +24,7 @@ it(
   '@scheduling-kit/redis exports exactly its names',
   async () => {
     await expectExports(new URL('../dist/', import.meta.url), NAMES, [
+      'redisStores',
       'checkEvictionPolicy',
       'checkPersistence',
       'RedisDedupeStore',

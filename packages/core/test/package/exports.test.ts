@@ -17,6 +17,13 @@ const dist = (file: string) => fileURLToPath(new URL(`../../dist/${file}`, impor
 // Each entry point's names. The concerns' entries together are the root; `adapter`, `store` and
 // `queue` are plumbing for the packages built on core, never at the root.
 const ENTRIES = {
+  setup: [
+    'createScheduling',
+    'memoryStores',
+    'Scheduling',
+    'SchedulingOptions',
+    'SchedulingStores',
+  ],
   webhooks: [
     'AnyWebhookEvent',
     'ClaimResult',
@@ -252,6 +259,7 @@ const CONCERNS = [
   'credentials',
   'telemetry',
   'errors',
+  'setup',
 ] as const
 const PLUMBING = ['adapter', 'store', 'queue'] as const
 const ROOT = [...new Set(CONCERNS.flatMap((c) => ENTRIES[c]))].sort()

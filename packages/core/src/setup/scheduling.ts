@@ -1,0 +1,145 @@
+import { createSchedulingClient, type SchedulingClient } from '../api/client.js'
+import { ConfigError } from '../errors/errors.js'
+import { checkHealth } from '../health/health.js'
+import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { FetchLike } from '../http/fetch.js'
+import type { Logger } from '../log.js'
+import { createOAuthClient, type OAuthClient } from '../oauth/client.js'
+import type { OAuthRoutesOptions } from '../oauth/options.js'
+import type { WebhookSubscriptions } from '../subscriptions/options.js'
+import { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
+import { createTokenManager, type TokenManager } from '../tokens/manager.js'
+import { createWebhookHandler, type WebhookHandler } from '../webhooks/handler.js'
+import type { WebhookHandlerOptions } from '../webhooks/options.js'
+import type { SecretSource } from '../webhooks/secrets.js'
+import { memoryStores, type SchedulingStores } from './stores.js'
+
+/** What `createScheduling` takes: every option given once. */
+export interface SchedulingOptions {
+  clientId: string
+  clientSecret: string
+  /** The app's callback, e.g. `https://app.example.com/auth/scheduling/callback`. */
+  redirectUri: string
+  /** The authorization server's address. */
+  authUrl: string
+  /** The API's address, with its `/v1` when the service needs it. */
+  apiUrl: string
+  /**
+   * The app's webhook address (`https://app.example.com/webhooks/scheduling`): every connected
+   * account gets its own webhook there, verified with its own secret. Or give `secret`.
+   */
+  webhookUrl?: string
+  /** One signing secret for every delivery, when accounts do not get webhooks of their own. */
+  secret?: SecretSource
+  /** Default: `memoryStores()`, for one process. */
+  stores?: SchedulingStores
+  /** Signs the OAuth flow's cookies (required in production: see the OAuth routes' options). */
+  cookieSecret?: string | readonly string[]
+  scope?: string | readonly string[]
+  logger?: Logger
+  fetch?: FetchLike
+}
+
+/** The options the adapters and core's factories read from a `Scheduling`. */
+type AsOptions = Omit<OAuthRoutesOptions<unknown>, 'onError' | 'subscriptions'> &
+  Omit<WebhookHandlerOptions, 'onError' | 'subscriptions' | 'logger'>
+
+/**
+ * Everything of one app, configured once. It is itself the options of the adapters' and core's
+ * factories: `schedulingWebhooks(scheduling)`, `schedulingOAuth(scheduling)`,
+ * `createWebhookHandler(scheduling)`, `createOAuthRoutes(scheduling)`, each sharing its stores,
+ * its token manager and its subscriptions.
+ */
+export interface Scheduling extends AsOptions {
+  readonly apiUrl: string
+  readonly tokenStore: SchedulingStores['tokens']
+  /** The account webhooks, when `webhookUrl` was given. */
+  readonly subscriptions: WebhookSubscriptions | undefined
+  /** The OAuth client (authorize URLs, code exchange, refresh). */
+  readonly oauth: OAuthClient
+  /** The token manager every part of the app shares. */
+  readonly tokens: TokenManager
+  /** A webhook handler of the app's own (plain data or Fetch), for a server with no adapter. */
+  readonly webhooks: WebhookHandler
+  /** The API client for one connected account, its token kept fresh by `tokens`. */
+  client(key: string): SchedulingClient
+  /** Whether the stores (and the subscriptions' store) answer, for a readiness route. */
+  health(options?: HealthOptions): Promise<HealthReport>
+}
+
+/**
+ * One object to configure the whole toolkit: the OAuth client, the token manager, each account's
+ * webhook and a webhook handler, all on the same stores. The pieces stay usable alone.
+ *
+ * @example
+ * ```ts
+ * const scheduling = createScheduling({
+ *   clientId, clientSecret, redirectUri, authUrl, apiUrl, cookieSecret,
+ *   webhookUrl: 'https://app.example.com/webhooks/scheduling',
+ *   stores: redisStores({ client: redis, prefix: 'app:', cipher }),
+ * })
+ * app.use(schedulingWebhooks(scheduling).on('event.created', (event, { account }) => {}))
+ * app.use('/auth/scheduling', schedulingOAuth(scheduling))
+ * const me = await scheduling.client(userId).me()
+ * ```
+ */
+export function createScheduling(options: SchedulingOptions): Scheduling {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigError('createScheduling: pass the options object.')
+  const { webhookUrl, secret, apiUrl } = options
+  if ((webhookUrl === undefined) === (secret === undefined))
+    throw new ConfigError(
+      'createScheduling: pass webhookUrl (each connected account gets its own webhook there) or secret (one signing secret for every delivery), one of the two.',
+    )
+  if (typeof apiUrl !== 'string' || apiUrl === '')
+    throw new ConfigError(
+      'createScheduling: apiUrl is the API address, e.g. https://api.example.com/v1.',
+    )
+  const stores = { ...memoryStores(), ...options.stores }
+  const { logger, fetch } = options
+  const oauth = createOAuthClient({ ...pick(options), fetch })
+  const tokens = createTokenManager({ oauth, store: stores.tokens })
+  const subscriptions =
+    webhookUrl === undefined
+      ? undefined
+      : createWebhookSubscriptions({
+          url: webhookUrl,
+          tokens,
+          apiUrl,
+          store: stores.subscriptions,
+          fetch,
+          logger,
+        })
+  // The options part: what the adapters' and core's factories read.
+  const asOptions = {
+    ...pick(options),
+    apiUrl,
+    tokenStore: stores.tokens,
+    dedupe: stores.dedupe,
+    subscriptions,
+    ...(secret === undefined ? {} : { secret }),
+    ...(options.cookieSecret === undefined ? {} : { cookieSecret: options.cookieSecret }),
+    ...(logger === undefined ? {} : { logger }),
+    ...(fetch === undefined ? {} : { fetch }),
+  }
+  const checked = {
+    tokens: stores.tokens,
+    dedupe: stores.dedupe,
+    subscriptions: subscriptions === undefined ? undefined : stores.subscriptions,
+  }
+  return {
+    ...asOptions,
+    oauth,
+    tokens,
+    webhooks: createWebhookHandler(asOptions),
+    client: (key) =>
+      createSchedulingClient({ baseUrl: apiUrl, token: { manager: tokens, key }, fetch }),
+    health: (healthOptions) => checkHealth(checked, healthOptions),
+  }
+}
+
+/** The OAuth client's options among the app's. */
+function pick(options: SchedulingOptions) {
+  const { clientId, clientSecret, redirectUri, authUrl, scope } = options
+  return { clientId, clientSecret, redirectUri, authUrl, ...(scope === undefined ? {} : { scope }) }
+}

@@ -1,0 +1,137 @@
+// createScheduling end to end over loopback HTTP against the fake service: one object configured
+// once gives the OAuth routes, the token manager, each account's webhook, a webhook handler and
+// an API client per account, all on the same stores.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import {
+  ConfigError,
+  createOAuthRoutes,
+  createScheduling,
+  memoryStores,
+  type Scheduling,
+} from '@scheduling-kit/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { completeOAuthFlow, startFakeSchedulingService } from '../src/index.js'
+
+const closers: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close()
+})
+
+/** An app serving `scheduling`'s OAuth routes and its webhook handler, made once it listens. */
+async function app(configure: (base: string) => Scheduling) {
+  let scheduling: Scheduling | undefined
+  let routes: ReturnType<typeof createOAuthRoutes> | undefined
+  const server = createServer(async (req, res) => {
+    if ((req.url ?? '').startsWith('/webhooks/')) {
+      const answer = await scheduling!.webhooks.handle({
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        headers: req.headers,
+        body: req,
+      })
+      res.writeHead(answer?.status ?? 404, answer?.headers).end(answer?.body)
+      return
+    }
+    const answer = await routes!.fetch(
+      new Request(`http://127.0.0.1${req.url}`, { headers: req.headers as HeadersInit }),
+      { mountPath: '/auth/scheduling' },
+    )
+    const headers: Record<string, string | string[]> = {}
+    answer.headers.forEach((value, name) => {
+      if (name !== 'set-cookie') headers[name] = value
+    })
+    headers['set-cookie'] = answer.headers.getSetCookie()
+    res.writeHead(answer.status, headers).end(await answer.text())
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  closers.push(() => new Promise<void>((r) => server.close(() => r())))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  scheduling = configure(base)
+  // The object is the routes' options too: given once.
+  routes = createOAuthRoutes(scheduling)
+  return { base, scheduling }
+}
+
+describe('createScheduling', () => {
+  it('connects an account, gives it its own webhook, routes its deliveries to it, and calls the API for it', async () => {
+    const service = await startFakeSchedulingService({ retrySchedule: [] })
+    closers.push(() => service.close())
+    const stores = memoryStores()
+    const accounts: Array<string | undefined> = []
+    const { base, scheduling } = await app((base) => {
+      const settings = service.connectApp(base)
+      return createScheduling({
+        ...settings,
+        webhookUrl: `${base}/webhooks/scheduling`,
+        stores,
+        cookieSecret: 'a-cookie-secret-of-32-characters!!',
+      })
+    })
+    scheduling.webhooks.on('event.created', (_event, { account }) => {
+      accounts.push(account)
+    })
+
+    await completeOAuthFlow(`${base}/auth/scheduling/login`, { account: 'acct_one' })
+    // The token store given once is the one the routes wrote and the manager reads.
+    expect((await stores.tokens.get('acct_one'))?.account?.id).toBe('acct_one')
+    expect(await scheduling.tokens.status('acct_one')).toMatchObject({
+      state: 'connected',
+      accountId: 'acct_one',
+    })
+    // The callback ensured the account's webhook at webhookUrl, through the same subscriptions.
+    const hooks = service.webhooks('acct_one')
+    expect(hooks.map((w) => w.url)).toEqual([`${base}/webhooks/scheduling`])
+    expect((await stores.subscriptions.get('acct_one'))?.webhooks.map((w) => w.id)).toEqual(
+      hooks.map((w) => w.id),
+    )
+
+    const { deliveries } = await service.trigger('event.created', { account: 'acct_one' })
+    expect(deliveries.map((d) => d.status)).toEqual([200])
+    expect(accounts).toEqual(['acct_one'])
+
+    const me = await scheduling.client('acct_one').me()
+    expect(me.id).toBe('acct_one')
+    const health = await scheduling.health()
+    expect(health.ok).toBe(true)
+    expect(health.checks.map((c) => c.name).sort()).toEqual([
+      'dedupe.memory',
+      'subscriptions.memory',
+      'tokens.memory',
+    ])
+  })
+
+  it('with one secret instead of webhookUrl: no subscriptions, deliveries verified with the secret', async () => {
+    const service = await startFakeSchedulingService({ retrySchedule: [] })
+    closers.push(() => service.close())
+    const handled: string[] = []
+    // connectApp registers the app-wide webhook at <base>/webhooks/scheduling, with its secret.
+    const { scheduling } = await app((base) => {
+      const { webhookSecret, ...settings } = service.connectApp(base)
+      return createScheduling({ ...settings, secret: webhookSecret })
+    })
+    expect(scheduling.subscriptions).toBeUndefined()
+    scheduling.webhooks.on('event.canceled', (event) => {
+      handled.push(String(event.id))
+    })
+    const { event, deliveries } = await service.trigger('event.canceled')
+    expect(deliveries.map((d) => d.status)).toEqual([200])
+    expect(handled).toEqual([String(event.id)])
+  })
+
+  it('refuses an app that gives neither webhookUrl nor secret, or both, naming the fix', () => {
+    const base = {
+      clientId: 'c',
+      clientSecret: 's',
+      redirectUri: 'https://app.example.com/auth/scheduling/callback',
+      authUrl: 'https://auth.example.com',
+      apiUrl: 'https://api.example.com/v1',
+    }
+    for (const extra of [{}, { webhookUrl: 'https://app.example.com/w', secret: 'x' }]) {
+      const make = () => createScheduling({ ...base, ...extra })
+      expect(make).toThrow(ConfigError)
+      expect(make).toThrow(/webhookUrl .* or secret/)
+    }
+    expect(() => createScheduling({ ...base, apiUrl: '', secret: 'x' })).toThrow(/apiUrl/)
+  })
+})
