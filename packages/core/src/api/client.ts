@@ -141,61 +141,48 @@ function nextWait(
  * ```
  */
 export function createSchedulingClient(options: SchedulingClientOptions): SchedulingClient {
-  const oauth = checkOptions(options)
-  const token = options.token
-  const base = withoutTrailingSlashes(options.baseUrl)
-  const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-  const timeoutMs = options.timeoutMs ?? 30_000
-  const maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024
-  const retry = retrySettings(options.retry)
+  return new ApiClient(options)
+}
 
-  /** One try, with the one refresh a 401 earns an OAuth connection. */
-  async function once<T>(
-    path: string,
-    init: RequestInit,
-    method: string,
-    traced: Traced | undefined,
-    cap: number,
-  ): Promise<T> {
-    const what = `${method} ${path.split('?')[0]}`
-    let bearer = oauth ? await oauth.manager.getAccessToken(oauth.key) : (token as string)
-    for (let refreshed = false; ; refreshed = true) {
-      const headers = new Headers(init.headers)
-      headers.set('authorization', `Bearer ${bearer}`)
-      if (!headers.has('accept')) headers.set('accept', 'application/json')
-      const answer = await send(
-        `${base}${path}`,
-        { ...init, method, headers },
-        { fetch: fetchImpl, timeoutMs, what, maxBodyBytes: cap },
-      )
-      if (answer.status === 401 && oauth && !refreshed) {
-        // The token may have been revoked or expired early: refresh once, then try again.
-        spanEvent(traced, 'scheduling.api.token_refused')
-        bearer = await oauth.manager.getAccessToken(oauth.key, { rejectedToken: bearer })
-        continue
-      }
-      const body = answer.text === '' ? undefined : (parseJson(answer.text) ?? answer.text)
-      if (answer.status >= 200 && answer.status < 300) return body as T
-      const wait =
-        answer.status === 429 || answer.status === 503
-          ? retryAfterMs(answer.headers.get('retry-after'))
-          : undefined
-      const tooLong = answer.status === 429 && wait !== undefined && wait > retry.maxRetryAfter
-      throw new ApiError(answer.status, method, path.split('?')[0]!, body, `${base}${path}`, {
-        headers: answer.headers,
-        retryAfterMs: wait,
-        note: tooLong
-          ? `The server asks to wait ${Math.ceil(wait / 1000)} s, longer than retry.maxRetryAfterMs: try again later.`
-          : undefined,
-      })
-    }
+/** The API client: one request with its retries and its one refresh, and what is built on it. */
+class ApiClient implements SchedulingClient {
+  readonly webhooks: WebhooksApi
+  readonly #oauth: ReturnType<typeof checkOptions>
+  readonly #token: SchedulingClientOptions['token']
+  readonly #base: string
+  readonly #fetch: FetchLike
+  readonly #timeoutMs: number
+  readonly #maxBodyBytes: number
+  readonly #retry: RetrySettings
+  /** `#request`, bound: what pagination and the webhooks API call. */
+  readonly #send = <T>(path: string, init?: RequestInit, limits?: RequestLimits) =>
+    this.#request<T>(path, init, limits)
+
+  constructor(options: SchedulingClientOptions) {
+    this.#oauth = checkOptions(options)
+    this.#token = options.token
+    this.#base = withoutTrailingSlashes(options.baseUrl)
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+    this.#timeoutMs = options.timeoutMs ?? 30_000
+    this.#maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024
+    this.#retry = retrySettings(options.retry)
+    this.webhooks = webhooksApi(this.#send)
   }
 
-  async function request<T>(
-    path: string,
-    init: RequestInit = {},
-    limits?: RequestLimits,
-  ): Promise<T> {
+  request<T = unknown>(path: string, init?: RequestInit): Promise<T> {
+    return this.#request<T>(path, init)
+  }
+
+  me<T = SchedulingUser>(): Promise<T> {
+    return this.#request<T>('/me')
+  }
+
+  paginate<T = unknown>(path: string, options?: CursorPageOptions): AsyncIterable<T> {
+    return paginate<T>(this.#send, path, options)
+  }
+
+  /** One call in its span, tried again as long as `retry` allows. */
+  async #request<T>(path: string, init: RequestInit = {}, limits?: RequestLimits): Promise<T> {
     // A path, never a URL: the bearer token must not be sent to another host.
     if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//')) {
       throw new ConfigError(
@@ -208,21 +195,14 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
       attributes: { 'http.request.method': method, 'url.path': route.slice(0, 256) },
     })
     const m = meters()
+    const cap = Math.min(this.#maxBodyBytes, limits?.maxBodyBytes ?? this.#maxBodyBytes)
     for (let attempt = 1; ; attempt++) {
       try {
-        const value = await within(traced, () =>
-          once<T>(
-            path,
-            init,
-            method,
-            traced,
-            Math.min(maxBodyBytes, limits?.maxBodyBytes ?? maxBodyBytes),
-          ),
-        )
+        const value = await within(traced, () => this.#once<T>(path, init, method, traced, cap))
         endSpan(traced)
         return value
       } catch (error) {
-        const wait = nextWait(error, method, attempt, retry)
+        const wait = nextWait(error, method, attempt, this.#retry)
         if (wait === undefined) {
           endSpan(traced, error, failureAttributes(error))
           throw error
@@ -239,12 +219,56 @@ export function createSchedulingClient(options: SchedulingClientOptions): Schedu
     }
   }
 
-  const client: SchedulingClient = {
-    request: (path, init) => request(path, init),
-    me: <T>() => request<T>('/me'),
-    paginate: <T>(path: string, pageOptions?: CursorPageOptions) =>
-      paginate<T>(request, path, pageOptions),
-    webhooks: webhooksApi(request),
+  /** One try, with the one refresh a 401 earns an OAuth connection. */
+  async #once<T>(
+    path: string,
+    init: RequestInit,
+    method: string,
+    traced: Traced | undefined,
+    cap: number,
+  ): Promise<T> {
+    const oauth = this.#oauth
+    const what = `${method} ${path.split('?')[0]}`
+    let bearer = oauth ? await oauth.manager.getAccessToken(oauth.key) : (this.#token as string)
+    for (let refreshed = false; ; refreshed = true) {
+      const headers = new Headers(init.headers)
+      headers.set('authorization', `Bearer ${bearer}`)
+      if (!headers.has('accept')) headers.set('accept', 'application/json')
+      const answer = await send(
+        `${this.#base}${path}`,
+        { ...init, method, headers },
+        { fetch: this.#fetch, timeoutMs: this.#timeoutMs, what, maxBodyBytes: cap },
+      )
+      if (answer.status === 401 && oauth && !refreshed) {
+        // The token may have been revoked or expired early: refresh once, then try again.
+        spanEvent(traced, 'scheduling.api.token_refused')
+        bearer = await oauth.manager.getAccessToken(oauth.key, { rejectedToken: bearer })
+        continue
+      }
+      const body = answer.text === '' ? undefined : (parseJson(answer.text) ?? answer.text)
+      if (answer.status >= 200 && answer.status < 300) return body as T
+      throw this.#refused(answer, method, path, body)
+    }
   }
-  return client
+
+  /** The `ApiError` of a non-2xx answer, saying when a `Retry-After` asks too long a wait. */
+  #refused(
+    answer: { status: number; headers: Headers },
+    method: string,
+    path: string,
+    body: unknown,
+  ): ApiError {
+    const wait =
+      answer.status === 429 || answer.status === 503
+        ? retryAfterMs(answer.headers.get('retry-after'))
+        : undefined
+    const tooLong = answer.status === 429 && wait !== undefined && wait > this.#retry.maxRetryAfter
+    return new ApiError(answer.status, method, path.split('?')[0]!, body, `${this.#base}${path}`, {
+      headers: answer.headers,
+      retryAfterMs: wait,
+      note: tooLong
+        ? `The server asks to wait ${Math.ceil(wait / 1000)} s, longer than retry.maxRetryAfterMs: try again later.`
+        : undefined,
+    })
+  }
 }

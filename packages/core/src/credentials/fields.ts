@@ -1,4 +1,4 @@
-import { isSealedCredential } from './cipher.js'
+import { isSealedCredential } from './envelope.js'
 import type { CredentialCipher, CredentialContext } from './types.js'
 
 // Shared by the store wrappers (`encryptTokenStore`, `encryptSubscriptionStore`), which live

@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors/errors.js'
 import { CredentialError } from '../errors/store.js'
-import { isSealedCredential } from './cipher.js'
+import { isSealedCredential } from './envelope.js'
 import type { CredentialCipher } from './types.js'
 
 /** Checks a store's `cipher` option: absent, or what `createCredentialCipher` made. */

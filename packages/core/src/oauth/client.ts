@@ -118,31 +118,104 @@ function requireString(options: OAuthClientOptions, name: keyof OAuthClientOptio
  * ```
  */
 export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
-  const clientId = requireString(options, 'clientId')
-  const clientSecret = requireString(options, 'clientSecret')
-  const redirectUri = requireString(options, 'redirectUri')
-  const authUrl = withoutTrailingSlashes(requireString(options, 'authUrl'))
-  for (const [name, value] of [
-    ['authUrl', authUrl],
-    ['redirectUri', redirectUri],
-  ] as const) {
-    if (!URL.canParse(value))
-      throw new ConfigError(`createOAuthClient: ${name} must be an absolute URL.`)
-  }
-  const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-  const timeoutMs = options.timeoutMs ?? 10_000
-  const now = options.now ?? Date.now
-  const tokenUrl = `${authUrl}/oauth/token`
-  const scope = scopeOf(options.scope, 'createOAuthClient')
+  return new Client(options)
+}
 
-  async function tokenRequest(
+/** The OAuth client: the authorize URL, the code exchange and the refresh, on one token URL. */
+class Client implements OAuthClient {
+  readonly timeoutMs: number
+  readonly #clientId: string
+  readonly #clientSecret: string
+  readonly #redirectUri: string
+  readonly #authUrl: string
+  readonly #tokenUrl: string
+  readonly #scope: string | undefined
+  readonly #fetch: FetchLike
+  readonly #now: () => number
+
+  constructor(options: OAuthClientOptions) {
+    this.#clientId = requireString(options, 'clientId')
+    this.#clientSecret = requireString(options, 'clientSecret')
+    this.#redirectUri = requireString(options, 'redirectUri')
+    this.#authUrl = withoutTrailingSlashes(requireString(options, 'authUrl'))
+    for (const [name, value] of [
+      ['authUrl', this.#authUrl],
+      ['redirectUri', this.#redirectUri],
+    ] as const) {
+      if (!URL.canParse(value))
+        throw new ConfigError(`createOAuthClient: ${name} must be an absolute URL.`)
+    }
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+    this.timeoutMs = options.timeoutMs ?? 10_000
+    this.#now = options.now ?? Date.now
+    this.#tokenUrl = `${this.#authUrl}/oauth/token`
+    this.#scope = scopeOf(options.scope, 'createOAuthClient')
+  }
+
+  authorizeUrl({ state, codeChallenge }: { state: string; codeChallenge?: string }): string {
+    if (typeof state !== 'string' || state === '') {
+      throw new ConfigError('authorizeUrl: a non-empty state is required (CSRF protection).')
+    }
+    if (codeChallenge !== undefined && !PKCE_VALUE.test(codeChallenge)) {
+      throw new ConfigError(
+        'authorizeUrl: codeChallenge must be the base64url SHA-256 of the code verifier (43 characters, RFC 7636 S256).',
+      )
+    }
+    const url = new URL(`${this.#authUrl}/oauth/authorize`)
+    url.searchParams.set('response_type', 'code')
+    url.searchParams.set('client_id', this.#clientId)
+    url.searchParams.set('redirect_uri', this.#redirectUri)
+    url.searchParams.set('state', state)
+    if (this.#scope !== undefined) url.searchParams.set('scope', this.#scope)
+    if (codeChallenge !== undefined) {
+      url.searchParams.set('code_challenge', codeChallenge)
+      url.searchParams.set('code_challenge_method', 'S256')
+    }
+    return url.toString()
+  }
+
+  async exchangeCode(code: string, exchange?: { codeVerifier?: string }): Promise<TokenSet> {
+    const fields: Record<string, string> = {
+      code,
+      client_id: this.#clientId,
+      client_secret: this.#clientSecret,
+      grant_type: 'authorization_code',
+      redirect_uri: this.#redirectUri,
+    }
+    const verifier = exchange?.codeVerifier
+    if (verifier !== undefined) {
+      if (!PKCE_VALUE.test(verifier)) {
+        throw new ConfigError(
+          'exchangeCode: codeVerifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" or "~" (RFC 7636).',
+        )
+      }
+      fields.code_verifier = verifier
+    }
+    return this.#tokenRequest(fields, 'Authorization code exchange')
+  }
+
+  async refresh(refreshToken: string, request?: { timeoutMs?: number }): Promise<TokenSet> {
+    const wait = request?.timeoutMs
+    if (wait !== undefined && !(Number.isFinite(wait) && wait > 0)) {
+      throw new ConfigError('refresh: timeoutMs must be a number of milliseconds > 0.')
+    }
+    const fields = {
+      refresh_token: refreshToken,
+      grant_type: 'refresh_token',
+      client_id: this.#clientId,
+      client_secret: this.#clientSecret,
+    }
+    return this.#tokenRequest(fields, 'Token refresh', refreshToken, wait)
+  }
+
+  async #tokenRequest(
     fields: Record<string, string>,
     what: string,
     previous?: string,
-    wait = timeoutMs,
-  ) {
+    wait = this.timeoutMs,
+  ): Promise<TokenSet> {
     const answer = await send(
-      tokenUrl,
+      this.#tokenUrl,
       {
         method: 'POST',
         headers: {
@@ -151,69 +224,9 @@ export function createOAuthClient(options: OAuthClientOptions): OAuthClient {
         },
         body: new URLSearchParams(fields).toString(),
       },
-      { fetch: fetchImpl, timeoutMs: wait, what, maxBodyBytes: MAX_TOKEN_RESPONSE },
+      { fetch: this.#fetch, timeoutMs: wait, what, maxBodyBytes: MAX_TOKEN_RESPONSE },
     )
-    return readTokenResponse(answer, receiptTime(now(), answer.headers.get('date')), what, previous)
-  }
-
-  return {
-    authorizeUrl({ state, codeChallenge }) {
-      if (typeof state !== 'string' || state === '') {
-        throw new ConfigError('authorizeUrl: a non-empty state is required (CSRF protection).')
-      }
-      if (codeChallenge !== undefined && !PKCE_VALUE.test(codeChallenge)) {
-        throw new ConfigError(
-          'authorizeUrl: codeChallenge must be the base64url SHA-256 of the code verifier (43 characters, RFC 7636 S256).',
-        )
-      }
-      const url = new URL(`${authUrl}/oauth/authorize`)
-      url.searchParams.set('response_type', 'code')
-      url.searchParams.set('client_id', clientId)
-      url.searchParams.set('redirect_uri', redirectUri)
-      url.searchParams.set('state', state)
-      if (scope !== undefined) url.searchParams.set('scope', scope)
-      if (codeChallenge !== undefined) {
-        url.searchParams.set('code_challenge', codeChallenge)
-        url.searchParams.set('code_challenge_method', 'S256')
-      }
-      return url.toString()
-    },
-    async exchangeCode(code, exchange) {
-      const fields: Record<string, string> = {
-        code,
-        client_id: clientId,
-        client_secret: clientSecret,
-        grant_type: 'authorization_code',
-        redirect_uri: redirectUri,
-      }
-      const verifier = exchange?.codeVerifier
-      if (verifier !== undefined) {
-        if (!PKCE_VALUE.test(verifier)) {
-          throw new ConfigError(
-            'exchangeCode: codeVerifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" or "~" (RFC 7636).',
-          )
-        }
-        fields.code_verifier = verifier
-      }
-      return tokenRequest(fields, 'Authorization code exchange')
-    },
-    timeoutMs,
-    async refresh(refreshToken, request) {
-      const wait = request?.timeoutMs
-      if (wait !== undefined && !(Number.isFinite(wait) && wait > 0)) {
-        throw new ConfigError('refresh: timeoutMs must be a number of milliseconds > 0.')
-      }
-      return tokenRequest(
-        {
-          refresh_token: refreshToken,
-          grant_type: 'refresh_token',
-          client_id: clientId,
-          client_secret: clientSecret,
-        },
-        'Token refresh',
-        refreshToken,
-        wait,
-      )
-    },
+    const received = receiptTime(this.#now(), answer.headers.get('date'))
+    return readTokenResponse(answer, received, what, previous)
   }
 }

@@ -1,4 +1,5 @@
 import { createSchedulingClient, type SchedulingClient } from '../api/client.js'
+import type { CursorPageOptions } from '../api/paginate.js'
 import type { WebhooksApi } from '../api/webhooks.js'
 import { isApiError } from '../errors/api.js'
 import { ConfigError, displayUrl } from '../errors/errors.js'
@@ -51,7 +52,10 @@ export function subscriptionClient(
   })
   const { webhooks } = client
   return {
-    ...client,
+    me: <T>() => client.me<T>(),
+    request: <T>(path: string, init?: RequestInit) => client.request<T>(path, init),
+    paginate: <T>(path: string, pageOptions?: CursorPageOptions) =>
+      client.paginate<T>(path, pageOptions),
     webhooks: {
       ...webhooks,
       list: (listOptions) => listed(webhooks, options.apiUrl, listOptions),

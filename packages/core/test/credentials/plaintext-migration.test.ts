@@ -2,7 +2,8 @@
 // after the first plaintext read, how many records it read in plaintext and how to finish.
 // Its own file: "once per process" is module state, and other files read plaintext too.
 import { describe, expect, it } from 'vitest'
-import { createCredentialCipher, generateCredentialKey } from '../../src/credentials/cipher.js'
+import { createCredentialCipher } from '../../src/credentials/cipher.js'
+import { generateCredentialKey } from '../../src/credentials/keys.js'
 import { encryptTokenStore } from '../../src/tokens/encrypt.js'
 import { MemoryTokenStore } from '../../src/tokens/store.js'
 
