@@ -16,8 +16,7 @@ import type { TokenManager } from '../tokens/manager.js'
 import { type CursorPageOptions, paginate, type RequestLimits } from './paginate.js'
 import {
   type ApiRetryOptions,
-  backoffMs,
-  IDEMPOTENT,
+  nextWait,
   type RetrySettings,
   retryAfterMs,
   retrySettings,
@@ -102,31 +101,6 @@ function failureAttributes(error: unknown): Attributes {
   if (isSchedulingError(error) && error.code === 'api_error')
     return { 'http.response.status_code': (error as ApiError).status }
   return { 'error.type': errorType(error) }
-}
-
-/** Whether a failure may be tried again, and after how long; `undefined` when it may not. */
-function nextWait(
-  error: unknown,
-  method: string,
-  attempt: number,
-  settings: RetrySettings,
-): number | undefined {
-  if (attempt >= settings.attempts || !isSchedulingError(error)) return undefined
-  if (error.code === 'api_error' && error.status === 429) {
-    const asked = (error as ApiError).retryAfterMs
-    if (asked !== undefined) return asked <= settings.maxRetryAfter ? asked : undefined
-    return backoffMs(attempt, settings)
-  }
-  if (!IDEMPOTENT.has(method)) return undefined
-  const transient =
-    error.code === 'network_error' ||
-    error.code === 'timeout' ||
-    (error.code === 'api_error' && error.status >= 500)
-  if (!transient) return undefined
-  const asked = error.code === 'api_error' ? (error as ApiError).retryAfterMs : undefined
-  return asked !== undefined && asked <= settings.maxRetryAfter
-    ? asked
-    : backoffMs(attempt, settings)
 }
 
 /**

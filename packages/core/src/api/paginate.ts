@@ -1,4 +1,5 @@
-import { ConfigError, InvalidResponseError } from '../errors/errors.js'
+import { ConfigError } from '../errors/errors.js'
+import { InvalidResponseError } from '../errors/transport.js'
 
 /** One page of a list: `{ entries, metadata: { before, after, limit } }`. */
 export interface CursorPage<T> {

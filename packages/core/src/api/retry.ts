@@ -1,3 +1,5 @@
+import type { ApiError } from '../errors/api.js'
+import { isSchedulingError } from '../errors/errors.js'
 import { wholeNumber } from '../validate.js'
 
 /** How the API client retries (option `retry`). */
@@ -59,3 +61,28 @@ export function backoffMs(attempt: number, settings: RetrySettings): number {
 
 /** Methods a failure may be repeated for: the request changed nothing, or repeating it changes nothing more. */
 export const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE', 'PUT'])
+
+/** Whether a failure may be tried again, and after how long; `undefined` when it may not. */
+export function nextWait(
+  error: unknown,
+  method: string,
+  attempt: number,
+  settings: RetrySettings,
+): number | undefined {
+  if (attempt >= settings.attempts || !isSchedulingError(error)) return undefined
+  if (error.code === 'api_error' && error.status === 429) {
+    const asked = (error as ApiError).retryAfterMs
+    if (asked !== undefined) return asked <= settings.maxRetryAfter ? asked : undefined
+    return backoffMs(attempt, settings)
+  }
+  if (!IDEMPOTENT.has(method)) return undefined
+  const transient =
+    error.code === 'network_error' ||
+    error.code === 'timeout' ||
+    (error.code === 'api_error' && error.status >= 500)
+  if (!transient) return undefined
+  const asked = error.code === 'api_error' ? (error as ApiError).retryAfterMs : undefined
+  return asked !== undefined && asked <= settings.maxRetryAfter
+    ? asked
+    : backoffMs(attempt, settings)
+}

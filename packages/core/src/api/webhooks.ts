@@ -1,5 +1,5 @@
 import { isApiError } from '../errors/api.js'
-import { InvalidResponseError } from '../errors/errors.js'
+import { InvalidResponseError } from '../errors/transport.js'
 import type { CursorPageOptions } from './paginate.js'
 import { paginate } from './paginate.js'
 

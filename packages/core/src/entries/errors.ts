@@ -14,20 +14,17 @@ export {
   type WebhookErrorCode,
 } from '../errors/codes.js'
 export {
-  ConfigError,
-  InvalidResponseError,
   isOAuthFlowError,
+  NotConnectedError,
+  OAuthFlowError,
+  ReauthorizationRequiredError,
+} from '../errors/connection.js'
+export {
+  ConfigError,
   isSchedulingError,
   isTransientError,
   isWebhookError,
-  NetworkError,
-  NotConnectedError,
-  OAuthError,
-  OAuthFlowError,
-  ReauthorizationRequiredError,
-  RedirectRefusedError,
   SchedulingError,
-  TimeoutError,
   WebhookError,
 } from '../errors/errors.js'
 export {
@@ -39,3 +36,10 @@ export {
   StoreNotMigratedError,
   SubscriptionBusyError,
 } from '../errors/store.js'
+export {
+  InvalidResponseError,
+  NetworkError,
+  OAuthError,
+  RedirectRefusedError,
+  TimeoutError,
+} from '../errors/transport.js'

@@ -1,4 +1,5 @@
-import { displayUrl, isSchedulingError, SchedulingError, serverText } from './errors.js'
+import { isSchedulingError, SchedulingError, serverText } from './errors.js'
+import { displayUrl } from './transport.js'
 
 // The error of an API call the service answered with an error status.
 /**

@@ -3,7 +3,7 @@ import {
   NetworkError,
   RedirectRefusedError,
   TimeoutError,
-} from '../errors/errors.js'
+} from '../errors/transport.js'
 import { meters, since } from '../telemetry/metrics.js'
 import {
   type Attributes,

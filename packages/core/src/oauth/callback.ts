@@ -1,4 +1,6 @@
-import { isSchedulingError, OAuthError, OAuthFlowError, serverText } from '../errors/errors.js'
+import { OAuthFlowError } from '../errors/connection.js'
+import { isSchedulingError, serverText } from '../errors/errors.js'
+import { OAuthError } from '../errors/transport.js'
 import { consoleLogger, describeError, emit as log, notify } from '../log.js'
 import {
   attributeText,

@@ -1,4 +1,4 @@
-import { OAuthFlowError } from '../errors/errors.js'
+import { OAuthFlowError } from '../errors/connection.js'
 import { getHeader } from '../http/headers.js'
 import { consoleLogger, describeError, emit as log, notify } from '../log.js'
 import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'

@@ -1,5 +1,5 @@
 import type { OAuthFlowErrorCode } from '../errors/codes.js'
-import { OAuthFlowError } from '../errors/errors.js'
+import { OAuthFlowError } from '../errors/connection.js'
 import type { OAuthResponse } from './options.js'
 
 /**

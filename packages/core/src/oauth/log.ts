@@ -1,5 +1,6 @@
 import type { OAuthFlowErrorCode } from '../errors/codes.js'
-import { isSchedulingError, type OAuthFlowError, serverText } from '../errors/errors.js'
+import type { OAuthFlowError } from '../errors/connection.js'
+import { isSchedulingError, serverText } from '../errors/errors.js'
 import { getHeader, type HeadersInput } from '../http/headers.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
 import type { OAuthRequest, RouteSettings } from './options.js'

@@ -1,6 +1,7 @@
 import { createSchedulingClient } from '../api/client.js'
 import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
-import { ConfigError, type OAuthFlowError } from '../errors/errors.js'
+import type { OAuthFlowError } from '../errors/connection.js'
+import { ConfigError } from '../errors/errors.js'
 import type { FetchLike } from '../http/fetch.js'
 import type { HeadersInput } from '../http/headers.js'
 import { withoutTrailingSlashes } from '../http/paths.js'

@@ -1,4 +1,4 @@
-import { OAuthFlowError } from '../errors/errors.js'
+import { OAuthFlowError } from '../errors/connection.js'
 import type { HeadersInput } from '../http/headers.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
 import { normalMount, redirectMount, underMount } from '../kit/mount.js'

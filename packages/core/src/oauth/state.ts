@@ -1,5 +1,5 @@
 import { runOnce } from '../claims/run-once.js'
-import { OAuthFlowError } from '../errors/errors.js'
+import { OAuthFlowError } from '../errors/connection.js'
 import { redirectMount } from '../kit/mount.js'
 import { randomToken, sha256Base64Url, timingSafeEqual, toBytes } from '../platform/bytes.js'
 import {

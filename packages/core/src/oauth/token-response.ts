@@ -1,4 +1,4 @@
-import { InvalidResponseError, OAuthError } from '../errors/errors.js'
+import { InvalidResponseError, OAuthError } from '../errors/transport.js'
 import { type Answer, parseJson } from '../http/fetch.js'
 import type { TokenSet } from '../tokens/record.js'
 

@@ -53,17 +53,8 @@ const safeHistogram = (histogram: Otel.Histogram): Histogram => ({
   },
 })
 
-function make(meter: Otel.Meter): Instruments {
-  const seconds = (name: string, description: string) =>
-    safeHistogram(
-      meter.createHistogram(name, {
-        unit: 's',
-        description,
-        advice: { explicitBucketBoundaries: SECONDS },
-      }),
-    )
-  const counter = (name: string, unit: string, description: string) =>
-    safeCounter(meter.createCounter(name, { unit, description }))
+/** The gauges a collection reads: the in-memory dedupe stores' entries, the last reconcile's age. */
+function observeGauges(meter: Otel.Meter): void {
   meter
     .createObservableGauge('scheduling.webhook.dedupe.entries', {
       unit: '{entry}',
@@ -90,6 +81,20 @@ function make(meter: Otel.Meter): Instruments {
     .addCallback((result) => {
       if (reconciled.at !== undefined) result.observe((performance.now() - reconciled.at) / 1000)
     })
+}
+
+function make(meter: Otel.Meter): Instruments {
+  const seconds = (name: string, description: string) =>
+    safeHistogram(
+      meter.createHistogram(name, {
+        unit: 's',
+        description,
+        advice: { explicitBucketBoundaries: SECONDS },
+      }),
+    )
+  const counter = (name: string, unit: string, description: string) =>
+    safeCounter(meter.createCounter(name, { unit, description }))
+  observeGauges(meter)
   return {
     deliveries: counter(
       'scheduling.webhook.deliveries',

@@ -1,5 +1,7 @@
-import { isTransientError, ReauthorizationRequiredError, TimeoutError } from '../errors/errors.js'
+import { ReauthorizationRequiredError } from '../errors/connection.js'
+import { isTransientError } from '../errors/errors.js'
 import { ClosedError, StaleWriteError } from '../errors/store.js'
+import { TimeoutError } from '../errors/transport.js'
 import { sleep } from '../http/fetch.js'
 import { type Instruments, meters, since } from '../telemetry/metrics.js'
 import {

@@ -1,4 +1,5 @@
-import { ConfigError, type ReauthorizationRequiredError } from '../errors/errors.js'
+import type { ReauthorizationRequiredError } from '../errors/connection.js'
+import { ConfigError } from '../errors/errors.js'
 import type { ConnectionChange } from './connection.js'
 import type { TokenRecord, TokenSet } from './record.js'
 import type { TokenStore } from './store.js'

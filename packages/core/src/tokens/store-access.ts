@@ -1,12 +1,9 @@
 import { newOwnerId } from '../claims/owner.js'
-import {
-  isSchedulingError,
-  NotConnectedError,
-  type OAuthError,
-  ReauthorizationRequiredError,
-  TimeoutError,
-} from '../errors/errors.js'
+import { NotConnectedError, ReauthorizationRequiredError } from '../errors/connection.js'
+import { isSchedulingError } from '../errors/errors.js'
 import { ClosedError } from '../errors/store.js'
+import type { OAuthError } from '../errors/transport.js'
+import { TimeoutError } from '../errors/transport.js'
 import { sleep } from '../http/fetch.js'
 import { notify } from '../log.js'
 import { FreshRecords } from './fresh.js'

@@ -7,17 +7,16 @@ import {
   WEBHOOK_ERROR_STATUS,
   type WebhookErrorCode,
 } from '../../src/errors/codes.js'
+import { isOAuthFlowError, OAuthFlowError } from '../../src/errors/connection.js'
 import {
   ConfigError,
-  isOAuthFlowError,
   isSchedulingError,
   isWebhookError,
-  OAuthError,
-  OAuthFlowError,
   SchedulingError,
   serverText,
   WebhookError,
 } from '../../src/errors/errors.js'
+import { OAuthError } from '../../src/errors/transport.js'
 
 describe('errors', () => {
   it('carry a code, the status of the status table, a name and a cause', () => {

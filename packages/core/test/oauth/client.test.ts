@@ -3,14 +3,13 @@ import type { AddressInfo } from 'node:net'
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConfigError, isTransientError } from '../../src/errors/errors.js'
 import {
-  ConfigError,
   InvalidResponseError,
-  isTransientError,
   NetworkError,
   OAuthError,
   TimeoutError,
-} from '../../src/errors/errors.js'
+} from '../../src/errors/transport.js'
 import { createOAuthClient, type OAuthClientOptions } from '../../src/oauth/client.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
 import { MemoryTokenStore } from '../../src/tokens/store.js'

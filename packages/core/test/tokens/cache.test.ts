@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { NotConnectedError } from '../../src/errors/errors.js'
+import { NotConnectedError } from '../../src/errors/connection.js'
 import { ClosedError } from '../../src/errors/store.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
 import type { TokenRecord } from '../../src/tokens/record.js'

@@ -1,11 +1,7 @@
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import {
-  NotConnectedError,
-  OAuthError,
-  ReauthorizationRequiredError,
-  TimeoutError,
-} from '../../src/errors/errors.js'
+import { NotConnectedError, ReauthorizationRequiredError } from '../../src/errors/connection.js'
+import { OAuthError, TimeoutError } from '../../src/errors/transport.js'
 import { createOAuthClient } from '../../src/oauth/client.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
 import type { TokenManagerOptions } from '../../src/tokens/options.js'

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { OAuthError } from '../../src/errors/errors.js'
+import { OAuthError } from '../../src/errors/transport.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
 import type { TokenRecord } from '../../src/tokens/record.js'
 import { MemoryTokenStore, type TokenStore } from '../../src/tokens/store.js'
