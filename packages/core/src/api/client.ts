@@ -12,7 +12,7 @@ import {
   type Traced,
   within,
 } from '../telemetry/otel.js'
-import type { TokenManager } from '../tokens/manager.js'
+import type { TokenManager } from '../tokens/contract.js'
 import { type CursorPageOptions, paginate, type RequestLimits } from './paginate.js'
 import {
   type ApiRetryOptions,

@@ -7,8 +7,9 @@ export {
   type ConnectionStatus,
   type WebhookStatus,
 } from '../tokens/connection.js'
+export type { GetTokenOptions, TokenManager } from '../tokens/contract.js'
 export type { TokenState, TokenStatus } from '../tokens/machine.js'
-export { createTokenManager, type GetTokenOptions, type TokenManager } from '../tokens/manager.js'
+export { createTokenManager } from '../tokens/manager.js'
 export type { TokenManagerOptions, TokenRefresher } from '../tokens/options.js'
 export type { AccountInfo, ConnectionApp, TokenRecord, TokenSet } from '../tokens/record.js'
 export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from '../tokens/store.js'

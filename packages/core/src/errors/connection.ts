@@ -1,5 +1,5 @@
 import { OAUTH_FLOW_ERROR_STATUS, type OAuthFlowErrorCode } from './codes.js'
-import { isSchedulingError, SchedulingError, serverText } from './errors.js'
+import { isSchedulingError, SchedulingError } from './errors.js'
 
 // Errors about a connected account and the OAuth routes that make and end connections.
 

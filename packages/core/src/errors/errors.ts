@@ -1,7 +1,5 @@
 import {
   type ConfigErrorCode,
-  OAUTH_FLOW_ERROR_STATUS,
-  type OAuthFlowErrorCode,
   type SchedulingErrorCode,
   WEBHOOK_ERROR_STATUS,
   type WebhookErrorCode,

@@ -1,8 +1,6 @@
 import { ReauthorizationRequiredError } from '../errors/connection.js'
-import { isTransientError } from '../errors/errors.js'
-import { ClosedError, StaleWriteError } from '../errors/store.js'
+import { ClosedError } from '../errors/store.js'
 import { TimeoutError } from '../errors/transport.js'
-import { sleep } from '../http/fetch.js'
 import { type Instruments, meters, since } from '../telemetry/metrics.js'
 import {
   attributeText,
@@ -12,63 +10,13 @@ import {
   type Traced,
   within,
 } from '../telemetry/otel.js'
-import { type ConnectionStatus, listenForConnectionChanges, statusOf } from './connection.js'
-import { actionFor, INITIAL_TOKEN_STATE, type TokenState } from './machine.js'
+import { listenForConnectionChanges, statusOf } from './connection.js'
+import type { GetTokenOptions, TokenManager } from './contract.js'
+import { actionFor, INITIAL_TOKEN_STATE } from './machine.js'
 import { resolveManagerSettings, type TokenManagerOptions } from './options.js'
+import { RefreshOutcomes } from './outcomes.js'
 import type { TokenRecord, TokenSet } from './record.js'
-import {
-  backoff,
-  emit,
-  fingerprint,
-  isInvalidGrant,
-  isTimeout,
-  TokenStoreAccess,
-} from './store-access.js'
-
-export interface GetTokenOptions {
-  /** An access token the API just refused (401): refresh, unless the stored one is already another. */
-  rejectedToken?: string
-  /**
-   * Read the store even when a token is kept in this process (what it reads is kept from then
-   * on): for work that must act on the key's current connection, such as its webhooks.
-   */
-  revalidate?: boolean
-}
-
-export interface TokenManager {
-  /**
-   * A valid access token for the connection `key`, refreshed first when due. The token read
-   * or refreshed is kept in this process until its refresh time: calls until then read no
-   * store. Pass `rejectedToken` after a 401: the store is read again (another process may have
-   * refreshed), and the token is refreshed once if the stored one is the refused one.
-   */
-  getAccessToken(key: string, options?: GetTokenOptions): Promise<string>
-  /** The whole record (frozen: callers share it), refreshed first when due; kept like the token. */
-  getRecord(key: string, options?: GetTokenOptions): Promise<TokenRecord>
-  /** The state machine's state for a key in this process. */
-  state(key: string): TokenState
-  /**
-   * Where the key's connection stands, read from the store (never from this process's memory):
-   * `connected`, `needs_reauth` or `disconnected`, with the service account id.
-   */
-  status(key: string): Promise<ConnectionStatus>
-  /**
-   * Drops what this process keeps of the key (its token, its refresh state): the next call
-   * reads the store. The OAuth routes do this for every manager of their token store at once;
-   * call it after writing the store yourself.
-   */
-  forget(key: string): void
-  /** How many keys this process remembers refresh state for (at most `2 * maxTrackedKeys`). */
-  readonly trackedKeys: number
-  /**
-   * Graceful shutdown: refuses new calls (`ClosedError`), lets every refresh under way finish
-   * and its tokens be written (a failing store write is retried until it lands), then gives the
-   * leases back. Resolves when all is done, or after `timeoutMs` (default 30 000), when a write
-   * that still fails is given up: call it on SIGTERM, after the HTTP server stopped taking
-   * requests, and exit when it resolves.
-   */
-  close(options?: { timeoutMs?: number }): Promise<void>
-}
+import { emit, fingerprint, isInvalidGrant, TokenStoreAccess } from './store-access.js'
 
 /** What observes one refresh: its span when recording, the metrics, and what it came to. */
 interface RefreshWatch {
@@ -78,100 +26,9 @@ interface RefreshWatch {
 }
 
 /** The token manager's work for all keys of this process: one refresh per key at a time. */
-class Refresher extends TokenStoreAccess {
+class Refresher extends RefreshOutcomes {
   // Settled flights are deleted: this map holds only refreshes under way.
   readonly #flights = new Map<string, Promise<TokenRecord>>()
-
-  async #callRefresh(key: string, refreshToken: string): Promise<TokenSet> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.s.oauth.refresh(refreshToken, { timeoutMs: this.s.requestTimeout })
-      } catch (error) {
-        // A time-out may have reached the server, which spent the refresh token: sending it
-        // again could revoke the grant. Only answered failures and refused connections are retried.
-        if (!isTransientError(error) || isTimeout(error) || attempt >= this.s.attempts) throw error
-        emit(this.s.options.onRefreshFailed, key, error)
-        const delay = Math.min(this.s.maxDelay, this.s.baseDelay * 2 ** (attempt - 1))
-        await sleep(delay / 2 + Math.random() * (delay / 2))
-      }
-    }
-  }
-
-  /** A record whose refresh token is no longer `used`: another process refreshed (or the user reconnected). */
-  async #successor(key: string, latest: TokenRecord, cause: unknown): Promise<TokenRecord> {
-    if (latest.reauthorizationRequired) return this.fail(key, cause)
-    this.advanceTo(key, latest)
-    return latest
-  }
-
-  /**
-   * After `invalid_grant`: another process may have spent the same refresh token a moment
-   * before us and not yet written what it got. Watch the store, with backoff, for at least as
-   * long as a refresh takes; only if no new refresh token appears is the connection dead.
-   */
-  async #recoverOrFail(
-    key: string,
-    used: TokenRecord,
-    cause: unknown,
-    refreshMs: number,
-  ): Promise<TokenRecord> {
-    const deadline = performance.now() + Math.max(this.s.invalidGrantWait, 2 * refreshMs)
-    for (let pause = this.s.leasePoll; ; pause = backoff(pause)) {
-      const latest = await this.read(key)
-      if (latest.refreshToken !== used.refreshToken) return this.#successor(key, latest, cause)
-      // Another process watched as long and came to the same conclusion.
-      if (latest.reauthorizationRequired) return this.fail(key, cause)
-      if (performance.now() >= deadline) break
-      await sleep(pause)
-    }
-    // Without compare-and-set the flag is never written: it could land on a record whose
-    // refresh token changed between the read and the write. Each process then finds out once.
-    if (!this.s.hasCas) return this.fail(key, cause)
-    for (let tries = 0; tries < 5; tries++) {
-      const latest = await this.read(key)
-      if (latest.refreshToken !== used.refreshToken) return this.#successor(key, latest, cause)
-      if (latest.reauthorizationRequired) return this.fail(key, cause)
-      if (await this.write(key, latest, { ...latest, reauthorizationRequired: true }))
-        return this.fail(key, cause)
-    }
-    return this.fail(key, cause)
-  }
-
-  /**
-   * Stores the tokens a refresh just obtained. With a rotating server they are the only valid
-   * ones: a write refused because the record was flagged meanwhile, or because something else
-   * changed while it still holds the refresh token we spent, is retried on the new version.
-   * A write that throws (a store blip, a restart) is retried until it lands. Only tokens from
-   * elsewhere (a reconnect) win over ours. Nothing else is awaited between the token
-   * endpoint's answer and this write: that is the crash window.
-   */
-  async #storeRefreshed(key: string, base: TokenRecord, tokens: TokenSet): Promise<TokenRecord> {
-    let latest = base
-    for (let tries = 0; tries < 10; tries++) {
-      const next: TokenRecord = { ...latest, ...tokens }
-      delete next.reauthorizationRequired
-      const stored = await this.persist(key, () => this.write(key, latest, next))
-      if (stored !== undefined) return stored
-      latest = await this.persist(key, () => this.read(key))
-      const ours = latest.reauthorizationRequired || latest.refreshToken === base.refreshToken
-      if (!ours) {
-        // Newer tokens from elsewhere: they win.
-        if (actionFor(this.advanceTo(key, latest)) === 'use') return latest
-        throw new StaleWriteError(key)
-      }
-    }
-    throw new StaleWriteError(key)
-  }
-
-  /** Records a successful refresh in the key's state and tells the app. */
-  #refreshed(key: string, stored: TokenRecord): TokenRecord {
-    const entry = this.keys.get(key)
-    entry.seen = fingerprint(stored)
-    entry.lastError = undefined
-    this.apply(key, { type: 'refresh_succeeded', ...this.times(stored, this.s.clock()) })
-    emit(this.s.options.onRefreshed, key, stored)
-    return this.keepFresh(key, stored)
-  }
 
   /** Refreshes with the tokens of `current` (read under the lease). */
   async #refreshWith(
@@ -183,10 +40,10 @@ class Refresher extends TokenStoreAccess {
     let tokens: TokenSet
     const started = performance.now()
     try {
-      tokens = await this.#callRefresh(key, current.refreshToken)
+      tokens = await this.callRefresh(key, current.refreshToken)
     } catch (error) {
       if (isInvalidGrant(error))
-        return this.#recoverOrFail(key, current, error, performance.now() - started)
+        return this.recoverOrFail(key, current, error, performance.now() - started)
       // Transient or unexpected: the stored tokens stay exactly as they are.
       const retryAt = this.s.clock() + this.s.maxDelay
       this.apply(key, { type: 'refresh_failed', reason: 'transient', retryAt })
@@ -199,7 +56,7 @@ class Refresher extends TokenStoreAccess {
     const write = startSpan('scheduling.token_store.write', { parent: watch?.traced })
     let stored: TokenRecord
     try {
-      stored = await within(write, () => this.#storeRefreshed(key, current, tokens))
+      stored = await within(write, () => this.storeRefreshed(key, current, tokens))
     } catch (error) {
       endSpan(write, error)
       throw error
@@ -207,7 +64,7 @@ class Refresher extends TokenStoreAccess {
     endSpan(write)
     if (stored.refreshToken !== tokens.refreshToken) return stored
     if (watch !== undefined) watch.outcome = 'refreshed'
-    return this.#refreshed(key, stored)
+    return this.refreshed(key, stored)
   }
 
   /** One refresh of `key`, in its span (`scheduling.token.refresh`) and counted when observed. */
