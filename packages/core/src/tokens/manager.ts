@@ -16,7 +16,7 @@ import { actionFor, INITIAL_TOKEN_STATE } from './machine.js'
 import { resolveManagerSettings, type TokenManagerOptions } from './options.js'
 import { RefreshOutcomes } from './outcomes.js'
 import type { TokenRecord, TokenSet } from './record.js'
-import { emit, fingerprint, isInvalidGrant, TokenStoreAccess } from './store-access.js'
+import { emit, fingerprint, isInvalidGrant } from './store-access.js'
 
 /** What observes one refresh: its span when recording, the metrics, and what it came to. */
 interface RefreshWatch {

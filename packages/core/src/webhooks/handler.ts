@@ -20,7 +20,7 @@ import {
   type WebhookHandlerOptions,
   type WebhookHandlerRestOptions,
 } from './options.js'
-import { type Received, receive, type WebhookRequest } from './receive.js'
+import { receive, type WebhookRequest } from './receive.js'
 import { type EventPattern, type EventsMatching, HandlerRegistry } from './registry.js'
 import type { SecretSource } from './secrets.js'
 import { observer } from './watch.js'

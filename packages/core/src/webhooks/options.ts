@@ -1,11 +1,10 @@
 import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
 import { ConfigError, type WebhookError } from '../errors/errors.js'
-import type { HealthOptions, HealthReport } from '../health/report.js'
 import { checkLogger, type Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { wholeNumber } from '../validate.js'
 import { BodyBudget } from './body.js'
-import type { WebhookContext, WebhookHandlerFn } from './context.js'
+import type { WebhookHandlerFn } from './context.js'
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -15,7 +14,7 @@ import {
   DEFAULT_WEBHOOK_PATH,
 } from './defaults.js'
 import type { AnyWebhookEvent } from './events.js'
-import type { QueueDelivery, WebhookQueue } from './queue.js'
+import type { WebhookQueue } from './queue.js'
 import type { HandlerMap } from './registry.js'
 import {
   assertSecretSource,

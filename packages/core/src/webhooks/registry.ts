@@ -1,5 +1,4 @@
 import { ConfigError, serverText, WebhookError } from '../errors/errors.js'
-import type { HeadersInput } from '../http/headers.js'
 import { isThenable } from '../thenable.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
