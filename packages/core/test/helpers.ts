@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
-import type { WebhookHandler } from '../src/webhooks/handler.js'
+import type { WebhookHandler } from '../src/webhooks/contract.js'
 
 /**
  * Serves a core webhook handler on loopback the way an adapter does: the Node request stream

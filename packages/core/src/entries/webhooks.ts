@@ -12,6 +12,7 @@ export type { HeadersInput } from '../http/headers.js'
 export type { WebhookResponse } from '../webhooks/answer.js'
 export { type ConstructEventOptions, constructEvent } from '../webhooks/construct.js'
 export type { WebhookContext, WebhookHandlerFn } from '../webhooks/context.js'
+export type { WebhookHandler, WebhookRegistration } from '../webhooks/contract.js'
 export { parseEnvelope } from '../webhooks/envelope.js'
 export {
   type AnyWebhookEvent,
@@ -32,11 +33,7 @@ export {
   type WebhookEventType,
   type WebhookPayload,
 } from '../webhooks/events.js'
-export {
-  createWebhookHandler,
-  type WebhookHandler,
-  type WebhookRegistration,
-} from '../webhooks/handler.js'
+export { createWebhookHandler } from '../webhooks/handler.js'
 export type {
   SubscriptionLookup,
   WebhookErrorContext,

@@ -8,8 +8,10 @@ import { isThenable } from '../thenable.js'
 import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
+import type { WebhookHandler } from './contract.js'
 import { deliverOnce } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
+import { watchEvictions } from './evictions.js'
 import { WebhookLog } from './log.js'
 import {
   normalizePath,
@@ -25,65 +27,6 @@ import { type EventPattern, type EventsMatching, HandlerRegistry } from './regis
 import type { SecretSource } from './secrets.js'
 import { observer } from './watch.js'
 import type { DeliveryObserver, DeliveryWatch } from './watching.js'
-
-/** Handler registration; each method returns `Self` for chaining. */
-export interface WebhookRegistration<Self> {
-  /** Adds a handler for an event type, several types, a prefix pattern (`event.checkout.*`) or `*`. */
-  on<P extends EventPattern>(
-    pattern: P | readonly P[],
-    fn: WebhookHandlerFn<EventsMatching<P>>,
-  ): Self
-  /** Adds a handler for every event, known or not. */
-  onAny(fn: WebhookHandlerFn): Self
-  /** Adds a listener told of every error answer. */
-  onError(fn: WebhookErrorFn): Self
-}
-
-export interface WebhookHandler extends WebhookRegistration<WebhookHandler> {
-  /** The path this handler answers. */
-  readonly path: string
-  /** The body limit in force, in bytes. */
-  readonly bodyLimit: number
-  /** Answers one request, or resolves to `undefined` when its path is not this handler's. */
-  handle(request: WebhookRequest): Promise<WebhookResponse | undefined>
-  /** Serves a Fetch `Request` (Hono, Next.js, Bun, Deno, Workers); 404 off its path. */
-  fetch(request: Request): Promise<Response>
-  /** Runs the matching handlers for an event, e.g. when a queue consumer takes it. */
-  dispatch(event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void>
-  /**
-   * Whether what deliveries depend on answers: the dedupe store, the queue and the
-   * subscriptions' store, each asked for its `health()` (one without it is left out). For an
-   * app's readiness route (`checkHealth` puts several components together).
-   */
-  health(options?: HealthOptions): Promise<HealthReport>
-}
-
-const EVICTION_REPORT_INTERVAL_MS = 60_000
-
-/**
- * Reports, through `report`, an in-memory dedupe store forgetting payload ids before their
- * time (a late retry of one would run its handlers twice): at most once a minute, with a count.
- */
-function watchEvictions(store: MemoryDedupeStore, report: (error: WebhookError) => void): void {
-  let lastReport = Number.NEGATIVE_INFINITY
-  let evicted = 0
-  store.onEarlyEviction((eviction) => {
-    evicted += eviction.count
-    const now = Date.now()
-    if (now - lastReport < EVICTION_REPORT_INTERVAL_MS) return
-    lastReport = now
-    const count = evicted
-    evicted = 0
-    report(
-      new WebhookError(
-        'dedupe_evicted',
-        `The in-memory dedupe store is full: ${count} payload id(s) were forgotten before their ` +
-          `time (it holds ${eviction.maxEntries}), so a late retry of one would run its handlers ` +
-          'again. Use a shared dedupe store (RedisDedupeStore, PostgresDedupeStore) or raise maxEntries.',
-      ),
-    )
-  })
-}
 
 class Endpoint implements WebhookHandler {
   readonly #settings: Settings

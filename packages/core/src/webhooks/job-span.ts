@@ -1,4 +1,5 @@
-import { attributeText, CONSUMER, contextFrom, runInSpan, startSpan } from '../telemetry/otel.js'
+import { attributeText, CONSUMER, runInSpan, startSpan } from '../telemetry/otel.js'
+import { contextFrom } from '../telemetry/propagation.js'
 import type { AnyWebhookEvent } from './events.js'
 
 /** A queued delivery as a worker takes it, for its span. */

@@ -1,5 +1,5 @@
 import type { HealthOptions, HealthReport } from '../health/report.js'
-import type { WebhookHandler, WebhookRegistration } from './handler.js'
+import type { WebhookHandler, WebhookRegistration } from './contract.js'
 
 /** Handler registration on an adapter's middleware; each method returns the middleware. */
 export interface WebhookMethods<Self> extends WebhookRegistration<Self> {

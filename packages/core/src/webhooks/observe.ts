@@ -10,9 +10,9 @@ import {
   PRODUCER,
   startSpan,
   type Traced,
-  traceCarrier,
   within,
 } from '../telemetry/otel.js'
+import { traceCarrier } from '../telemetry/propagation.js'
 import { isThenable } from '../thenable.js'
 import { DUPLICATE_BODY, REMOVED_BODY, type WebhookResponse } from './answer.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'

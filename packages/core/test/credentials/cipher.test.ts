@@ -2,8 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { cipherWith } from '../../src/credentials/cipher.js'
-import { nodeAesGcm, nodeCrypto } from '../../src/crypto/node.js'
-import { webAesGcm, webCrypto } from '../../src/crypto/web.js'
+import { nodeAesGcm } from '../../src/crypto/node.js'
+import { webAesGcm } from '../../src/crypto/web.js'
 import {
   createCredentialCipher,
   createOAuthClient,

@@ -7,7 +7,8 @@ import type { Logger } from '../../src/log.js'
 import type { OAuthRoutesOptions } from '../../src/oauth/options.js'
 import { createOAuthRoutes, type OAuthRoutes } from '../../src/oauth/routes.js'
 import { MemoryTokenStore } from '../../src/tokens/store.js'
-import { createWebhookHandler, type WebhookHandler } from '../../src/webhooks/handler.js'
+import type { WebhookHandler } from '../../src/webhooks/contract.js'
+import { createWebhookHandler } from '../../src/webhooks/handler.js'
 import { envelope, secretText, sign } from '../helpers.js'
 
 interface Line {
