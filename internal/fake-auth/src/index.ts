@@ -6,7 +6,6 @@ import type {
   AuthorizeMode,
   AuthService,
   AuthServiceOptions,
-  TokenRequest,
 } from '@scheduling-kit/fake-auth/types'
 import { authorizeEndpoint, decisionEndpoint, meEndpoint, tokenEndpoint } from './auth-endpoints.js'
 import {

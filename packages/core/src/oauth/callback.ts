@@ -15,8 +15,9 @@ import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import { connectionCookie, newConnectionNonce } from './connection.js'
 import { privateHeaders, redirect, step } from './flow.js'
-import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
+import type { OAuthRequest, OAuthResponse } from './options.js'
 import { noticePage, wantsJson } from './page.js'
+import type { RouteSettings } from './settings.js'
 import { checkState, claimState, clearStateCookie } from './state.js'
 
 /**

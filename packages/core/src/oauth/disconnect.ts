@@ -5,9 +5,10 @@ import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
 import type { TokenRecord } from '../tokens/record.js'
 import { clearConnectionCookie, readConnection } from './connection.js'
 import { privateHeaders, redirect, step } from './flow.js'
-import type { OAuthRequest, OAuthResponse, RouteSettings } from './options.js'
+import type { OAuthRequest, OAuthResponse } from './options.js'
 import { wantsJson } from './page.js'
 import { safeReturnTo } from './redirect.js'
+import type { RouteSettings } from './settings.js'
 
 /**
  * Whether a state-changing request shows that it comes from this app: an Origin that is the

@@ -3,7 +3,8 @@ import type { OAuthFlowError } from '../errors/connection.js'
 import { isSchedulingError, serverText } from '../errors/errors.js'
 import { getHeader, type HeadersInput } from '../http/headers.js'
 import { describeError, emit, type Logger, Summarizer } from '../log.js'
-import type { OAuthRequest, RouteSettings } from './options.js'
+import type { OAuthRequest } from './options.js'
+import type { RouteSettings } from './settings.js'
 
 /**
  * Failures past the state check (or in the app's own hooks and stores): a sender cannot make

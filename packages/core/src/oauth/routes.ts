@@ -9,15 +9,11 @@ import { readConnectedKey } from './connection.js'
 import { disconnect } from './disconnect.js'
 import { privateHeaders, redirect } from './flow.js'
 import { explainCause, missingCookieHint, OAuthLog } from './log.js'
-import {
-  type OAuthRequest,
-  type OAuthResponse,
-  type OAuthRoutesOptions,
-  type RouteSettings,
-  resolveRouteSettings,
-} from './options.js'
+import type { OAuthRequest, OAuthResponse, OAuthRoutesOptions } from './options.js'
 import { errorPage, wantsJson } from './page.js'
 import { safeReturnTo } from './redirect.js'
+import type { RouteSettings } from './settings.js'
+import { resolveRouteSettings } from './settings.js'
 import { clearStateCookie, startSignIn } from './state.js'
 
 export interface OAuthRoutes<Req = unknown> {

@@ -10,7 +10,8 @@ import {
   signCookie,
   singleCookie,
 } from './cookies.js'
-import type { OAuthRequest, RouteSettings } from './options.js'
+import type { OAuthRequest } from './options.js'
+import type { RouteSettings } from './settings.js'
 
 /**
  * The signed, short-lived cookie that ties a callback to the sign-in this browser started
