@@ -27,7 +27,7 @@ export class FreshRecords {
   readonly entries = new Map<string, Kept>()
   /** Keys by the step their time falls in. */
   readonly #due = new Map<number, Set<string>>()
-  #timer: ReturnType<typeof setInterval> | undefined
+  #timer: ReturnType<typeof setTimeout> | undefined
   /** The last step the timer swept. */
   #swept = 0
 
@@ -91,14 +91,22 @@ export class FreshRecords {
   /** Stops the timer (the manager closed); nothing is kept any more. */
   close(): void {
     this.clear()
-    if (this.#timer !== undefined) clearInterval(this.#timer)
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
   }
 
   #arm(): void {
     if (this.#timer !== undefined) return
     this.#swept = Math.floor(this.clock() / STEP_MS)
-    this.#timer = setInterval(() => this.#sweep(), STEP_MS)
+    this.#schedule()
+  }
+
+  /**
+   * The next sweep at the next step's start (not a fixed interval from an arbitrary phase): an
+   * entry is then dropped at most one step after its time, plus the timer's own lateness.
+   */
+  #schedule(): void {
+    this.#timer = setTimeout(() => this.#sweep(), STEP_MS - (this.clock() % STEP_MS))
     ;(this.#timer as { unref?: () => void }).unref?.()
   }
 
@@ -129,9 +137,7 @@ export class FreshRecords {
       }
     }
     this.#swept = step
-    if (this.#due.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer)
-      this.#timer = undefined
-    }
+    this.#timer = undefined
+    if (this.#due.size > 0) this.#schedule()
   }
 }
