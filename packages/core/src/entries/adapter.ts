@@ -7,14 +7,8 @@
 
 export { requireCookieSecret } from '../kit/cookie-secret.js'
 export { mountPathOf, normalMount, OAUTH_PATHS, underMount } from '../kit/mount.js'
-export {
-  type NodeResponse,
-  type NodeStream,
-  nodeBody,
-  optionsOf,
-  serverErrorOf,
-  writeNode,
-} from '../kit/node.js'
+export { type NodeResponse, optionsOf, serverErrorOf, writeNode } from '../kit/node.js'
 export { appEventLogger, type ErrorEventApp, quietParserRefusals } from '../kit/refusals.js'
-export type { BodySource } from '../webhooks/body.js'
+export { type NodeStream, nodeBody } from '../webhooks/body/node.js'
+export type { BodySource } from '../webhooks/body/streams.js'
 export { attachWebhookMethods, type WebhookMethods } from '../webhooks/methods.js'

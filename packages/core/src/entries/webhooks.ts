@@ -42,13 +42,13 @@ export type {
   WebhookHandlerRestOptions,
 } from '../webhooks/options.js'
 export type { QueueDelivery, WebhookQueue } from '../webhooks/queue.js'
-export type { WebhookRequest } from '../webhooks/receive.js'
 export type {
   EventPattern,
   EventPrefixPattern,
   EventsMatching,
   HandlerMap,
 } from '../webhooks/registry.js'
+export type { WebhookRequest } from '../webhooks/request.js'
 export type { SecretSource } from '../webhooks/secrets.js'
 export {
   matchSignature,

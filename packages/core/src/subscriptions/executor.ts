@@ -1,21 +1,19 @@
 import type { SchedulingClient } from '../api/client.js'
 import type { ApiWebhook, CreatedWebhook } from '../api/webhooks.js'
-import { newOwnerId } from '../claims/owner.js'
-import { isSchedulingError } from '../errors/errors.js'
 import { SubscriptionBusyError } from '../errors/store.js'
-import { sleep } from '../http/fetch.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
 import { describeError, emit } from '../log.js'
 import { accountIdOf } from '../tokens/connection.js'
 import type { ConnectionApp } from '../tokens/record.js'
 import { subscriptionClient } from './api.js'
+import { createWebhook } from './create.js'
+import { BUSY, withLease } from './lease.js'
 import { OwnerCache } from './lookup.js'
 import {
   checkOptions,
   type SubscriptionSettings,
   type WebhookSubscriptionsOptions,
 } from './options.js'
-import { works } from './plan.js'
 import {
   copyRecord,
   type StoredSubscription,
@@ -28,24 +26,11 @@ import {
 // writes of its record, and the calls at the service (list, create, delete) that never leave a
 // webhook unknown to the app nor delete one another key holds. `plan.ts` decides what to do.
 
-export const BUSY = Symbol('busy')
-
 /** The app an executor's records are made for. */
 export const appOf = (x: Pick<SubscriptionExecutor, 'apiUrl' | 'url'>): ConnectionApp => ({
   apiUrl: withoutTrailingSlashes(x.apiUrl),
   webhookUrl: x.url,
 })
-
-/** A failure after which a POST may or may not have landed. */
-export function mayHaveLanded(error: unknown): boolean {
-  return (
-    isSchedulingError(error) &&
-    (error.code === 'network_error' ||
-      error.code === 'timeout' ||
-      error.code === 'invalid_response' ||
-      (error.code === 'api_error' && error.status >= 500))
-  )
-}
 
 const EMPTY: SubscriptionRecord = { active: true, webhooks: [], updatedAt: 0 }
 
@@ -93,32 +78,8 @@ export class SubscriptionExecutor {
   }
 
   /** Runs `work` holding the account's lease, renewed meanwhile; waits for it up to `waitMs`. */
-  async withLease<T>(
-    key: string,
-    waitMs: number,
-    work: () => Promise<T>,
-  ): Promise<T | typeof BUSY> {
-    const { store, settings } = this
-    const owner = newOwnerId()
-    const until = performance.now() + waitMs
-    for (let pause = 25; !(await store.acquireLease(key, owner, settings.leaseTtlMs)); ) {
-      if (performance.now() + pause > until) return BUSY
-      await sleep(pause + Math.floor(Math.random() * pause))
-      pause = Math.min(pause * 2, 1_000)
-    }
-    const timer = setInterval(
-      () => {
-        store.acquireLease(key, owner, settings.leaseTtlMs).catch(() => {})
-      },
-      Math.floor(settings.leaseTtlMs / 3),
-    )
-    ;(timer as { unref?: () => void }).unref?.()
-    try {
-      return await work()
-    } finally {
-      clearInterval(timer)
-      await store.releaseLease(key, owner).catch(() => {})
-    }
+  withLease<T>(key: string, waitMs: number, work: () => Promise<T>): Promise<T | typeof BUSY> {
+    return withLease(this.store, key, this.settings.leaseTtlMs, waitMs, work)
   }
 
   async leased<T>(key: string, what: string, work: () => Promise<T>): Promise<T> {
@@ -164,67 +125,9 @@ export class SubscriptionExecutor {
     return held
   }
 
-  /** Webhooks at our url that no record of this key lists: created by a lost answer, or another key's. */
-  #strangers(remote: ReadonlyMap<string, ApiWebhook>, known: ReadonlySet<string>): string[] {
-    return [...remote.values()]
-      .filter((w) => w.url === this.url && !known.has(w.id) && works(w, this.url))
-      .map((w) => w.id)
-  }
-
-  /**
-   * Cleans up after creates whose answers were lost: lists the account, adopts one webhook at
-   * our url that no key of this app holds when the service shows its secret, deletes the
-   * others no key holds, leaves those another key holds.
-   */
-  async #recover(
-    key: string,
-    known: ReadonlySet<string>,
-    actions: string[],
-  ): Promise<CreatedWebhook | undefined> {
-    const remote = await this.list(key)
-    const strangers = this.#strangers(remote, known)
-    const held = await this.heldElsewhere(key, strangers)
-    let adopted: CreatedWebhook | undefined
-    for (const id of strangers) {
-      if (held.has(id)) continue
-      const webhook = remote.get(id)!
-      if (adopted === undefined && typeof webhook.secret === 'string') {
-        adopted = webhook as CreatedWebhook
-        actions.push(`adopted ${id} (its create's answer was lost)`)
-      } else {
-        await this.api(key).webhooks.delete(id)
-        actions.push(`deleted ${id} (a create whose answer was lost)`)
-      }
-    }
-    return adopted
-  }
-
-  /**
-   * Creates a webhook at our url. With `listFirst` (the record is marked uncertain), the
-   * account is cleaned up first. A create that fails in a way that may have landed marks the
-   * record uncertain before anything else, then cleans up and creates once more: a second
-   * such failure leaves the mark, so the next `ensure` lists again before creating.
-   */
-  async create(
-    key: string,
-    record: SubscriptionRecord,
-    actions: string[],
-  ): Promise<CreatedWebhook> {
-    const known = new Set(record.webhooks.map((w) => w.id))
-    if (record.uncertain === true) {
-      const adopted = await this.#recover(key, known, actions)
-      if (adopted !== undefined) return adopted
-    }
-    try {
-      return await this.api(key).webhooks.create({ url: this.url })
-    } catch (error) {
-      if (!mayHaveLanded(error)) throw error
-      if (record.uncertain !== true) await this.update(key, (r) => ({ ...r, uncertain: true }))
-      return (
-        (await this.#recover(key, known, actions)) ??
-        (await this.api(key).webhooks.create({ url: this.url }))
-      )
-    }
+  /** Creates a webhook at our url, cleaning up after lost answers first (see `createWebhook`). */
+  create(key: string, record: SubscriptionRecord, actions: string[]): Promise<CreatedWebhook> {
+    return createWebhook(this, key, record, actions)
   }
 
   /**

@@ -11,7 +11,8 @@ import type {
   WebhookSubscriptionsOptions,
 } from './options.js'
 import { ensureCandidates, live, mustList, ofOtherAccount, works } from './plan.js'
-import { reconciler, repairAccount } from './reconcile.js'
+import { reconciler } from './reconcile.js'
+import { repairAccount } from './repair.js'
 import type { StoredSubscription } from './store.js'
 
 /**

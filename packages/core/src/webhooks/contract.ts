@@ -3,8 +3,8 @@ import type { WebhookResponse } from './answer.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { WebhookErrorFn } from './options.js'
-import type { WebhookRequest } from './receive.js'
 import type { EventPattern, EventsMatching } from './registry.js'
+import type { WebhookRequest } from './request.js'
 
 // What a webhook handler is to the app and to the adapters: its methods.
 

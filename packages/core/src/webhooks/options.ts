@@ -3,7 +3,7 @@ import { ConfigError, type WebhookError } from '../errors/errors.js'
 import { checkLogger, type Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { wholeNumber } from '../validate.js'
-import { BodyBudget } from './body.js'
+import { BodyBudget } from './body/budget.js'
 import type { WebhookHandlerFn } from './context.js'
 import {
   DEFAULT_BODY_LIMIT,

@@ -1,49 +1,16 @@
 import { serverText, WebhookError } from '../errors/errors.js'
 import { getHeader, type HeadersInput } from '../http/headers.js'
-import type { Logger } from '../log.js'
 import type { WebhookOwner } from '../subscriptions/lookup.js'
 import { isThenable } from '../thenable.js'
-import {
-  type BodySource,
-  bodyAlreadyRead,
-  bodyChanged,
-  declaresOtherCharset,
-  isFaithfulText,
-  serverBusy,
-  textNotFaithful,
-  tooLarge,
-} from './body.js'
+import { requestBytes } from './body/read.js'
+import { tooLarge } from './body/refusals.js'
 import type { WebhookContext } from './context.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { Settings, WebhookErrorContext } from './options.js'
-import { isEventReadable, readBody, readEvents } from './read.js'
-import { MAX_WEBHOOK_ID, resolveSecrets } from './secrets.js'
-import { signedHeaders, verifiedIndex } from './verify.js'
-
-/** A request in plain data, as an adapter gives it. */
-export interface WebhookRequest {
-  method: string
-  /** Path (a query string is ignored), relative to where the handler is mounted. */
-  path: string
-  headers: HeadersInput
-  /** The raw body or a stream of it. An object means a body parser got there first. */
-  body: BodySource | object
-  /**
-   * How to fix, on the adapter's framework, a body something read or parsed before the handler:
-   * the sentence `body_parsed` errors end with.
-   */
-  fix?: string
-  /** The framework says the body was already read (a Fetch `Request`'s `bodyUsed`). */
-  bodyUsed?: boolean
-  /** The framework's logger (Fastify's `request.log`), used when no `logger` option is given. */
-  logger?: Logger
-  /**
-   * The adapter hands 5xx answers' errors to the framework's error path (Express's `next(err)`),
-   * which logs them: they are not logged here too.
-   */
-  errorsToFramework?: boolean
-}
+import { checkRequestLine, type WebhookRequest } from './request.js'
+import { MAX_WEBHOOK_ID } from './secrets.js'
+import { signedHeaders, verifySigned } from './verify.js'
 
 /** A delivery whose signature is verified and whose envelope is parsed. */
 export interface Received {
@@ -58,97 +25,6 @@ export interface Received {
   key: string
 }
 
-/** The longest `Content-Type` read; a longer one is not the service's and is refused unread. */
-const MAX_CONTENT_TYPE = 256
-
-function isJsonContentType(value: string | undefined): boolean {
-  if (value === undefined || value.length > MAX_CONTENT_TYPE) return false
-  if (value === 'application/json') return true
-  const type = value.split(';', 1)[0]!.trim().toLowerCase()
-  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
-}
-
-/** Refuses, before any byte of the body is read, what the service never sends. */
-function checkRequestLine(request: WebhookRequest, settings: Settings): void {
-  const { method } = request
-  if (method !== 'POST' && method.toUpperCase() !== 'POST') {
-    throw new WebhookError('method_not_allowed', `Only POST is accepted on ${settings.path}.`)
-  }
-  if (!isJsonContentType(getHeader(request.headers, 'content-type'))) {
-    throw new WebhookError(
-      'unsupported_media_type',
-      'Webhooks are sent as application/json; this request has another content type.',
-    )
-  }
-  const encoding = getHeader(request.headers, 'content-encoding')
-  if (
-    encoding !== undefined &&
-    (encoding.length > MAX_CONTENT_TYPE || encoding.trim().toLowerCase() !== 'identity')
-  ) {
-    // The signature covers the bytes sent; a decoded body is not them.
-    throw new WebhookError(
-      'unsupported_media_type',
-      'Webhooks are sent without a Content-Encoding; the signature covers the bytes as sent.',
-    )
-  }
-}
-
-/** The body's bytes within the limits; bytes already at hand are used as they are. */
-function bytesOf(
-  request: WebhookRequest,
-  declared: number,
-  settings: Settings,
-): Uint8Array | Promise<Uint8Array> {
-  const raw = request.body
-  if (request.bodyUsed === true) throw bodyAlreadyRead(request.fix)
-  const { budget } = settings
-  // A Node request (every Node adapter's case) of a declared length is read by its events: the
-  // length is taken from the budget whole before the first byte is read, given back at the end.
-  if (declared >= 0 && typeof raw === 'object' && raw !== null && isEventReadable(raw)) {
-    if (!budget.take(declared)) throw serverBusy(budget.max)
-    return readEvents(raw, settings.limit, settings.bodyTimeoutMs, undefined, () =>
-      budget.give(declared),
-    )
-  }
-  // Text a parser decoded must be a faithful copy of the bytes, whatever its length.
-  if (
-    typeof raw === 'string' &&
-    (!isFaithfulText(raw) || declaresOtherCharset(getHeader(request.headers, 'content-type')))
-  ) {
-    throw textNotFaithful(request.fix)
-  }
-  if (
-    raw instanceof Uint8Array &&
-    raw.length <= settings.limit &&
-    !(declared >= 0 && raw.length !== declared)
-  ) {
-    return raw
-  }
-  const inMemory = typeof raw === 'string' || raw instanceof Uint8Array
-  const check = (body: Uint8Array) => {
-    // Text or bytes a parser kept must be the bytes received: the same length at least.
-    if (inMemory && declared >= 0 && body.length !== declared) {
-      throw bodyChanged(declared, body.length, request.fix)
-    }
-    return body
-  }
-  if (inMemory || !(declared >= 0)) {
-    // Bytes at hand are held already; a stream of unknown length takes its chunks as they come.
-    return readBody(
-      raw,
-      settings.limit,
-      request.fix,
-      settings.bodyTimeoutMs,
-      inMemory ? undefined : budget,
-    ).then(check)
-  }
-  // Another stream of a declared length: taken whole too.
-  if (!budget.take(declared)) throw serverBusy(budget.max)
-  return readBody(raw, settings.limit, request.fix, settings.bodyTimeoutMs).finally(() =>
-    budget.give(declared),
-  )
-}
-
 /**
  * Receives one delivery: checks the request, reads the body within the limits, verifies the
  * signature over its bytes and parses the envelope. Throws a `WebhookError` for what it
@@ -161,34 +37,27 @@ export async function receive(
   settings: Settings,
   state: WebhookErrorContext,
 ): Promise<Received> {
-  checkRequestLine(request, settings)
+  checkRequestLine(request, settings.path)
   const declared = Number(getHeader(request.headers, 'content-length'))
   if (declared > settings.limit) throw tooLarge(settings.limit)
-  const { signature, webhookId } = signedHeaders(
-    request.headers,
-    settings.signatureHeader,
-    settings.webhookIdHeader,
-  )
+  const signed = signedHeaders(request.headers, settings.signatureHeader, settings.webhookIdHeader)
+  const { webhookId } = signed
   state.webhookId = webhookId
-  const read = bytesOf(request, declared, settings)
+  const read = requestBytes(request, declared, settings)
   const body = read instanceof Uint8Array ? read : await read
   if (settings.subscriptions !== undefined) {
     const found = ownerOf(webhookId, settings)
     return forAccount(
       isThenable(found) ? await found : found,
       body,
-      signature,
-      webhookId!,
+      signed,
       settings,
       request.headers,
       state,
     )
   }
-  const secrets =
-    settings.fixedSecrets ??
-    (await resolveSecrets(settings.secret, webhookId, settings.webhookIdHeader))
-  const verified = verifiedIndex(body, signature, secrets, settings.signatureHeader)
-  const secretIndex = isThenable(verified) ? await verified : verified
+  const verifying = verifySigned(body, signed, settings.secret, settings.fixedSecrets, settings)
+  const { secretIndex, secrets } = isThenable(verifying) ? await verifying : verifying
   const event = parseEnvelope(body)
   state.event = event
   const context = { webhookId, secretIndex, headers: request.headers }
@@ -247,19 +116,19 @@ function ownerOf(
 function forAccount(
   owner: WebhookOwner | undefined,
   body: Uint8Array,
-  signature: string,
-  webhookId: string,
+  signed: { signature: string; webhookId: string | undefined },
   settings: Settings,
   headers: HeadersInput,
   state: WebhookErrorContext,
 ): Received | Promise<Received> {
+  const webhookId = signed.webhookId!
   if (owner === undefined) {
     throw new WebhookError(
       'secret_unknown',
       `No connected account has webhook "${serverText(webhookId, 64)}": this app never created it, or removed it longer ago than the grace period.`,
     )
   }
-  const verified = verifiedIndex(body, signature, [owner.secret], settings.signatureHeader)
+  const verified = verifySigned(body, signed, owner.secret, [owner.secret], settings)
   const accept = (): Received => {
     const event = parseEnvelope(body)
     state.event = event

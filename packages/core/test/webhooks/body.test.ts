@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { isWebhookError } from '../../src/errors/errors.js'
-import { readBody } from '../../src/webhooks/read.js'
+import { readBody } from '../../src/webhooks/body/streams.js'
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   try {

@@ -1,13 +1,6 @@
-import { WebhookError } from '../errors/errors.js'
-import type { RawBody } from './signature.js'
+import { WebhookError } from '../../errors/errors.js'
 
-/** Where a request body comes from: bytes already read, a Node stream, or a Web stream. */
-export type BodySource =
-  | RawBody
-  | AsyncIterable<Uint8Array | string>
-  | ReadableStream<Uint8Array>
-  | null
-  | undefined
+// The refusals of a body: each says what happened to the bytes and how to fix it.
 
 /**
  * The fix a `body_parsed` error ends with when the adapter gives none (each adapter passes its
@@ -60,34 +53,6 @@ export function bodyChanged(
   )
 }
 
-/**
- * Whether text a body parser handed over can be the bytes received: a decoder turns bytes that
- * are not UTF-8 into U+FFFD (one for a byte, or for several), so text holding one, or a lone
- * surrogate, no longer says which bytes arrived, whatever its length. One pass, no copy.
- */
-export function isFaithfulText(text: string): boolean {
-  return text.indexOf('\ufffd') < 0 && (text as string & { isWellFormed(): boolean }).isWellFormed()
-}
-
-/**
- * Whether a `Content-Type` names a charset other than UTF-8: text a parser decoded by it is
- * not the bytes received, whatever its length (`é` sent as one Latin-1 byte re-encodes as two).
- */
-export function declaresOtherCharset(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false
-  for (const part of contentType.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq < 0 || part.slice(0, eq).trim().toLowerCase() !== 'charset') continue
-    const charset = part
-      .slice(eq + 1)
-      .trim()
-      .toLowerCase()
-      .replaceAll('"', '')
-    if (charset !== 'utf-8' && charset !== 'utf8') return true
-  }
-  return false
-}
-
 /** Text a parser decoded from bytes that were not UTF-8: no longer the bytes received. */
 export function textNotFaithful(fix: string | undefined): WebhookError {
   return new WebhookError(
@@ -97,32 +62,6 @@ export function textNotFaithful(fix: string | undefined): WebhookError {
       'it before verification, so the bytes the ' +
       `signature covers are gone. ${fix ?? DEFAULT_FIX}`,
   )
-}
-
-/**
- * The bytes held at once by bodies still arriving, across the requests of one handler: a
- * request that would take it past its limit is answered 503 `server_busy`, and the service
- * delivers it again later. Bounds the memory that many slow or stalled senders can hold.
- */
-export class BodyBudget {
-  #held = 0
-  constructor(readonly max: number) {}
-
-  /** Bytes held now. */
-  get held(): number {
-    return this.#held
-  }
-
-  /** Takes `bytes` from the budget; `false` (and nothing taken) when they do not fit. */
-  take(bytes: number): boolean {
-    if (this.#held + bytes > this.max) return false
-    this.#held += bytes
-    return true
-  }
-
-  give(bytes: number): void {
-    this.#held -= bytes
-  }
 }
 
 export function serverBusy(max: number): WebhookError {

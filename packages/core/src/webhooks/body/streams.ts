@@ -1,18 +1,21 @@
-import { beforeDeadline, readStream } from '../http/stream.js'
-import { concat, toBytes } from '../platform/bytes.js'
-import {
-  type BodyBudget,
-  type BodySource,
-  bodyAlreadyRead,
-  bodyTimeout,
-  parsedBodyError,
-  serverBusy,
-  tooLarge,
-} from './body.js'
-import { DEFAULT_BODY_TIMEOUT_MS } from './defaults.js'
+import { beforeDeadline, readStream } from '../../http/stream.js'
+import { concat, toBytes } from '../../platform/bytes.js'
+import { DEFAULT_BODY_TIMEOUT_MS } from '../defaults.js'
+import type { RawBody } from '../signature.js'
+import type { BodyBudget } from './budget.js'
+import { bodyAlreadyRead, bodyTimeout, parsedBodyError, serverBusy, tooLarge } from './refusals.js'
 
 // Reading a request body within its limits: a Node-style readable by its events, a Web stream,
 // an async iterable, or bytes already at hand.
+
+/** Where a request body comes from: bytes already read, a Node stream, or a Web stream. */
+export type BodySource =
+  | RawBody
+  | AsyncIterable<Uint8Array | string>
+  | ReadableStream<Uint8Array>
+  | null
+  | undefined
+
 /** A Node-style readable (an `IncomingMessage`), recognised by shape: core has no Node types. */
 export interface EventReadable {
   on(event: 'data', fn: (chunk: Uint8Array | string) => void): unknown
