@@ -17,6 +17,7 @@ const ENTRIES = [
   'client',
   'credentials',
   'errors',
+  'ledger',
   'oauth',
   'queue',
   'setup',

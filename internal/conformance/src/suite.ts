@@ -2,6 +2,7 @@ import { defineAttackCases } from './attacks.js'
 import { createSuiteContext } from './context.js'
 import { defineHardeningCases } from './hardening.js'
 import type { AdapterHarness } from './harness.js'
+import { defineLedgerCases } from './ledger.js'
 import { defineOAuthAttackCases } from './oauth-attacks.js'
 import { defineOAuthCases } from './oauth-cases.js'
 import { defineOAuthHardeningCases } from './oauth-hardening.js'
@@ -21,4 +22,5 @@ export function runConformance(harness: AdapterHarness): void {
   defineHardeningCases(harness, ctx)
   defineOAuthHardeningCases(harness, ctx)
   defineSubscriptionCases(harness, ctx)
+  defineLedgerCases(harness, ctx)
 }

@@ -4,6 +4,7 @@
 // (express.d.ts by default; koa, fastify, h3).
 import type {
   DedupeStore,
+  DeliveryLedger,
   OAuthClient,
   OAuthRoutesOptions,
   SubscriptionStore,
@@ -15,6 +16,8 @@ import type { Redis as RedisClient } from 'ioredis'
 import type { Pool } from 'pg'
 
 declare global {
+  /** The delivery ledger the page set up before. */
+  const ledger: DeliveryLedger
   /** The app's own work for an event. */
   const book: (payload: unknown) => Promise<void>
   const saveBooking: (payload: unknown) => Promise<void>

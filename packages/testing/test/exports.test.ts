@@ -32,6 +32,7 @@ const NAMES = [
   'RefreshRaceRound',
   'runConnectionScenarios',
   'runDedupeStoreConformance',
+  'runLedgerStoreConformance',
   'runRefreshRace',
   'runRefreshRaceFaults',
   'runSubscriptionStoreConformance',

@@ -12,8 +12,18 @@ export interface WebhookContext {
    * verifies with `subscriptions`: the account whose webhook's secret signed it.
    */
   account?: string
-  /** The request headers. */
+  /** The request headers (none on a replay). */
   headers: HeadersInput
+  /**
+   * Set when the ledger runs a recorded delivery again (`replay`): the ledger id it replays
+   * and why. Absent on the service's own deliveries.
+   */
+  replay?: { of: string; reason: string }
+  /**
+   * Set when the delivery is older than the last one applied to its resource, and the ledger's
+   * `stale` option is `'run'` (by default such a delivery does not run).
+   */
+  stale?: true
 }
 
 export type WebhookHandlerFn<E = AnyWebhookEvent> = (

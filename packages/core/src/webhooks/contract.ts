@@ -1,4 +1,6 @@
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
+import type { LedgerFilter } from '../ledger/store.js'
 import type { WebhookResponse } from './answer.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -38,4 +40,10 @@ export interface WebhookHandler extends WebhookRegistration<WebhookHandler> {
    * app's readiness route (`checkHealth` puts several components together).
    */
   health(options?: HealthOptions): Promise<HealthReport>
+  /**
+   * Runs recorded deliveries again, in this process, after their verification (option
+   * `ledger`): one by its ledger id, or those a filter matches (by default the failed and dead
+   * ones of the last 24 hours). Handlers see `context.replay`.
+   */
+  replay(target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport>
 }

@@ -1,21 +1,14 @@
 import { runOnce } from '../claims/run-once.js'
-import { serverText, WebhookError } from '../errors/errors.js'
+import { WebhookError } from '../errors/errors.js'
+import type { DeliveryLedger } from '../ledger/ledger.js'
 import { isThenable } from '../thenable.js'
-import { duplicate, received, removed, type WebhookResponse } from './answer.js'
+import { duplicate, json, received, removed, type WebhookResponse } from './answer.js'
 import type { AnyWebhookEvent } from './events.js'
-import type { Settings } from './options.js'
-import type { WebhookQueue } from './queue.js'
+import { enqueueFailed, type WebhookQueue } from './queue.js'
 import type { Received } from './receive.js'
 import type { HandlerRegistry } from './registry.js'
+import type { Settings } from './settings.js'
 import type { DeliveryWatch } from './watching.js'
-
-function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
-  return new WebhookError(
-    'queue_rejected',
-    `The queue did not accept ${serverText(event.type, 100)} (${event.id}); answered 503 so the service delivers it again.`,
-    { cause },
-  )
-}
 
 /** How often a claim is renewed while the handlers run, with a store that can (`extend`). */
 const CLAIM_RENEW_MS = 10_000
@@ -62,7 +55,8 @@ export function deliverOnce(
   registry: HandlerRegistry,
   watch?: DeliveryWatch,
 ): WebhookResponse | Promise<WebhookResponse> {
-  const { queue } = settings
+  const { queue, ledger } = settings
+  if (ledger !== undefined) return throughLedger(delivery, ledger, queue, registry, watch)
   const dedupe =
     watch === undefined || settings.dedupe === undefined
       ? settings.dedupe
@@ -83,10 +77,55 @@ export function deliverOnce(
   const answer = (once: Awaited<typeof running>): WebhookResponse => {
     if (once.ran) return received()
     if (once.claim === 'completed') return duplicate()
-    throw new WebhookError(
-      'delivery_in_progress',
-      `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
-    )
+    throw inProgress(event)
   }
   return isThenable(running) ? running.then(answer) : answer(running)
+}
+
+/** 200 answers of deliveries the ledger did not run: handled already, stale, or dead. */
+const SKIPPED = {
+  done: duplicate,
+  stale: () => json(200, { received: true, stale: true }),
+  dead: () => json(200, { received: true, dead: true }),
+}
+
+/**
+ * A verified delivery through the ledger (option `ledger`), which is the dedupe record then:
+ * into the queue and recorded `received`, or run under the ledger's lease with its outcome
+ * recorded. The ledger's code comes with the ledger object: a handler without one pays nothing.
+ */
+async function throughLedger(
+  delivery: Received,
+  ledger: DeliveryLedger,
+  queue: WebhookQueue | undefined,
+  registry: HandlerRegistry,
+  watch: DeliveryWatch | undefined,
+): Promise<WebhookResponse> {
+  if (delivery.removed) return removed()
+  const { event, context, key, body } = delivery
+  const verified = {
+    envelope: event,
+    key,
+    webhookId: context.webhookId,
+    account: context.account,
+    body,
+  }
+  if (queue !== undefined) {
+    // Into the queue first (its job id is the key: a retry makes no second job), then recorded.
+    await deliver(delivery, key, queue, registry, watch)
+    return (await ledger.recordQueued(verified)) ? received() : duplicate()
+  }
+  const outcome = await ledger.deliver(verified, (extra) =>
+    registry.dispatch(event, { ...context, ...extra }, watch),
+  )
+  if (outcome === 'ran') return received()
+  if (outcome === 'busy') throw inProgress(event)
+  return SKIPPED[outcome]()
+}
+
+function inProgress(event: AnyWebhookEvent): WebhookError {
+  return new WebhookError(
+    'delivery_in_progress',
+    `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
+  )
 }

@@ -1,7 +1,9 @@
 import { MemoryDedupeStore } from '../claims/dedupe.js'
-import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
+import { ConfigError, isWebhookError, serverText, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
+import type { LedgerFilter } from '../ledger/store.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
 import { watchDedupeStore } from '../telemetry/watched.js'
 import { isThenable } from '../thenable.js'
@@ -10,22 +12,21 @@ import { FETCH_FIX } from './body/refusals.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { WebhookHandler } from './contract.js'
 import { deliverOnce } from './deliver.js'
+import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import { watchEvictions } from './evictions.js'
 import { WebhookLog } from './log.js'
-import {
-  normalizePath,
-  resolveSettings,
-  type Settings,
-  type WebhookErrorContext,
-  type WebhookErrorFn,
-  type WebhookHandlerOptions,
-  type WebhookHandlerRestOptions,
+import type {
+  WebhookErrorContext,
+  WebhookErrorFn,
+  WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
 } from './options.js'
 import { receive } from './receive.js'
 import { type EventPattern, type EventsMatching, HandlerRegistry } from './registry.js'
 import type { WebhookRequest } from './request.js'
 import type { SecretSource } from './secrets.js'
+import { normalizePath, resolveSettings, type Settings } from './settings.js'
 import { observer } from './watch.js'
 import type { DeliveryObserver, DeliveryWatch } from './watching.js'
 
@@ -187,9 +188,22 @@ class Endpoint implements WebhookHandler {
     )
   }
 
+  replay = (target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport> => {
+    const { ledger } = this.#settings
+    if (ledger === undefined)
+      return Promise.reject(
+        new ConfigError('replay() needs the ledger option: createWebhookHandler({ ledger }).'),
+      )
+    return ledger.replay(target, options, {
+      parse: parseEnvelope,
+      dispatch: (event, context) =>
+        this.#registry.dispatch(event, { secretIndex: 0, headers: {}, ...context }),
+    })
+  }
+
   health = (options?: HealthOptions): Promise<HealthReport> => {
-    const { dedupe, queue, subscriptions } = this.#settings
-    return checkHealth({ dedupe, queue, subscriptions }, options)
+    const { dedupe, queue, subscriptions, ledger } = this.#settings
+    return checkHealth({ dedupe, queue, subscriptions, ledger: ledger?.store }, options)
   }
 
   async #report(

@@ -1,4 +1,6 @@
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
+import type { LedgerFilter } from '../ledger/store.js'
 import type { WebhookHandler, WebhookRegistration } from './contract.js'
 
 /** Handler registration on an adapter's middleware; each method returns the middleware. */
@@ -7,9 +9,11 @@ export interface WebhookMethods<Self> extends WebhookRegistration<Self> {
   readonly handler: WebhookHandler
   /** The handler's `health()`: its dedupe store, queue and subscriptions' store. */
   health(options?: HealthOptions): Promise<HealthReport>
+  /** The handler's `replay()`: recorded deliveries run again (option `ledger`). */
+  replay(target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport>
 }
 
-/** Gives an adapter's middleware `on`, `onAny`, `onError`, `health` and `handler`, delegating to core. */
+/** Gives an adapter's middleware `on`, `onAny`, `onError`, `health`, `replay` and `handler`, delegating to core. */
 export function attachWebhookMethods<Self extends WebhookMethods<Self>>(
   target: object,
   handler: WebhookHandler,
@@ -18,6 +22,7 @@ export function attachWebhookMethods<Self extends WebhookMethods<Self>>(
   const methods: WebhookMethods<Self> = {
     handler,
     health: (options) => handler.health(options),
+    replay: (target, options) => handler.replay(target, options),
     on(pattern, fn) {
       handler.on(pattern, fn)
       return self

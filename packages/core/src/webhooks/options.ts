@@ -1,27 +1,13 @@
-import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
-import { ConfigError, type WebhookError } from '../errors/errors.js'
-import { checkLogger, type Logger } from '../log.js'
+import type { DedupeStore } from '../claims/dedupe.js'
+import type { WebhookError } from '../errors/errors.js'
+import type { DeliveryLedger } from '../ledger/ledger.js'
+import type { Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
-import { wholeNumber } from '../validate.js'
-import { BodyBudget } from './body/budget.js'
 import type { WebhookHandlerFn } from './context.js'
-import {
-  DEFAULT_BODY_LIMIT,
-  DEFAULT_BODY_TIMEOUT_MS,
-  DEFAULT_MAX_PENDING_BYTES,
-  DEFAULT_SIGNATURE_HEADER,
-  DEFAULT_WEBHOOK_ID_HEADER,
-  DEFAULT_WEBHOOK_PATH,
-} from './defaults.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { WebhookQueue } from './queue.js'
 import type { HandlerMap } from './registry.js'
-import {
-  assertSecretSource,
-  SecretIdentities,
-  type SecretSource,
-  staticSecrets,
-} from './secrets.js'
+import type { SecretSource } from './secrets.js'
 import type { HeaderNames } from './verify.js'
 
 /** What `onError` learns: the delivery, as far as it got. */
@@ -72,6 +58,11 @@ export interface WebhookHandlerOptions extends HeaderNames {
   queue?: WebhookQueue
   /** Remembers handled payload ids so retries run handlers once. Default: in memory. `false` turns it off. */
   dedupe?: DedupeStore | false
+  /**
+   * Records every verified delivery and its outcome (`createDeliveryLedger`): failed ones
+   * become dead letters, `replay` runs them again. It is the dedupe record then (`dedupe` unused).
+   */
+  ledger?: DeliveryLedger
   /** Largest body accepted, in bytes; enforced while reading. Default 1 MiB. */
   bodyLimit?: number
   /** How long a body may take to arrive, in ms: past it, 408 and the connection is closed. Default 30 000. */
@@ -94,156 +85,3 @@ export interface WebhookHandlerOptions extends HeaderNames {
 
 /** The options of `createWebhookHandler(secret, options)`: all but the secret. */
 export type WebhookHandlerRestOptions = Omit<WebhookHandlerOptions, 'secret'>
-
-/** The options with every default applied, as the handler uses them. */
-export interface Settings {
-  secret: SecretSource
-  /** Connected accounts' webhooks, when given: they take the place of `secret`. */
-  subscriptions: SubscriptionLookup | undefined
-  /** The usable secrets when `secret` is not a lookup, computed once. */
-  fixedSecrets: readonly string[] | undefined
-  path: string
-  limit: number
-  bodyTimeoutMs: number
-  /** The bytes held by bodies still arriving (option `maxPendingBytes`), shared by all requests. */
-  budget: BodyBudget
-  dedupe: DedupeStore | undefined
-  /**
-   * With a secret lookup, the identities of the secrets that verified deliveries: dedupe keys
-   * are the payload id under that identity (two webhooks may send one payload id), never under
-   * the webhook id header, which nothing signs. `undefined` with fixed secrets: the signed
-   * payload id alone is the key.
-   */
-  identities: SecretIdentities | undefined
-  signatureHeader: string
-  webhookIdHeader: string
-  queue: WebhookQueue | undefined
-  /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
-  logger: Logger | undefined
-}
-
-/** A request path without its query string or a trailing slash. */
-export function normalizePath(path: string): string {
-  if (path.length > 1 && path.indexOf('?') < 0 && !path.endsWith('/')) return path
-  const q = path.indexOf('?')
-  let p = q >= 0 ? path.slice(0, q) : path
-  if (p === '') p = '/'
-  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1)
-  return p
-}
-
-function positiveInteger(value: number | undefined, name: string, unit: string): void {
-  wholeNumber('createWebhookHandler', name, value, 0, { unit })
-}
-
-function isSecretSource(input: unknown): input is SecretSource {
-  return typeof input === 'string' || typeof input === 'function' || Array.isArray(input)
-}
-
-/**
- * The options from `(secret)`, `(options)` or `(secret, options)`. An `undefined` first
- * argument is a secret that was not set (an unset environment variable, usually), and gets
- * the same message as an empty one.
- */
-function optionsOf(input: unknown, rest: unknown): WebhookHandlerOptions {
-  if (rest !== undefined && (typeof rest !== 'object' || rest === null || Array.isArray(rest))) {
-    throw new ConfigError(
-      'createWebhookHandler: the second argument must be an options object ({ path, on, ... }).',
-    )
-  }
-  if (input === undefined || input === null || isSecretSource(input)) {
-    const more = rest as Partial<WebhookHandlerOptions> | undefined
-    if (more?.secret !== undefined) {
-      throw new ConfigError(
-        'createWebhookHandler: the secret is given twice, as the first argument and as the ' +
-          'secret option: pass it once.',
-      )
-    }
-    return { ...more, secret: input as SecretSource }
-  }
-  if (typeof input !== 'object') {
-    throw new ConfigError('createWebhookHandler: pass the signing secret or an options object.')
-  }
-  if (rest !== undefined) {
-    throw new ConfigError(
-      'createWebhookHandler: options are given twice: pass (secret, options) or (options), not (options, options).',
-    )
-  }
-  return input as WebhookHandlerOptions
-}
-
-/** Checks the options (throwing `ConfigError` with the fix) and applies the defaults. */
-export function resolveSettings(
-  input: SecretSource | WebhookHandlerOptions | undefined,
-  rest?: WebhookHandlerRestOptions,
-): Settings {
-  const options = optionsOf(input, rest)
-  const subscriptions = options.subscriptions
-  if (subscriptions !== undefined) {
-    if (typeof subscriptions?.lookup !== 'function') {
-      throw new ConfigError(
-        'createWebhookHandler: subscriptions must be what createWebhookSubscriptions returns.',
-      )
-    }
-    if (options.secret !== undefined) {
-      throw new ConfigError(
-        'createWebhookHandler: pass secret or subscriptions, not both: with subscriptions, each delivery is verified with the secret of the webhook it names.',
-      )
-    }
-  } else if (options.verify === false) {
-    if (options.secret !== undefined) {
-      throw new ConfigError(
-        'createWebhookHandler: verify: false is for a queue worker, which verifies nothing: leave the secret out.',
-      )
-    }
-  } else assertSecretSource(options.secret, 'createWebhookHandler')
-  if (options.verify !== undefined && typeof options.verify !== 'boolean') {
-    throw new ConfigError('createWebhookHandler: verify must be true or false.')
-  }
-  // With subscriptions, no static secret applies: every delivery's comes from its webhook.
-  // A worker's handler (verify: false) has none at all: every request is refused.
-  const secret: SecretSource =
-    subscriptions === undefined && options.verify !== false ? options.secret! : () => undefined
-  if (
-    options.path !== undefined &&
-    (typeof options.path !== 'string' || !options.path.startsWith('/'))
-  ) {
-    throw new ConfigError(
-      `createWebhookHandler: path must start with "/", got "${String(options.path)}".`,
-    )
-  }
-  positiveInteger(options.bodyLimit, 'bodyLimit', 'bytes')
-  positiveInteger(options.bodyTimeoutMs, 'bodyTimeoutMs', 'milliseconds')
-  positiveInteger(options.maxPendingBytes, 'maxPendingBytes', 'bytes')
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
-  const maxPending = options.maxPendingBytes ?? Math.max(DEFAULT_MAX_PENDING_BYTES, limit)
-  if (maxPending < limit) {
-    throw new ConfigError(
-      `createWebhookHandler: maxPendingBytes (${maxPending}) must be at least bodyLimit (${limit}), or no body of the largest size could ever be read.`,
-    )
-  }
-  if (options.queue !== undefined && typeof options.queue?.enqueue !== 'function') {
-    throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
-  }
-  return {
-    secret,
-    subscriptions,
-    fixedSecrets:
-      subscriptions === undefined && options.verify !== false ? staticSecrets(secret) : undefined,
-    path: normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH),
-    limit,
-    bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-    budget: new BodyBudget(maxPending),
-    dedupe: options.dedupe === false ? undefined : (options.dedupe ?? new MemoryDedupeStore()),
-    identities:
-      typeof options.secret === 'function' &&
-      subscriptions === undefined &&
-      options.verify !== false
-        ? new SecretIdentities()
-        : undefined,
-    signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
-    webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
-    queue: options.queue,
-    logger: checkLogger(options.logger, 'createWebhookHandler'),
-  }
-}

@@ -1,3 +1,4 @@
+import { serverText, WebhookError } from '../errors/errors.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { WebhookContext } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -36,4 +37,13 @@ export interface WebhookQueue {
   readonly messaging?: { system: string; destination: string }
   /** Whether the queue can take jobs now (connected), for the handler's `health()`. */
   health?(options?: HealthOptions): Promise<HealthReport>
+}
+
+/** The queue did not take the event: 503, so the service delivers it again. */
+export function enqueueFailed(event: AnyWebhookEvent, cause: unknown): WebhookError {
+  return new WebhookError(
+    'queue_rejected',
+    `The queue did not accept ${serverText(event.type, 100)} (${event.id}); answered 503 so the service delivers it again.`,
+    { cause },
+  )
 }

@@ -7,9 +7,10 @@ import { tooLarge } from './body/refusals.js'
 import type { WebhookContext } from './context.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
-import type { Settings, WebhookErrorContext } from './options.js'
+import type { WebhookErrorContext } from './options.js'
 import { checkRequestLine, type WebhookRequest } from './request.js'
 import { MAX_WEBHOOK_ID } from './secrets.js'
+import type { Settings } from './settings.js'
 import { signedHeaders, verifySigned } from './verify.js'
 
 /** A delivery whose signature is verified and whose envelope is parsed. */
@@ -23,6 +24,8 @@ export interface Received {
    * under the identity of the secret that verified it when secrets are looked up per request.
    */
   key: string
+  /** The verified bytes (kept by the ledger for replay). */
+  body: Uint8Array
 }
 
 /**
@@ -61,12 +64,13 @@ export async function receive(
   const event = parseEnvelope(body)
   state.event = event
   const context = { webhookId, secretIndex, headers: request.headers }
-  if (settings.identities === undefined) return { event, context, key: event.id }
+  if (settings.identities === undefined) return { event, context, key: event.id, body }
   const identity = settings.identities.of(secrets[secretIndex]!)
   return {
     event,
     context,
     key: `${typeof identity === 'string' ? identity : await identity}:${event.id}`,
+    body,
   }
 }
 
@@ -133,7 +137,12 @@ function forAccount(
     const event = parseEnvelope(body)
     state.event = event
     const context: WebhookContext = { webhookId, secretIndex: 0, headers, account: owner.account }
-    const received: Received = { event, context, key: accountKey(owner.account, event.id) }
+    const received: Received = {
+      event,
+      context,
+      key: accountKey(owner.account, event.id),
+      body,
+    }
     if (!owner.handle) received.removed = true
     return received
   }

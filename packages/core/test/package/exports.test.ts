@@ -17,6 +17,26 @@ const dist = (file: string) => fileURLToPath(new URL(`../../dist/${file}`, impor
 // Each entry point's names. The concerns' entries together are the root; `adapter`, `store` and
 // `queue` are plumbing for the packages built on core, never at the root.
 const ENTRIES = {
+  ledger: [
+    'createDeliveryLedger',
+    'DeliveryLedger',
+    'DeliveryLedgerOptions',
+    'DeliverySource',
+    'DeliveryStatus',
+    'LedgerEntry',
+    'LedgerFilter',
+    'LedgerPage',
+    'LedgerPurge',
+    'LedgerStore',
+    'MemoryLedgerStore',
+    'MemoryLedgerStoreOptions',
+    'precedenceOf',
+    'ReplayOptions',
+    'ReplayReport',
+    'ResourceMark',
+    'StoredLedgerEntry',
+    'StoredResourceMark',
+  ],
   setup: [
     'createScheduling',
     'memoryStores',
@@ -259,6 +279,7 @@ const CONCERNS = [
   'credentials',
   'telemetry',
   'errors',
+  'ledger',
   'setup',
 ] as const
 const PLUMBING = ['adapter', 'store', 'queue'] as const

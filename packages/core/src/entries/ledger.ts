@@ -1,0 +1,20 @@
+// @scheduling-kit/core/ledger: the delivery ledger: every verified delivery recorded with its
+// outcome, dead letters, replay. The root re-exports it whole. Stores across processes are in
+// @scheduling-kit/redis and @scheduling-kit/postgres; `runLedgerStoreConformance` in
+// @scheduling-kit/testing checks one of your own. Every name here is pinned by
+// test/package/exports.test.ts.
+
+export type {
+  DeliverySource,
+  DeliveryStatus,
+  LedgerEntry,
+  ResourceMark,
+  StoredLedgerEntry,
+  StoredResourceMark,
+} from '../ledger/entry.js'
+export { createDeliveryLedger, DeliveryLedger } from '../ledger/ledger.js'
+export { precedenceOf } from '../ledger/machine.js'
+export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from '../ledger/memory.js'
+export type { DeliveryLedgerOptions } from '../ledger/options.js'
+export type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
+export type { LedgerFilter, LedgerPage, LedgerPurge, LedgerStore } from '../ledger/store.js'

@@ -1,0 +1,140 @@
+import { newOwnerId } from '../claims/owner.js'
+import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
+import type { Delivery } from './machine.js'
+
+// A delivery through the ledger: recorded once, run under the ledger's lease, its outcome
+// written back. The ledger knows nothing of the webhook handler: it is given the envelope's
+// fields and a function that runs the handlers, and says what came of it.
+
+/** A delivery the ledger lets run: its entry as written, and the claim it holds. */
+export interface Running {
+  entry: StoredLedgerEntry
+  owner: string
+  /** Older than what its resource last applied (run only with `stale: 'run'`). */
+  stale: boolean
+}
+
+/** What the ledger says of a delivery that arrived. */
+export type Admission =
+  | { action: 'run'; running: Running }
+  | { action: 'skip'; status: 'done' | 'stale' | 'dead' }
+  | { action: 'busy' }
+
+/** What running a delivery needs of the ledger (`DeliveryLedger`). */
+export interface LeasedLedger {
+  readonly leaseMs: number
+  delivery(fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>, body: Uint8Array): Promise<Delivery>
+  admit(delivery: Delivery, owner: string): Promise<Admission>
+  received(delivery: Delivery): Promise<'recorded' | 'duplicate'>
+  renew(running: Running): Promise<boolean>
+  finish(running: Running): Promise<void>
+  fail(running: Running, error: unknown): Promise<LedgerEntry | undefined>
+}
+
+/** What the ledger reads of a verified envelope. */
+export interface LedgerEnvelope {
+  id: string
+  type: string
+  occurred_at?: string
+  payload?: unknown
+}
+
+/** What the handler knows of a verified delivery. */
+export interface VerifiedDelivery {
+  envelope: LedgerEnvelope
+  /** The dedupe key: the ledger id. */
+  key: string
+  webhookId?: string | undefined
+  account?: string | undefined
+  /** The verified bytes, kept for replay. */
+  body: Uint8Array
+}
+
+/** Told to the handlers by the ledger: a replay, a stale delivery run anyway. */
+export interface LedgerContext {
+  replay?: { of: string; reason: string }
+  stale?: true
+}
+
+/** What came of a delivery: its handlers ran; or they did not, and why. */
+export type DeliveryOutcome = 'ran' | 'done' | 'stale' | 'dead' | 'busy'
+
+/** The resource a delivery changes: the Event's id, when its payload names one. */
+export function resourceOf(envelope: LedgerEnvelope): string | undefined {
+  const payload = envelope.payload as { id?: unknown; uri?: unknown } | undefined
+  if (payload === null || typeof payload !== 'object') return undefined
+  const id = typeof payload.id === 'string' ? payload.id : payload.uri
+  return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : undefined
+}
+
+/** The ledger's fields of a verified delivery, its body aside. */
+export function fieldsOf(
+  delivery: VerifiedDelivery,
+  source: Delivery['source'],
+): Omit<Delivery, 'body' | 'bodyExpiresAt'> {
+  const { envelope } = delivery
+  const fields: Omit<Delivery, 'body' | 'bodyExpiresAt'> = {
+    id: delivery.key,
+    payloadId: envelope.id,
+    type: envelope.type,
+    source,
+  }
+  if (delivery.webhookId !== undefined) fields.webhookId = delivery.webhookId
+  if (delivery.account !== undefined) fields.account = delivery.account
+  const resourceId = resourceOf(envelope)
+  if (resourceId !== undefined) fields.resourceId = resourceId
+  if (typeof envelope.occurred_at === 'string') fields.occurredAt = envelope.occurred_at
+  return fields
+}
+
+/**
+ * Runs the handlers of a delivery the ledger let run, its lease renewed meanwhile, and writes
+ * the outcome: `done`, or `failed` (`dead` past the ledger's attempts) and the error rethrown.
+ */
+export async function runLeased(
+  ledger: LeasedLedger,
+  running: Running,
+  run: (context: LedgerContext) => unknown,
+  context: LedgerContext = {},
+): Promise<void> {
+  const timer = setInterval(
+    () => {
+      ledger.renew(running).catch(() => {})
+    },
+    Math.floor(ledger.leaseMs / 3),
+  )
+  ;(timer as { unref?: () => void }).unref?.()
+  try {
+    await run(running.stale ? { ...context, stale: true } : context)
+  } catch (error) {
+    clearInterval(timer)
+    await ledger.fail(running, error)
+    throw error
+  }
+  clearInterval(timer)
+  await ledger.finish(running)
+}
+
+/** A verified delivery through the ledger: what came of it, or the handlers' error thrown. */
+export async function deliverRecorded(
+  ledger: LeasedLedger,
+  delivery: VerifiedDelivery,
+  run: (context: LedgerContext) => unknown,
+): Promise<DeliveryOutcome> {
+  const recorded = await ledger.delivery(fieldsOf(delivery, 'webhook'), delivery.body)
+  const admission = await ledger.admit(recorded, newOwnerId())
+  if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
+  await runLeased(ledger, admission.running, run)
+  return 'ran'
+}
+
+/** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
+export async function recordQueued(
+  ledger: LeasedLedger,
+  delivery: VerifiedDelivery,
+): Promise<boolean> {
+  return (
+    (await ledger.received(await ledger.delivery(fieldsOf(delivery, 'webhook'), delivery.body))) ===
+    'recorded'
+  )
+}

@@ -1,0 +1,258 @@
+import type { CredentialCipher } from '../credentials/types.js'
+import { openBody, sealBody } from './bodies.js'
+import { tellDeadLetter } from './dead-letters.js'
+import {
+  type Admission,
+  type DeliveryOutcome,
+  deliverRecorded,
+  type LedgerContext,
+  type LedgerEnvelope,
+  type Running,
+  recordQueued,
+  type VerifiedDelivery,
+} from './deliver.js'
+import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
+import { cleanError } from './entry.js'
+import {
+  type Arrival,
+  arrival,
+  type Claim,
+  type Delivery,
+  failedWith,
+  finished,
+  firstArrival,
+  isNewer,
+  markOf,
+  queuedArrival,
+  renewed,
+  replayArrival,
+  staleEntry,
+} from './machine.js'
+import { type DeliveryLedgerOptions, resolveLedgerOptions } from './options.js'
+import {
+  type ReplayOptions,
+  type ReplayReport,
+  type ReplayRunner,
+  replayDeliveries,
+} from './replay.js'
+import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
+import { advanceMark, settle, WRITE_TRIES } from './writes.js'
+
+// The delivery ledger: one entry per verified delivery, moved on by the pure functions of
+// `machine.ts` and written by compare-and-set. The webhook handler asks it whether to run a
+// delivery, and tells it how the handlers ended; `replay` runs entries again.
+
+/** The ledger of one app's deliveries; see `createDeliveryLedger`. */
+export class DeliveryLedger {
+  readonly store: LedgerStore
+  readonly cipher: CredentialCipher | undefined
+  readonly bodyMs: number
+  readonly entryMs: number
+  readonly maxAttempts: number
+  readonly leaseMs: number
+  readonly stale: 'skip' | 'run'
+  readonly #options: DeliveryLedgerOptions
+  readonly now: () => number
+
+  constructor(options: DeliveryLedgerOptions) {
+    const settings = resolveLedgerOptions(options)
+    this.#options = options
+    this.store = options.store
+    this.cipher = options.cipher
+    this.bodyMs = settings.bodyMs
+    this.entryMs = settings.entryMs
+    this.maxAttempts = settings.maxAttempts
+    this.leaseMs = settings.leaseMs
+    this.stale = settings.stale
+    this.now = options.now ?? Date.now
+  }
+
+  /**
+   * A verified delivery through the ledger (the webhook handler's `ledger` option): recorded,
+   * run by `run` under the ledger's lease unless it is a duplicate, stale, dead or running
+   * elsewhere, its outcome written. Rethrows the handlers' error.
+   */
+  deliver(
+    delivery: VerifiedDelivery,
+    run: (context: LedgerContext) => unknown,
+  ): Promise<DeliveryOutcome> {
+    return deliverRecorded(this, delivery, run)
+  }
+
+  /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
+  recordQueued(delivery: VerifiedDelivery): Promise<boolean> {
+    return recordQueued(this, delivery)
+  }
+
+  /**
+   * Runs recorded deliveries again through `runner` (the webhook handler's `replay()` gives its
+   * own parse and dispatch): one by id, or those `target` matches.
+   */
+  replay<E extends LedgerEnvelope>(
+    target: string | LedgerFilter,
+    options: ReplayOptions | undefined,
+    runner: ReplayRunner<E>,
+  ): Promise<ReplayReport> {
+    return replayDeliveries(this, runner, target, options)
+  }
+
+  /** An entry by its ledger id (the delivery's dedupe key), with its status. */
+  get(id: string): Promise<StoredLedgerEntry | undefined> {
+    return this.store.get(id)
+  }
+
+  /** Entries matching `filter`, newest first, one page at a time (`next` is the cursor). */
+  list(filter?: LedgerFilter): Promise<LedgerPage> {
+    return this.store.list(filter)
+  }
+
+  /**
+   * Drops what retention says is over: bodies past `retention.bodyMs`, entries past
+   * `retention.entryMs`; with `account`, every body of that account at once (a disconnect, a
+   * request to erase). Run it on a schedule.
+   */
+  purge(options: { account?: string } = {}): Promise<{ bodies: number; entries: number }> {
+    const now = this.now()
+    return this.store.purge({
+      bodiesBefore: now,
+      entriesBefore: now - this.entryMs,
+      ...(options.account === undefined ? {} : { account: options.account }),
+    })
+  }
+
+  /** A kept body's text, opened; `undefined` once it expired. */
+  bodyOf(entry: LedgerEntry): Promise<string | undefined> {
+    return openBody(this.cipher, entry, this.now())
+  }
+
+  /** A new delivery's fields, its body kept until the retention's end. */
+  async delivery(
+    fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
+    body: Uint8Array,
+  ): Promise<Delivery> {
+    return {
+      ...fields,
+      body: await sealBody(this.cipher, fields.id, body),
+      bodyExpiresAt: this.now() + this.bodyMs,
+    }
+  }
+
+  #claim(owner: string): Claim {
+    return { owner, now: this.now(), leaseMs: this.leaseMs }
+  }
+
+  /**
+   * A delivery arrives: recorded on its first arrival (one write), else moved on by what it
+   * came to; then checked against its resource's mark. Every write is a compare-and-set: a
+   * lost race reads the entry again.
+   */
+  async admit(delivery: Delivery, owner: string): Promise<Admission> {
+    return this.#admit(delivery.id, owner, (current, claim) =>
+      current === undefined
+        ? { action: 'run', entry: firstArrival(delivery, claim) }
+        : arrival(current, claim),
+    )
+  }
+
+  /** A replay of a recorded entry: runs whatever it came to, unless another runs it now. */
+  async admitReplay(id: string, owner: string): Promise<Admission | undefined> {
+    let missing = false
+    const admission = await this.#admit(id, owner, (current, claim) => {
+      if (current === undefined) {
+        missing = true
+        return { action: 'busy' }
+      }
+      return replayArrival(current, claim)
+    })
+    return missing ? undefined : admission
+  }
+
+  async #admit(
+    id: string,
+    owner: string,
+    decide: (current: StoredLedgerEntry | undefined, claim: Claim) => Arrival,
+  ): Promise<Admission> {
+    for (let tries = 0; ; tries++) {
+      const current = await this.store.get(id)
+      const decided = decide(current, this.#claim(owner))
+      if (decided.action !== 'run') return decided
+      const version = await this.store.write(decided.entry, current?.version)
+      if (version !== undefined) {
+        const entry = { ...decided.entry, version }
+        const admitted = await this.#ordered({ entry, owner, stale: false })
+        if (admitted.action !== 'run' || (await this.#live(admitted.running))) return admitted
+        return { action: 'busy' }
+      }
+      if (tries >= WRITE_TRIES) return { action: 'busy' }
+    }
+  }
+
+  /** Records a delivery handed to a queue: `received`; the worker's outcome follows. */
+  async received(delivery: Delivery): Promise<'recorded' | 'duplicate'> {
+    const version = await this.store.write(queuedArrival(delivery, this.now()), undefined)
+    return version === undefined ? 'duplicate' : 'recorded'
+  }
+
+  /** The ordering guard: a delivery older than its resource's mark is stale. */
+  async #ordered(running: Running): Promise<Admission> {
+    const mark = markOf(running.entry)
+    if (mark === undefined) return { action: 'run', running }
+    const applied = await this.store.mark(mark.resourceId)
+    if (isNewer(mark, applied)) return { action: 'run', running }
+    if (this.stale === 'run') return { action: 'run', running: { ...running, stale: true } }
+    await settle(this.store, running, (entry) => staleEntry(entry, this.now()))
+    return { action: 'skip', status: 'stale' }
+  }
+
+  /**
+   * Whether the lease is live as the handlers start: one whose time passed while the store
+   * answered (a slow write, a paused process) is renewed first, or lost to whoever took over.
+   */
+  async #live(running: Running): Promise<boolean> {
+    for (let tries = 0; tries <= WRITE_TRIES; tries++) {
+      if ((running.entry.leaseUntil ?? 0) > this.now()) return true
+      if (!(await this.renew(running))) return false
+    }
+    return false
+  }
+
+  /** Renews a running delivery's lease; `false` once another owner took it over. */
+  async renew(running: Running): Promise<boolean> {
+    return settle(this.store, running, (entry) => renewed(entry, this.#claim(running.owner)))
+  }
+
+  /** The handlers finished: `done`, and the resource's mark moves on to this delivery. */
+  async finish(running: Running): Promise<void> {
+    await settle(this.store, running, (entry) => finished(entry, running.owner, this.now()))
+    await advanceMark(this.store, running.entry)
+  }
+
+  /** The handlers threw: `failed`, or `dead` past `maxAttempts` (then `onDeadLetter`). */
+  async fail(running: Running, error: unknown): Promise<LedgerEntry | undefined> {
+    let dead: LedgerEntry | undefined
+    await settle(this.store, running, (entry) => {
+      const next = failedWith(entry, running.owner, cleanError(error), this.now(), this.maxAttempts)
+      dead = next?.status === 'dead' ? next : undefined
+      return next
+    })
+    if (dead !== undefined) await tellDeadLetter(this.#options, dead)
+    return dead
+  }
+}
+
+/**
+ * A delivery ledger: every verified delivery recorded with its outcome, failed ones kept as
+ * dead letters past `maxAttempts`, bodies kept (sealed with `cipher`) for replay until
+ * `retention.bodyMs`. Give it to `createWebhookHandler({ ledger })` or an adapter's
+ * `schedulingWebhooks({ ledger })`; it is then the dedupe record too (one write per delivery).
+ *
+ * @example
+ * ```ts
+ * const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+ * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!, { ledger }))
+ * const { entries } = await ledger.list({ status: 'dead' })
+ * ```
+ */
+export function createDeliveryLedger(options: DeliveryLedgerOptions): DeliveryLedger {
+  return new DeliveryLedger(options)
+}

@@ -1,0 +1,189 @@
+import type { DeliverySource, LedgerEntry, ResourceMark } from './entry.js'
+
+// How a ledger entry moves on, as pure functions: no clock, no I/O, no store. The ledger reads
+// an entry, asks these what to write and what to answer, and writes by compare-and-set; a lost
+// race reads again and asks again.
+
+/** What a delivery arriving (or a replay) comes to, given the entry the ledger holds. */
+export type Arrival =
+  /** Run the handlers, after writing `entry` (`processing`, under this owner's lease). */
+  | { action: 'run'; entry: LedgerEntry }
+  /** Handled already (or stale, or dead): answered 200, nothing runs. */
+  | { action: 'skip'; status: 'done' | 'stale' | 'dead' }
+  /** Another owner runs it now, within its lease: answered 409, the service tries later. */
+  | { action: 'busy' }
+
+/** A verified delivery, as the ledger first sees it. */
+export type Delivery = Omit<
+  LedgerEntry,
+  'status' | 'attempts' | 'receivedAt' | 'updatedAt' | 'owner' | 'leaseUntil' | 'lastError'
+>
+
+/** A claim on an entry: by whom, when, for how long. */
+export interface Claim {
+  owner: string
+  now: number
+  leaseMs: number
+}
+
+/** The entry a delivery's first arrival writes: processing under the claim. */
+export function firstArrival(delivery: Delivery, claim: Claim): LedgerEntry {
+  return {
+    ...delivery,
+    status: 'processing',
+    attempts: 1,
+    receivedAt: claim.now,
+    updatedAt: claim.now,
+    owner: claim.owner,
+    leaseUntil: claim.now + claim.leaseMs,
+  }
+}
+
+/**
+ * A later arrival of a recorded delivery (the service's retry): done, stale and dead entries
+ * are not run again; one processing within its lease is busy; a failed one, or one whose
+ * holder let its lease lapse (a process that died), runs again with one more attempt.
+ */
+export function arrival(entry: LedgerEntry, claim: Claim): Arrival {
+  switch (entry.status) {
+    case 'done':
+    case 'stale':
+    case 'dead':
+      return { action: 'skip', status: entry.status }
+    case 'processing':
+    case 'received':
+      if ((entry.leaseUntil ?? 0) > claim.now) return { action: 'busy' }
+      return { action: 'run', entry: running(entry, claim, entry.source) }
+    case 'failed':
+      return { action: 'run', entry: running(entry, claim, entry.source) }
+  }
+}
+
+/**
+ * A replay: runs an entry again whatever it came to (done, failed, dead, stale), unless
+ * another owner runs it now within its lease.
+ */
+export function replayArrival(entry: LedgerEntry, claim: Claim): Arrival {
+  if (
+    (entry.status === 'processing' || entry.status === 'received') &&
+    (entry.leaseUntil ?? 0) > claim.now
+  )
+    return { action: 'busy' }
+  return { action: 'run', entry: running(entry, claim, 'replay') }
+}
+
+function running(entry: LedgerEntry, claim: Claim, source: DeliverySource): LedgerEntry {
+  const next: LedgerEntry = {
+    ...entry,
+    status: 'processing',
+    attempts: entry.attempts + 1,
+    source,
+    updatedAt: claim.now,
+    owner: claim.owner,
+    leaseUntil: claim.now + claim.leaseMs,
+  }
+  return next
+}
+
+/** A delivery recorded and handed to a queue: `received`, its outcome the worker's to write. */
+export function queuedArrival(delivery: Delivery, now: number): LedgerEntry {
+  return { ...delivery, status: 'received', attempts: 0, receivedAt: now, updatedAt: now }
+}
+
+/** The lease renewed while the handlers run; `undefined` when `owner` no longer holds it. */
+export function renewed(entry: LedgerEntry, claim: Claim): LedgerEntry | undefined {
+  if (entry.status !== 'processing' || entry.owner !== claim.owner) return undefined
+  return { ...entry, leaseUntil: claim.now + claim.leaseMs, updatedAt: claim.now }
+}
+
+/** The handlers finished: `done`. `undefined` when another owner took the entry over. */
+export function finished(entry: LedgerEntry, owner: string, now: number): LedgerEntry | undefined {
+  if (entry.status !== 'processing' || entry.owner !== owner) return undefined
+  const next: LedgerEntry = { ...entry, status: 'done', updatedAt: now }
+  delete next.owner
+  delete next.leaseUntil
+  delete next.lastError
+  return next
+}
+
+/**
+ * The handlers threw: `failed`, or `dead` once `maxAttempts` attempts have failed.
+ * `undefined` when another owner took the entry over.
+ */
+export function failedWith(
+  entry: LedgerEntry,
+  owner: string,
+  error: string,
+  now: number,
+  maxAttempts: number,
+): LedgerEntry | undefined {
+  if (entry.status !== 'processing' || entry.owner !== owner) return undefined
+  const next: LedgerEntry = {
+    ...entry,
+    status: entry.attempts >= maxAttempts ? 'dead' : 'failed',
+    lastError: error,
+    updatedAt: now,
+  }
+  delete next.owner
+  delete next.leaseUntil
+  return next
+}
+
+/** The entry marked `stale` (older than its resource's mark): not run. */
+export function staleEntry(entry: LedgerEntry, now: number): LedgerEntry {
+  const next: LedgerEntry = { ...entry, status: 'stale', updatedAt: now }
+  delete next.owner
+  delete next.leaseUntil
+  return next
+}
+
+/** The body dropped once its time is over; the entry stays, to answer "did we get it". */
+export function withoutBody(entry: LedgerEntry): LedgerEntry {
+  const next = { ...entry }
+  delete next.body
+  delete next.bodyExpiresAt
+  return next
+}
+
+// Ordering per resource. A change's time is its `occurred_at`; deliveries of one resource at
+// the same instant are ordered by what their type does to it: a cancellation ends what a
+// creation began, so a late `event.created` never undoes an `event.canceled`.
+
+const RANKS: Readonly<Record<string, number>> = {
+  'event.requested': 0,
+  'event.created': 1,
+  'event.checkout.pending': 1,
+  'event.approved': 2,
+  'event.changed': 3,
+  'event.rescheduled': 3,
+  'event.attendee.added': 3,
+  'event.attendee.rescheduled': 3,
+  'event.attendee.canceled': 3,
+  'event.checkout.completed': 3,
+  'event.checkout.expired': 4,
+  'event.declined': 4,
+  'event.canceled': 5,
+}
+
+/** The precedence of a type among deliveries of one resource at the same instant. */
+export function precedenceOf(type: string): number {
+  return RANKS[type] ?? 3
+}
+
+/** The mark a delivery would set on its resource; `undefined` without a resource or a time. */
+export function markOf(entry: LedgerEntry): ResourceMark | undefined {
+  if (entry.resourceId === undefined || entry.occurredAt === undefined) return undefined
+  const at = Date.parse(entry.occurredAt)
+  if (Number.isNaN(at)) return undefined
+  return { resourceId: entry.resourceId, at, rank: precedenceOf(entry.type), by: entry.id }
+}
+
+/**
+ * Whether `mark` (a delivery's) comes after `applied` (the resource's last): a later time, or
+ * the same time and a higher precedence, or the same delivery again (a replay of the last).
+ */
+export function isNewer(mark: ResourceMark, applied: ResourceMark | undefined): boolean {
+  if (applied === undefined || mark.by === applied.by) return true
+  if (mark.at !== applied.at) return mark.at > applied.at
+  return mark.rank >= applied.rank
+}

@@ -1,0 +1,121 @@
+import type { HealthOptions, HealthReport } from '../health/report.js'
+import type {
+  DeliveryStatus,
+  LedgerEntry,
+  ResourceMark,
+  StoredLedgerEntry,
+  StoredResourceMark,
+} from './entry.js'
+
+// What a ledger store keeps and how: entries and resource marks, each written by
+// compare-and-set on its version, listed newest first in cursor pages. Every write is one
+// round trip on a store across processes. `runLedgerStoreConformance` in
+// `@scheduling-kit/testing` checks a store of your own.
+
+/** Which entries `list` answers, and which page. */
+export interface LedgerFilter {
+  /** One status or several. */
+  status?: DeliveryStatus | readonly DeliveryStatus[]
+  /** The event type, exactly. */
+  type?: string
+  /** The connected account's key. */
+  account?: string
+  /** Entries first recorded at or after this time (ms since the epoch, or a `Date`). */
+  since?: number | Date
+  /** Entries first recorded before this time. */
+  until?: number | Date
+  /** Entries per page: default 100, at most 1 000. */
+  limit?: number
+  /** The `next` cursor of the page before. */
+  after?: string
+}
+
+/** One page of entries, newest first. */
+export interface LedgerPage {
+  entries: StoredLedgerEntry[]
+  /** The cursor of the next page; absent on the last. */
+  next?: string
+}
+
+/** What `purge` drops. */
+export interface LedgerPurge {
+  /** Bodies whose `bodyExpiresAt` is at or before this time. */
+  bodiesBefore?: number
+  /** Whole entries first recorded before this time. */
+  entriesBefore?: number
+  /** Every body of this account (a disconnect, a request to erase). */
+  account?: string
+}
+
+export interface LedgerStore {
+  /** Whether what the store depends on answers, for a readiness route. */
+  health?(options?: HealthOptions): Promise<HealthReport>
+  get(id: string): Promise<StoredLedgerEntry | undefined>
+  /**
+   * Writes `entry` when the stored version is `expected` (`undefined`: only when there is no
+   * entry). Resolves to the new version, or `undefined` when another write came first.
+   */
+  write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined>
+  /** Entries matching the filter, newest first (by first recording, then id). */
+  list(filter?: LedgerFilter): Promise<LedgerPage>
+  /** The mark of the last delivery applied to a resource. */
+  mark(resourceId: string): Promise<StoredResourceMark | undefined>
+  /** Writes a resource's mark by compare-and-set, as `write` does entries. */
+  setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined>
+  /** Drops bodies and entries; resolves to how many of each. */
+  purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }>
+}
+
+/** The most entries a page holds. */
+export const MAX_PAGE = 1_000
+export const DEFAULT_PAGE = 100
+
+/** A filter's time as ms since the epoch. */
+export const msOf = (time: number | Date | undefined): number | undefined =>
+  time instanceof Date ? time.getTime() : time
+
+/** The page size a filter asks for, within bounds. */
+export function pageSize(filter: LedgerFilter | undefined): number {
+  const limit = filter?.limit ?? DEFAULT_PAGE
+  return Number.isInteger(limit) && limit > 0 ? Math.min(limit, MAX_PAGE) : DEFAULT_PAGE
+}
+
+/** The cursor after an entry: its first recording and its id. */
+export const cursorOf = (entry: LedgerEntry): string => `${entry.receivedAt}.${entry.id}`
+
+/** A cursor read back; `undefined` when it is not one. */
+export function readCursor(cursor: string | undefined): { at: number; id: string } | undefined {
+  if (cursor === undefined) return undefined
+  const dot = cursor.indexOf('.')
+  const at = Number(cursor.slice(0, dot))
+  if (dot < 1 || !Number.isSafeInteger(at)) return undefined
+  return { at, id: cursor.slice(dot + 1) }
+}
+
+/** Whether an entry matches a filter (the cursor aside). */
+export function matches(entry: LedgerEntry, filter: LedgerFilter | undefined): boolean {
+  if (filter === undefined) return true
+  const { status, type, account } = filter
+  if (status !== undefined) {
+    if (typeof status === 'string' ? entry.status !== status : !status.includes(entry.status))
+      return false
+  }
+  if (type !== undefined && entry.type !== type) return false
+  if (account !== undefined && entry.account !== account) return false
+  const since = msOf(filter.since)
+  const until = msOf(filter.until)
+  if (since !== undefined && entry.receivedAt < since) return false
+  if (until !== undefined && entry.receivedAt >= until) return false
+  return true
+}
+
+/** Whether an entry lists after a cursor (newest first, then the greater id first). */
+export function isPast(entry: LedgerEntry, cursor: { at: number; id: string }): boolean {
+  return entry.receivedAt !== cursor.at ? entry.receivedAt < cursor.at : entry.id < cursor.id
+}
+
+/** List order: newest first, then the greater id first. */
+export function listOrder(a: LedgerEntry, b: LedgerEntry): number {
+  if (a.receivedAt !== b.receivedAt) return b.receivedAt - a.receivedAt
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0
+}

@@ -1,0 +1,337 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { createCredentialCipher } from '../../src/credentials/cipher.js'
+import { generateCredentialKey } from '../../src/credentials/keys.js'
+import { createDeliveryLedger } from '../../src/ledger/ledger.js'
+import { MemoryLedgerStore } from '../../src/ledger/memory.js'
+import type { WebhookContext } from '../../src/webhooks/context.js'
+import type { WebhookHandler } from '../../src/webhooks/contract.js'
+import { createWebhookHandler } from '../../src/webhooks/handler.js'
+import { deliver, envelope, serveHandler } from '../helpers.js'
+
+// The ledger through a real handler on loopback: every delivery recorded with its outcome,
+// failures become dead letters, replays run in process with `context.replay`, the ordering
+// guard keeps a late creation from undoing a cancellation, bodies sealed and expired.
+
+const SECRET = 'test-secret'
+const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+const servers: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+
+async function serve(handler: WebhookHandler) {
+  const server = await serveHandler(handler)
+  servers.push(server)
+  return server
+}
+
+describe('the delivery ledger through the webhook handler', () => {
+  it('records each delivery once; a retry of a handled one is a duplicate and runs nothing', async () => {
+    const store = new MemoryLedgerStore()
+    const ledger = createDeliveryLedger({ store })
+    let runs = 0
+    const handler = createWebhookHandler({ secret: SECRET, ledger, onAny: () => void runs++ })
+    const { url } = await serve(handler)
+    const body = JSON.stringify(envelope())
+    expect((await deliver(url, body)).status).toBe(200)
+    const again = await deliver(url, body)
+    expect(again.status).toBe(200)
+    expect(again.json.duplicate).toBe(true)
+    expect(runs).toBe(1)
+    const { entries } = await ledger.list()
+    expect(entries).toHaveLength(1)
+    expect(entries[0]).toMatchObject({
+      status: 'done',
+      attempts: 1,
+      type: 'event.created',
+      webhookId: 'wh_123',
+      source: 'webhook',
+    })
+    expect(entries[0]!.body).toBe(body)
+    expect(entries[0]!.resourceId).toMatch(/^event_/)
+  })
+
+  it('a delivery failing maxAttempts times is dead (onDeadLetter told once), answered 200 afterwards, and a replay runs it with context.replay', async () => {
+    const ledger = createDeliveryLedger({
+      store: new MemoryLedgerStore(),
+      maxAttempts: 3,
+      logger: quiet,
+      onDeadLetter: (entry) => void dead.push(entry.id),
+    })
+    const dead: string[] = []
+    let broken = true
+    const seen: WebhookContext[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      logger: quiet,
+      onAny: (_event, context) => {
+        seen.push(context)
+        if (broken) throw new Error('database down')
+      },
+    })
+    const { url } = await serve(handler)
+    const event = envelope()
+    const body = JSON.stringify(event)
+    for (let i = 0; i < 3; i++) expect((await deliver(url, body)).status).toBe(500)
+    expect(dead).toEqual([event.id])
+    const after = await deliver(url, body)
+    expect(after.status).toBe(200)
+    expect((after.json as { dead?: boolean }).dead).toBe(true)
+    expect(seen).toHaveLength(3)
+    const entry = await ledger.get(event.id)
+    expect(entry).toMatchObject({ status: 'dead', attempts: 3 })
+    expect(entry?.lastError).toMatch(/handler_failed.*Caused by Error: database down$/)
+
+    broken = false
+    const report = await handler.replay(event.id, { reason: 'fixed the database' })
+    expect(report).toMatchObject({ planned: 1, replayed: 1, failed: 0, skipped: 0 })
+    expect(seen).toHaveLength(4)
+    expect(seen[3]!.replay).toEqual({ of: event.id, reason: 'fixed the database' })
+    expect(seen[3]!.webhookId).toBe('wh_123')
+    expect(await ledger.get(event.id)).toMatchObject({
+      status: 'done',
+      attempts: 4,
+      source: 'replay',
+    })
+  })
+
+  it('a bulk replay runs the failed and dead entries a filter matches, a page at a time, within max; dryRun only counts', async () => {
+    const ledger = createDeliveryLedger({
+      store: new MemoryLedgerStore(),
+      maxAttempts: 1,
+      logger: quiet,
+    })
+    let broken = true
+    let runs = 0
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      logger: quiet,
+      on: {
+        'event.created': () => {
+          runs++
+          if (broken) throw new Error('no')
+        },
+      },
+    })
+    const { url } = await serve(handler)
+    for (let i = 0; i < 25; i++) await deliver(url, JSON.stringify(envelope()))
+    await deliver(url, JSON.stringify(envelope('event.changed')))
+    expect(runs).toBe(25)
+    broken = false
+    expect(await handler.replay({ type: 'event.created' }, { dryRun: true })).toMatchObject({
+      planned: 25,
+      replayed: 0,
+    })
+    expect(runs).toBe(25)
+    const progress: number[] = []
+    const some = await handler.replay(
+      { type: 'event.created', limit: 4 },
+      { max: 10, perSecond: 10_000, onProgress: (r) => progress.push(r.replayed) },
+    )
+    expect(some).toMatchObject({ planned: 10, replayed: 10 })
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    const rest = await handler.replay({}, { perSecond: 10_000 })
+    expect(rest).toMatchObject({ planned: 15, replayed: 15, failed: 0 })
+    expect(runs).toBe(50)
+    expect((await ledger.list({ status: 'done', limit: 1000 })).entries).toHaveLength(26)
+  })
+
+  it('a delivery older than the last applied to its resource is stale and not run; with stale: run it runs with context.stale', async () => {
+    for (const stale of ['skip', 'run'] as const) {
+      const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), stale })
+      const applied: { type: string; stale?: true }[] = []
+      const handler = createWebhookHandler({
+        secret: SECRET,
+        ledger,
+        onAny: (event, context) =>
+          void applied.push({
+            type: event.type,
+            ...(context.stale ? { stale: true as const } : {}),
+          }),
+      })
+      const { url } = await serve(handler)
+      const payload = { id: `event_${stale}`, state: 'canceled' }
+      const canceled = envelope('event.canceled', { occurred_at: '2024-05-01T10:00:05Z', payload })
+      const created = envelope('event.created', {
+        occurred_at: '2024-05-01T10:00:00Z',
+        payload: { ...payload, state: 'confirmed' },
+      })
+      expect((await deliver(url, JSON.stringify(canceled))).status).toBe(200)
+      const late = await deliver(url, JSON.stringify(created))
+      expect(late.status).toBe(200)
+      if (stale === 'skip') {
+        expect((late.json as { stale?: boolean }).stale).toBe(true)
+        expect(applied).toEqual([{ type: 'event.canceled' }])
+        expect((await ledger.get(created.id))?.status).toBe('stale')
+      } else {
+        expect(applied).toEqual([
+          { type: 'event.canceled' },
+          { type: 'event.created', stale: true },
+        ])
+      }
+      // A creation at the same instant as the cancellation is stale too: it cannot undo it.
+      const tie = envelope('event.created', { occurred_at: '2024-05-01T10:00:05Z', payload })
+      await deliver(url, JSON.stringify(tie))
+      if (stale === 'skip') expect((await ledger.get(tie.id))?.status).toBe('stale')
+    }
+  })
+
+  it('bodies are sealed with the cipher (bound to their entry), opened for replay, and a tampered one is refused', async () => {
+    const cipher = createCredentialCipher({ keys: { k1: generateCredentialKey() }, current: 'k1' })
+    const store = new MemoryLedgerStore()
+    const ledger = createDeliveryLedger({ store, cipher, logger: quiet })
+    const seen: string[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      onAny: (e) => void seen.push(e.id),
+    })
+    const { url } = await serve(handler)
+    const a = envelope()
+    const b = envelope()
+    await deliver(url, JSON.stringify(a))
+    await deliver(url, JSON.stringify(b))
+    const entryA = (await ledger.get(a.id))!
+    expect(entryA.body!.startsWith('skc1.k1.')).toBe(true)
+    expect(entryA.body).not.toContain(a.id)
+    expect(await handler.replay(a.id)).toMatchObject({ replayed: 1 })
+    expect(seen).toEqual([a.id, b.id, a.id])
+    // B's sealed body moved onto A's entry does not open.
+    const entryB = (await ledger.get(b.id))!
+    const current = (await ledger.get(a.id))!
+    await store.write({ ...current, body: entryB.body }, current.version)
+    const report = await handler.replay(a.id)
+    expect(report.skipped).toBe(1)
+    expect(report.problems[0]!.why).toMatch(/credential_mismatch|credential_tampered/)
+    expect(seen).toHaveLength(3)
+  })
+
+  it('a body past its retention is dropped by purge(); the entry stays and a replay says why it cannot run', async () => {
+    let now = Date.now()
+    const ledger = createDeliveryLedger({
+      store: new MemoryLedgerStore(),
+      retention: { bodyMs: 1_000, entryMs: 10_000 },
+      now: () => now,
+    })
+    const handler = createWebhookHandler({ secret: SECRET, ledger, onAny: () => {} })
+    const { url } = await serve(handler)
+    const event = envelope()
+    await deliver(url, JSON.stringify(event))
+    now += 1_001
+    expect(await handler.replay(event.id)).toMatchObject({
+      replayed: 0,
+      skipped: 1,
+      problems: [{ id: event.id, why: expect.stringMatching(/retention/) }],
+    })
+    expect(await ledger.purge()).toEqual({ bodies: 1, entries: 0 })
+    expect((await ledger.get(event.id))?.body).toBeUndefined()
+    expect((await ledger.get(event.id))?.status).toBe('done')
+    now += 10_000
+    expect(await ledger.purge()).toEqual({ bodies: 0, entries: 1 })
+    expect(await ledger.get(event.id)).toBeUndefined()
+  })
+
+  it("purge({ account }) drops every body of one account at once and no other's", async () => {
+    const store = new MemoryLedgerStore()
+    const ledger = createDeliveryLedger({ store })
+    const base = { type: 'event.created', source: 'webhook' as const }
+    for (const [id, account] of [
+      ['a1', 'alice'],
+      ['a2', 'alice'],
+      ['b1', 'bob'],
+    ] as const) {
+      await store.write(
+        {
+          ...base,
+          id,
+          payloadId: `payload_${id}`,
+          account,
+          status: 'done',
+          attempts: 1,
+          receivedAt: Date.now(),
+          updatedAt: Date.now(),
+          body: '{}',
+          bodyExpiresAt: Date.now() + 60_000,
+        },
+        undefined,
+      )
+    }
+    expect(await ledger.purge({ account: 'alice' })).toEqual({ bodies: 2, entries: 0 })
+    expect((await ledger.get('b1'))?.body).toBe('{}')
+    expect((await ledger.get('a1'))?.body).toBeUndefined()
+  })
+
+  it('a delivery whose holder died (its lease lapsed) runs again on the next arrival; one within its lease is answered 409', async () => {
+    let now = Date.now()
+    const store = new MemoryLedgerStore()
+    const ledger = createDeliveryLedger({ store, leaseMs: 30_000, now: () => now })
+    let runs = 0
+    const handler = createWebhookHandler({ secret: SECRET, ledger, onAny: () => void runs++ })
+    const { url } = await serve(handler)
+    const event = envelope()
+    await store.write(
+      {
+        id: event.id,
+        payloadId: event.id,
+        type: event.type,
+        source: 'webhook',
+        status: 'processing',
+        attempts: 1,
+        receivedAt: now,
+        updatedAt: now,
+        owner: 'dead-process',
+        leaseUntil: now + 30_000,
+      },
+      undefined,
+    )
+    expect((await deliver(url, JSON.stringify(event))).status).toBe(409)
+    now += 30_000
+    expect((await deliver(url, JSON.stringify(event))).status).toBe(200)
+    expect(runs).toBe(1)
+    expect(await ledger.get(event.id)).toMatchObject({ status: 'done', attempts: 2 })
+  })
+
+  it('with a queue: enqueued first, then recorded received; a retry is recorded once', async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    const jobs: string[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      queue: { enqueue: (_e, _c, d) => void jobs.push(d!.key) },
+    })
+    const { url } = await serve(handler)
+    const event = envelope()
+    expect((await deliver(url, JSON.stringify(event))).json).toEqual({ received: true })
+    expect((await deliver(url, JSON.stringify(event))).json).toEqual({
+      received: true,
+      duplicate: true,
+    })
+    expect(jobs).toEqual([event.id, event.id])
+    expect(await ledger.get(event.id)).toMatchObject({ status: 'received', attempts: 0 })
+  })
+
+  it('health() includes the ledger store; replay() without a ledger says what to set', async () => {
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger: createDeliveryLedger({ store: new MemoryLedgerStore() }),
+    })
+    expect((await handler.health()).checks.map((c) => c.name)).toContain('ledger.memory')
+    const plain = createWebhookHandler({ secret: SECRET })
+    await expect(plain.replay('payload_x')).rejects.toMatchObject({ code: 'invalid_options' })
+  })
+
+  it('bad options are refused at start-up with invalid_options', () => {
+    expect(() => createDeliveryLedger({} as never)).toThrow(/store is required/)
+    expect(() => createDeliveryLedger({ store: new MemoryLedgerStore(), maxAttempts: 0 })).toThrow(
+      /maxAttempts/,
+    )
+    expect(() =>
+      createDeliveryLedger({ store: new MemoryLedgerStore(), stale: 'maybe' as never }),
+    ).toThrow(/stale/)
+    expect(() => createWebhookHandler({ secret: SECRET, ledger: {} as never })).toThrow(
+      /createDeliveryLedger/,
+    )
+  })
+})

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import type { LedgerEntry, LedgerStore, StoredLedgerEntry } from '@scheduling-kit/core'
+import { ConfigError } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './store-conformance.js'
+
+// The battery a `LedgerStore` must pass: compare-and-set writes of entries and resource marks
+// (exactly one of many parallel writers wins), fields kept exactly, listing newest first in
+// cursor pages that cover every match once, filters, and purges that a stale writer cannot undo.
+
+const tag = () => randomBytes(4).toString('hex')
+
+function entry(overrides: Partial<LedgerEntry> = {}): LedgerEntry {
+  const id = overrides.id ?? `account:5:alice:payload_${tag()}`
+  return {
+    id,
+    payloadId: `payload_${tag()}`,
+    type: 'event.created',
+    source: 'webhook',
+    status: 'processing',
+    attempts: 1,
+    receivedAt: Date.now(),
+    updatedAt: Date.now(),
+    owner: 'owner-a',
+    leaseUntil: Date.now() + 60_000,
+    ...overrides,
+  }
+}
+
+/** The entry as written, without the version the store adds. */
+const fieldsOf = ({ version: _version, ...rest }: StoredLedgerEntry) => rest
+
+/**
+ * Runs the ledger store battery. `createStore` gives a store over an empty (or private)
+ * ledger: the kit's entries are tagged at random, and one account per test is its own.
+ *
+ * @example
+ * ```ts
+ * // test/ledger-store.test.ts
+ * import { describe, it } from 'vitest'
+ * runLedgerStoreConformance(() => new MyLedgerStore(db), { describe, it })
+ * ```
+ */
+export function runLedgerStoreConformance(
+  createStore: () => LedgerStore | Promise<LedgerStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  if (typeof describe !== 'function' || typeof it !== 'function') {
+    throw new ConfigError('runLedgerStoreConformance: pass { describe, it } from your test runner.')
+  }
+  describe(options.name ?? 'LedgerStore conformance', () => {
+    ledgerWrites(createStore, it)
+    ledgerLists(createStore, it)
+    ledgerMarksAndPurges(createStore, it)
+  })
+}
+
+type It = StoreConformanceOptions['it']
+type Make = () => LedgerStore | Promise<LedgerStore>
+
+function ledgerWrites(make: Make, it: It): void {
+  it('an entry is written only when absent, then only at its current version', async () => {
+    const s = await make()
+    const e = entry()
+    assert.equal(await s.get(e.id), undefined)
+    assert.equal(await s.write(e, undefined), 1)
+    assert.equal(await s.write(e, undefined), undefined, 'a second first write is refused')
+    const done = { ...e, status: 'done' as const }
+    delete (done as Partial<LedgerEntry>).owner
+    delete (done as Partial<LedgerEntry>).leaseUntil
+    assert.equal(await s.write(done, 2), undefined, 'a write at a version not yet reached')
+    assert.equal(await s.write(done, 1), 2)
+    assert.equal(await s.write({ ...done, status: 'failed' }, 1), undefined, 'a stale writer')
+    const read = await s.get(e.id)
+    assert.equal(read?.version, 2)
+    assert.equal(read?.status, 'done')
+    assert.equal(read?.owner, undefined, 'a field the write leaves out is gone')
+    assert.equal(read?.leaseUntil, undefined)
+  })
+
+  it('every field comes back as written: optional ones, text in any script, a large body', async () => {
+    const s = await make()
+    const e = entry({
+      id: `account:9:zoë-日本:payload_${tag()}`,
+      webhookId: 'wh_ü',
+      account: 'zoë-日本',
+      resourceId: 'event_😀',
+      occurredAt: '2024-05-01T14:03:22.123Z',
+      lastError: 'Error: "quoted" \\ back\nslash',
+      body: `{"id":"x","text":"${'é😀'.repeat(40_000)}"}`,
+      bodyExpiresAt: Date.now() + 86_400_000,
+      attempts: 7,
+      source: 'catch-up',
+    })
+    await s.write(e, undefined)
+    const read = await s.get(e.id)
+    assert.ok(read)
+    assert.deepEqual(fieldsOf(read), e)
+  })
+
+  it('of 20 parallel first writes of one id exactly one wins; of 20 writes at one version, exactly one', async () => {
+    const s = await make()
+    const e = entry()
+    const firsts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.write({ ...e, owner: `o${i}` }, undefined)),
+    )
+    assert.equal(firsts.filter((v) => v === 1).length, 1)
+    assert.equal(firsts.filter((v) => v === undefined).length, 19)
+    const winner = firsts.indexOf(1)
+    assert.equal((await s.get(e.id))?.owner, `o${winner}`)
+    const seconds = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.write({ ...e, owner: `p${i}` }, 1)),
+    )
+    assert.equal(seconds.filter((v) => v === 2).length, 1)
+    assert.equal((await s.get(e.id))?.owner, `p${seconds.indexOf(2)}`)
+  })
+}
+
+function ledgerLists(make: Make, it: It): void {
+  it('lists newest first; pages by cursor cover every match exactly once, equal times included', async () => {
+    const s = await make()
+    const account = `lister-${tag()}`
+    const base = Date.now() - 10_000
+    const ids: string[] = []
+    for (let i = 0; i < 23; i++) {
+      const e = entry({ account, receivedAt: base + Math.floor(i / 3), status: 'done' })
+      ids.push(e.id)
+      await s.write(e, undefined)
+    }
+    const seen: StoredLedgerEntry[] = []
+    let after: string | undefined
+    let pages = 0
+    do {
+      const page = await s.list({ account, limit: 5, ...(after === undefined ? {} : { after }) })
+      assert.ok(page.entries.length <= 5)
+      seen.push(...page.entries)
+      after = page.next
+      pages++
+      assert.ok(pages <= 10, 'the cursor never ends')
+    } while (after !== undefined)
+    assert.equal(seen.length, 23)
+    assert.deepEqual(new Set(seen.map((e) => e.id)), new Set(ids))
+    for (let i = 1; i < seen.length; i++) {
+      const [a, b] = [seen[i - 1]!, seen[i]!]
+      assert.ok(
+        a.receivedAt > b.receivedAt || (a.receivedAt === b.receivedAt && a.id > b.id),
+        'newest first, then the greater id',
+      )
+    }
+  })
+
+  it('filters by status (one or several), type, account, since and until; a page holds at most 1 000', async () => {
+    const s = await make()
+    const account = `filters-${tag()}`
+    const t0 = Date.now() - 60_000
+    const rows: [LedgerEntry['status'], string, number][] = [
+      ['done', 'event.created', t0],
+      ['failed', 'event.created', t0 + 1_000],
+      ['dead', 'event.canceled', t0 + 2_000],
+      ['stale', 'event.created', t0 + 3_000],
+    ]
+    for (const [status, type, receivedAt] of rows)
+      await s.write(entry({ account, status, type, receivedAt }), undefined)
+    await s.write(entry({ account: `${account}-other`, status: 'dead' }), undefined)
+    const statuses = async (filter: Parameters<LedgerStore['list']>[0]) =>
+      (await s.list({ account, ...filter })).entries.map((e) => e.status)
+    assert.deepEqual(await statuses({ status: 'dead' }), ['dead'])
+    assert.deepEqual(await statuses({ status: ['failed', 'dead'] }), ['dead', 'failed'])
+    assert.deepEqual(await statuses({ type: 'event.created' }), ['stale', 'failed', 'done'])
+    assert.deepEqual(await statuses({ since: t0 + 1_000, until: t0 + 3_000 }), ['dead', 'failed'])
+    assert.deepEqual(await statuses({ since: new Date(t0 + 2_500) }), ['stale'])
+    assert.deepEqual(await statuses({ status: [] }), [])
+    const all = await s.list({ limit: 5_000 })
+    assert.ok(all.entries.length <= 1_000)
+  })
+}
+
+function ledgerMarksAndPurges(make: Make, it: It): void {
+  it('a resource mark is written by compare-and-set; of 20 parallel writers at one version one wins', async () => {
+    const s = await make()
+    const resourceId = `event_${tag()}`
+    assert.equal(await s.mark(resourceId), undefined)
+    const mark = { resourceId, at: 1_714_572_202_000, rank: 1, by: 'p1' }
+    assert.equal(await s.setMark(mark, undefined), 1)
+    assert.equal(await s.setMark(mark, undefined), undefined)
+    const racers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.setMark({ ...mark, rank: 5, by: `q${i}` }, 1)),
+    )
+    assert.equal(racers.filter((v) => v === 2).length, 1)
+    assert.deepEqual(await s.mark(resourceId), {
+      ...mark,
+      rank: 5,
+      by: `q${racers.indexOf(2)}`,
+      version: 2,
+    })
+  })
+
+  it("purge drops expired bodies (the entry stays, its version moves on), old entries, and one account's bodies", async () => {
+    const s = await make()
+    const now = Date.now()
+    const account = `purged-${tag()}`
+    const expired = entry({ status: 'done', body: '{}', bodyExpiresAt: now - 1 })
+    const kept = entry({ status: 'done', body: '{"k":1}', bodyExpiresAt: now + 60_000 })
+    const mine = entry({ account, status: 'dead', body: '{"m":1}', bodyExpiresAt: now + 60_000 })
+    const old = entry({ status: 'done', receivedAt: now - 100_000_000_000 })
+    for (const e of [expired, kept, mine, old]) await s.write(e, undefined)
+    const first = await s.purge({ bodiesBefore: now, entriesBefore: now - 50_000_000_000 })
+    assert.ok(first.bodies >= 1 && first.entries >= 1, JSON.stringify(first))
+    const after = await s.get(expired.id)
+    assert.equal(after?.body, undefined)
+    assert.equal(after?.bodyExpiresAt, undefined)
+    assert.equal(after?.version, 2, 'a purge moves the version on')
+    assert.equal(
+      await s.write({ ...expired, status: 'failed' }, 1),
+      undefined,
+      'a writer that read before the purge cannot write the body back',
+    )
+    assert.equal(await s.get(old.id), undefined)
+    assert.equal((await s.get(kept.id))?.body, '{"k":1}')
+    assert.deepEqual(await s.purge({ account }), { bodies: 1, entries: 0 })
+    assert.equal((await s.get(mine.id))?.body, undefined)
+    assert.equal((await s.get(mine.id))?.status, 'dead', 'the entry outlives its body')
+    assert.equal((await s.get(kept.id))?.body, '{"k":1}')
+  })
+}
