@@ -1,11 +1,13 @@
 import { ConfigError } from '@scheduling-kit/core'
 import {
   DEFAULT_DEDUPE_TABLE,
+  DEFAULT_LEDGER_TABLE,
   DEFAULT_SCHEMA,
   DEFAULT_SUBSCRIPTION_TABLE,
   DEFAULT_TOKEN_TABLE,
   identifier,
   MIGRATIONS_TABLE,
+  marksTableName,
   type PostgresPool,
   webhookIndexName,
 } from './sql.js'
@@ -19,6 +21,8 @@ export interface MigrateOptions {
   dedupeTable?: string
   /** Default `scheduling_kit_subscriptions`: pass the same `table` to `PostgresSubscriptionStore`. */
   subscriptionTable?: string
+  /** Default `scheduling_kit_ledger`: pass the same `table` to `PostgresLedgerStore`. */
+  ledgerTable?: string
 }
 
 export interface MigrateResult {
@@ -27,7 +31,7 @@ export interface MigrateResult {
 }
 
 /** What a table holds. */
-export type TableKind = 'tokens' | 'dedupe' | 'subscriptions'
+export type TableKind = 'tokens' | 'dedupe' | 'subscriptions' | 'ledger'
 
 interface Migration {
   kind: TableKind
@@ -126,6 +130,33 @@ const MIGRATIONS: Migration[] = [
         ON CONFLICT (webhook_id) DO NOTHING`
     },
   },
+  // ledger: one row per delivery (`id` and `account` as row keys), the entry as JSON without
+  // its body, the body in a column of its own; indexed newest first (all, per account) and by
+  // body expiry. Resource marks in `<table>$marks`.
+  {
+    kind: 'ledger',
+    version: 1,
+    sql: (t, name, schema) => `CREATE TABLE ${t} (
+      id text PRIMARY KEY,
+      version integer NOT NULL,
+      entry text NOT NULL,
+      body text,
+      body_expires_at bigint,
+      status text NOT NULL,
+      type text NOT NULL,
+      account text,
+      received_at bigint NOT NULL
+    );
+    CREATE INDEX "${name.slice(0, 54)}$by_time" ON ${t} (received_at DESC, id COLLATE "C" DESC);
+    CREATE INDEX "${name.slice(0, 51)}$by_account" ON ${t} (account, received_at DESC, id COLLATE "C" DESC)
+      WHERE account IS NOT NULL;
+    CREATE INDEX "${name.slice(0, 55)}$bodies" ON ${t} (body_expires_at) WHERE body_expires_at IS NOT NULL;
+    CREATE TABLE ${schema}.${marksTableName(name)} (
+      resource_id text PRIMARY KEY,
+      version integer NOT NULL,
+      mark text NOT NULL
+    )`,
+  },
 ]
 
 /** The newest migration of each kind of table: what a store's `health()` expects applied. */
@@ -135,6 +166,7 @@ export const LATEST_VERSIONS: Record<TableKind, number> = {
   subscriptions: Math.max(
     ...MIGRATIONS.filter((m) => m.kind === 'subscriptions').map((m) => m.version),
   ),
+  ledger: Math.max(...MIGRATIONS.filter((m) => m.kind === 'ledger').map((m) => m.version)),
 }
 
 /**
@@ -163,16 +195,18 @@ export async function migrate(
     tokens: options.tokenTable ?? DEFAULT_TOKEN_TABLE,
     dedupe: options.dedupeTable ?? DEFAULT_DEDUPE_TABLE,
     subscriptions: options.subscriptionTable ?? DEFAULT_SUBSCRIPTION_TABLE,
+    ledger: options.ledgerTable ?? DEFAULT_LEDGER_TABLE,
   }
-  if (new Set(Object.values(names)).size !== 3) {
+  if (new Set(Object.values(names)).size !== 4) {
     throw new ConfigError(
-      'migrate: tokenTable, dedupeTable and subscriptionTable must be three different tables.',
+      'migrate: tokenTable, dedupeTable, subscriptionTable and ledgerTable must be four different tables.',
     )
   }
   const tables = {
     tokens: `${schema}.${identifier('migrate', 'tokenTable', names.tokens)}`,
     dedupe: `${schema}.${identifier('migrate', 'dedupeTable', names.dedupe)}`,
     subscriptions: `${schema}.${identifier('migrate', 'subscriptionTable', names.subscriptions)}`,
+    ledger: `${schema}.${identifier('migrate', 'ledgerTable', names.ledger)}`,
   }
   const log = `${schema}.${identifier('migrate', 'table', MIGRATIONS_TABLE)}`
   const client = await pool.connect()

@@ -38,6 +38,7 @@ export const DEFAULT_SCHEMA = 'public'
 export const DEFAULT_TOKEN_TABLE = 'scheduling_kit_tokens'
 export const DEFAULT_DEDUPE_TABLE = 'scheduling_kit_dedupe'
 export const DEFAULT_SUBSCRIPTION_TABLE = 'scheduling_kit_subscriptions'
+export const DEFAULT_LEDGER_TABLE = 'scheduling_kit_ledger'
 export const MIGRATIONS_TABLE = 'scheduling_kit_migrations'
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
@@ -176,3 +177,8 @@ export async function run<Row>(
 
 /** `$n` milliseconds after now on the database's clock: every expiry is on one clock. */
 export const msFromNow = (n: number) => `clock_timestamp() + $${n} * interval '1 millisecond'`
+
+/** The ledger's resource marks, beside its table: `<table>$marks`. */
+export function marksTableName(table: string): string {
+  return `"${table.slice(0, 50)}$marks"`
+}

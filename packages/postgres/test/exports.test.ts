@@ -10,6 +10,8 @@ const NAMES = [
   'migrate',
   'PostgresDedupeStore',
   'PostgresDedupeStoreOptions',
+  'PostgresLedgerStore',
+  'PostgresLedgerStoreOptions',
   'PostgresPool',
   'PostgresStoreOptions',
   'PostgresSubscriptionStore',
@@ -25,6 +27,7 @@ it(
       'postgresStores',
       'migrate',
       'PostgresDedupeStore',
+      'PostgresLedgerStore',
       'PostgresSubscriptionStore',
       'PostgresTokenStore',
     ])

@@ -12,6 +12,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'scheduling_kit_dedupe@2',
     'scheduling_kit_subscriptions@1',
     'scheduling_kit_subscriptions@2',
+    'scheduling_kit_ledger@1',
   ])
   expect((await migrate(p, { schema })).applied).toEqual([])
   expect(
@@ -21,9 +22,17 @@ it('applies each version once; a second run applies nothing', async () => {
         tokenTable: 'other_tokens',
         dedupeTable: 'other_dedupe',
         subscriptionTable: 'other_subs',
+        ledgerTable: 'other_ledger',
       })
     ).applied,
-  ).toEqual(['other_tokens@1', 'other_dedupe@1', 'other_dedupe@2', 'other_subs@1', 'other_subs@2'])
+  ).toEqual([
+    'other_tokens@1',
+    'other_dedupe@1',
+    'other_dedupe@2',
+    'other_subs@1',
+    'other_subs@2',
+    'other_ledger@1',
+  ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
   expect((await store.get('k'))!.version).toBe(1)
@@ -62,6 +71,7 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
   expect(applied.sort()).toEqual([
     'scheduling_kit_dedupe@1',
     'scheduling_kit_dedupe@2',
+    'scheduling_kit_ledger@1',
     'scheduling_kit_subscriptions@1',
     'scheduling_kit_subscriptions@2',
     'scheduling_kit_tokens@1',
@@ -69,7 +79,7 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
   const { rows } = await pool().query(
     `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
   )
-  expect(rows[0].n).toBe(5)
+  expect(rows[0].n).toBe(6)
 })
 
 it('refuses an unsafe schema name and one table for both', async () => {
@@ -77,7 +87,7 @@ it('refuses an unsafe schema name and one table for both', async () => {
     /schema must be a plain identifier/,
   )
   await expect(migrate(pool(), { tokenTable: 't', dedupeTable: 't' })).rejects.toThrow(
-    /must be three different/,
+    /must be four different/,
   )
 })
 
@@ -91,6 +101,7 @@ it('index names cannot clash with a table: a token table named like the dedupe i
     'd@2',
     'scheduling_kit_subscriptions@1',
     'scheduling_kit_subscriptions@2',
+    'scheduling_kit_ledger@1',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'd_expires' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -118,6 +129,7 @@ it('a database migrated with the old index name gets it renamed (dedupe@2)', asy
     'scheduling_kit_dedupe@2',
     'scheduling_kit_subscriptions@1',
     'scheduling_kit_subscriptions@2',
+    'scheduling_kit_ledger@1',
   ])
   const { rows } = await p.query(
     'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1',
@@ -142,7 +154,7 @@ it('works for a role that owns its schema but may not create schemas in the data
       /permission denied/,
     )
     const { applied } = await migrate(owner, { schema: role })
-    expect(applied).toHaveLength(5)
+    expect(applied).toHaveLength(6)
     const store = new PostgresTokenStore({ pool: owner, schema: role })
     await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
     expect((await store.get('k'))?.accessToken).toBe('a')

@@ -1,10 +1,16 @@
 import {
   runDedupeStoreConformance,
+  runLedgerStoreConformance,
   runSubscriptionStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { PostgresDedupeStore, PostgresSubscriptionStore, PostgresTokenStore } from '../src/index.js'
+import {
+  PostgresDedupeStore,
+  PostgresLedgerStore,
+  PostgresSubscriptionStore,
+  PostgresTokenStore,
+} from '../src/index.js'
 import { migratedSchema, pool } from './helpers.js'
 
 const shared = pool(20)
@@ -32,6 +38,12 @@ runSubscriptionStoreConformance(() => new PostgresSubscriptionStore({ pool: shar
   describe,
   it,
   name: 'PostgresSubscriptionStore: SubscriptionStore conformance',
+})
+
+runLedgerStoreConformance(() => new PostgresLedgerStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresLedgerStore: LedgerStore conformance',
 })
 
 const record = { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 }

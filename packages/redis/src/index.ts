@@ -6,6 +6,7 @@ export {
   type Persistence,
 } from './eviction.js'
 export { redisHealth } from './health.js'
+export { RedisLedgerStore, type RedisLedgerStoreOptions } from './ledger-store.js'
 export type { RedisClient, RedisStoreOptions } from './scripts.js'
 export { type RedisStoresOptions, redisStores } from './stores.js'
 export {

@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import {
   runDedupeStoreConformance,
+  runLedgerStoreConformance,
   runRefreshRace,
   runSubscriptionStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RedisDedupeStore, RedisSubscriptionStore, RedisTokenStore } from '../src/index.js'
+import {
+  RedisDedupeStore,
+  RedisLedgerStore,
+  RedisSubscriptionStore,
+  RedisTokenStore,
+} from '../src/index.js'
 import { type LocalCluster, startCluster } from './cluster.js'
 import { uniquePrefix } from './helpers.js'
 
@@ -53,6 +59,17 @@ runSubscriptionStoreConformance(
     it,
     name: 'RedisSubscriptionStore on a Redis Cluster: SubscriptionStore conformance',
   },
+)
+
+// The ledger's keys share one hash tag: each script stays in one slot of the cluster.
+const ledgerPrefix = uniquePrefix('c-ledger')
+let ledgerClient: ReturnType<typeof client> | undefined
+runLedgerStoreConformance(
+  () => {
+    ledgerClient ??= client()
+    return new RedisLedgerStore({ client: ledgerClient, prefix: ledgerPrefix, logger: false })
+  },
+  { describe, it, name: 'RedisLedgerStore on a Redis Cluster: LedgerStore conformance' },
 )
 
 it('keys of any shape (a leading "}", braces, lone surrogates): set, lease, compare-and-set and delete, no CROSSSLOT', async () => {

@@ -1,10 +1,16 @@
 import {
   runDedupeStoreConformance,
+  runLedgerStoreConformance,
   runSubscriptionStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import { describe, expect, it } from 'vitest'
-import { RedisDedupeStore, RedisSubscriptionStore, RedisTokenStore } from '../src/index.js'
+import {
+  RedisDedupeStore,
+  RedisLedgerStore,
+  RedisSubscriptionStore,
+  RedisTokenStore,
+} from '../src/index.js'
 import { redis, uniquePrefix } from './helpers.js'
 
 const client = redis()
@@ -24,6 +30,12 @@ const subscriptionPrefix = uniquePrefix('subscriptions')
 runSubscriptionStoreConformance(
   () => new RedisSubscriptionStore({ client, prefix: subscriptionPrefix, logger: false }),
   { describe, it, name: 'RedisSubscriptionStore: SubscriptionStore conformance' },
+)
+
+const ledgerPrefix = uniquePrefix('ledger')
+runLedgerStoreConformance(
+  () => new RedisLedgerStore({ client, prefix: ledgerPrefix, logger: false }),
+  { describe, it, name: 'RedisLedgerStore: LedgerStore conformance' },
 )
 
 describe('RedisTokenStore', () => {

@@ -21,12 +21,9 @@ import {
   failedWith,
   finished,
   firstArrival,
-  isNewer,
-  markOf,
   queuedArrival,
   renewed,
   replayArrival,
-  staleEntry,
 } from './machine.js'
 import { type DeliveryLedgerOptions, resolveLedgerOptions } from './options.js'
 import {
@@ -36,7 +33,7 @@ import {
   replayDeliveries,
 } from './replay.js'
 import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
-import { advanceMark, settle, WRITE_TRIES } from './writes.js'
+import { advanceMark, checkOrder, settle, WRITE_TRIES } from './writes.js'
 
 // The delivery ledger: one entry per verified delivery, moved on by the pure functions of
 // `machine.ts` and written by compare-and-set. The webhook handler asks it whether to run a
@@ -142,11 +139,15 @@ export class DeliveryLedger {
   }
 
   /**
-   * A delivery arrives: recorded on its first arrival (one write), else moved on by what it
-   * came to; then checked against its resource's mark. Every write is a compare-and-set: a
-   * lost race reads the entry again.
+   * A delivery arrives: recorded on its first arrival by one write (no read before it), else
+   * moved on by what it came to; then checked against its resource's mark. Every write is a
+   * compare-and-set: a lost race reads the entry again.
    */
   async admit(delivery: Delivery, owner: string): Promise<Admission> {
+    const first = firstArrival(delivery, this.#claim(owner))
+    const version = await this.store.write(first, undefined)
+    if (version !== undefined)
+      return this.#started({ entry: { ...first, version }, owner, stale: false })
     return this.#admit(delivery.id, owner, (current, claim) =>
       current === undefined
         ? { action: 'run', entry: firstArrival(delivery, claim) }
@@ -154,17 +155,12 @@ export class DeliveryLedger {
     )
   }
 
-  /** A replay of a recorded entry: runs whatever it came to, unless another runs it now. */
+  /** A replay of a recorded entry (`undefined`: none): runs it unless another runs it now. */
   async admitReplay(id: string, owner: string): Promise<Admission | undefined> {
-    let missing = false
-    const admission = await this.#admit(id, owner, (current, claim) => {
-      if (current === undefined) {
-        missing = true
-        return { action: 'busy' }
-      }
-      return replayArrival(current, claim)
-    })
-    return missing ? undefined : admission
+    if ((await this.store.get(id)) === undefined) return undefined
+    return this.#admit(id, owner, (current, claim) =>
+      current === undefined ? { action: 'busy' } : replayArrival(current, claim),
+    )
   }
 
   async #admit(
@@ -172,36 +168,28 @@ export class DeliveryLedger {
     owner: string,
     decide: (current: StoredLedgerEntry | undefined, claim: Claim) => Arrival,
   ): Promise<Admission> {
-    for (let tries = 0; ; tries++) {
+    for (let tries = 0; tries <= WRITE_TRIES; tries++) {
       const current = await this.store.get(id)
       const decided = decide(current, this.#claim(owner))
       if (decided.action !== 'run') return decided
       const version = await this.store.write(decided.entry, current?.version)
-      if (version !== undefined) {
-        const entry = { ...decided.entry, version }
-        const admitted = await this.#ordered({ entry, owner, stale: false })
-        if (admitted.action !== 'run' || (await this.#live(admitted.running))) return admitted
-        return { action: 'busy' }
-      }
-      if (tries >= WRITE_TRIES) return { action: 'busy' }
+      if (version !== undefined)
+        return this.#started({ entry: { ...decided.entry, version }, owner, stale: false })
     }
+    return { action: 'busy' }
+  }
+
+  /** A run just written: past the ordering guard, its lease still live as the handlers start. */
+  async #started(running: Running): Promise<Admission> {
+    const admitted = await checkOrder(this.store, running, this.stale, this.now)
+    if (admitted.action !== 'run' || (await this.#live(admitted.running))) return admitted
+    return { action: 'busy' }
   }
 
   /** Records a delivery handed to a queue: `received`; the worker's outcome follows. */
   async received(delivery: Delivery): Promise<'recorded' | 'duplicate'> {
     const version = await this.store.write(queuedArrival(delivery, this.now()), undefined)
     return version === undefined ? 'duplicate' : 'recorded'
-  }
-
-  /** The ordering guard: a delivery older than its resource's mark is stale. */
-  async #ordered(running: Running): Promise<Admission> {
-    const mark = markOf(running.entry)
-    if (mark === undefined) return { action: 'run', running }
-    const applied = await this.store.mark(mark.resourceId)
-    if (isNewer(mark, applied)) return { action: 'run', running }
-    if (this.stale === 'run') return { action: 'run', running: { ...running, stale: true } }
-    await settle(this.store, running, (entry) => staleEntry(entry, this.now()))
-    return { action: 'skip', status: 'stale' }
   }
 
   /**

@@ -8,10 +8,10 @@ import {
   type LedgerPage,
   type LedgerPurge,
   type LedgerStore,
+  ledgerPageSize,
   listOrder,
   matches,
-  pageSize,
-  readCursor,
+  readLedgerCursor,
 } from './store.js'
 
 export interface MemoryLedgerStoreOptions {
@@ -72,8 +72,8 @@ export class MemoryLedgerStore implements LedgerStore {
   }
 
   list(filter?: LedgerFilter): Promise<LedgerPage> {
-    const cursor = readCursor(filter?.after)
-    const size = pageSize(filter)
+    const cursor = readLedgerCursor(filter?.after)
+    const size = ledgerPageSize(filter)
     const found = [...this.#entries.values()]
       .filter((e) => matches(e, filter) && (cursor === undefined || isPast(e, cursor)))
       .sort(listOrder)

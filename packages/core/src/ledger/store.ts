@@ -71,11 +71,11 @@ export const MAX_PAGE = 1_000
 export const DEFAULT_PAGE = 100
 
 /** A filter's time as ms since the epoch. */
-export const msOf = (time: number | Date | undefined): number | undefined =>
+export const ledgerTimeOf = (time: number | Date | undefined): number | undefined =>
   time instanceof Date ? time.getTime() : time
 
 /** The page size a filter asks for, within bounds. */
-export function pageSize(filter: LedgerFilter | undefined): number {
+export function ledgerPageSize(filter: LedgerFilter | undefined): number {
   const limit = filter?.limit ?? DEFAULT_PAGE
   return Number.isInteger(limit) && limit > 0 ? Math.min(limit, MAX_PAGE) : DEFAULT_PAGE
 }
@@ -84,7 +84,9 @@ export function pageSize(filter: LedgerFilter | undefined): number {
 export const cursorOf = (entry: LedgerEntry): string => `${entry.receivedAt}.${entry.id}`
 
 /** A cursor read back; `undefined` when it is not one. */
-export function readCursor(cursor: string | undefined): { at: number; id: string } | undefined {
+export function readLedgerCursor(
+  cursor: string | undefined,
+): { at: number; id: string } | undefined {
   if (cursor === undefined) return undefined
   const dot = cursor.indexOf('.')
   const at = Number(cursor.slice(0, dot))
@@ -102,8 +104,8 @@ export function matches(entry: LedgerEntry, filter: LedgerFilter | undefined): b
   }
   if (type !== undefined && entry.type !== type) return false
   if (account !== undefined && entry.account !== account) return false
-  const since = msOf(filter.since)
-  const until = msOf(filter.until)
+  const since = ledgerTimeOf(filter.since)
+  const until = ledgerTimeOf(filter.until)
   if (since !== undefined && entry.receivedAt < since) return false
   if (until !== undefined && entry.receivedAt >= until) return false
   return true

@@ -1,6 +1,6 @@
-import type { Running } from './deliver.js'
+import type { Admission, Running } from './deliver.js'
 import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
-import { isNewer, markOf } from './machine.js'
+import { isNewer, markOf, staleEntry } from './machine.js'
 import type { LedgerStore } from './store.js'
 
 // The ledger's writes: each a compare-and-set on a version, read again and retried when
@@ -44,4 +44,22 @@ export async function advanceMark(
     if (!isNewer(mark, applied)) return
     if ((await store.setMark(mark, applied?.version)) !== undefined) return
   }
+}
+
+/**
+ * The ordering guard: a run older than what its resource last applied is `stale`, recorded so
+ * and not run, unless the ledger's `stale` option is `'run'`.
+ */
+export async function checkOrder(
+  store: Pick<LedgerStore, 'get' | 'write' | 'mark'>,
+  running: Running,
+  stale: 'skip' | 'run',
+  now: () => number,
+): Promise<Admission> {
+  const mark = markOf(running.entry)
+  if (mark === undefined) return { action: 'run', running }
+  if (isNewer(mark, await store.mark(mark.resourceId))) return { action: 'run', running }
+  if (stale === 'run') return { action: 'run', running: { ...running, stale: true } }
+  await settle(store, running, (entry) => staleEntry(entry, now()))
+  return { action: 'skip', status: 'stale' }
 }

@@ -1,8 +1,11 @@
 import { runOnce } from '../claims/run-once.js'
-import { WebhookError } from '../errors/errors.js'
+import { ConfigError, WebhookError } from '../errors/errors.js'
 import type { DeliveryLedger } from '../ledger/ledger.js'
+import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
+import type { LedgerFilter } from '../ledger/store.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, json, received, removed, type WebhookResponse } from './answer.js'
+import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import { enqueueFailed, type WebhookQueue } from './queue.js'
 import type { Received } from './receive.js'
@@ -128,4 +131,22 @@ function inProgress(event: AnyWebhookEvent): WebhookError {
     'delivery_in_progress',
     `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
   )
+}
+
+/** The handler's `replay()`: the ledger runs its entries through this handler's registry. */
+export function replayThrough(
+  ledger: DeliveryLedger | undefined,
+  registry: HandlerRegistry,
+  target: string | LedgerFilter,
+  options: ReplayOptions | undefined,
+): Promise<ReplayReport> {
+  if (ledger === undefined)
+    return Promise.reject(
+      new ConfigError('replay() needs the ledger option: createWebhookHandler({ ledger }).'),
+    )
+  return ledger.replay(target, options, {
+    parse: parseEnvelope,
+    dispatch: (event, context) =>
+      registry.dispatch(event, { secretIndex: 0, headers: {}, ...context }),
+  })
 }

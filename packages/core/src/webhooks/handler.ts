@@ -1,5 +1,5 @@
 import { MemoryDedupeStore } from '../claims/dedupe.js'
-import { ConfigError, isWebhookError, serverText, WebhookError } from '../errors/errors.js'
+import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
@@ -11,8 +11,7 @@ import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body/refusals.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { WebhookHandler } from './contract.js'
-import { deliverOnce } from './deliver.js'
-import { parseEnvelope } from './envelope.js'
+import { deliverOnce, replayThrough } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { watchEvictions } from './evictions.js'
 import { WebhookLog } from './log.js'
@@ -188,18 +187,8 @@ class Endpoint implements WebhookHandler {
     )
   }
 
-  replay = (target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport> => {
-    const { ledger } = this.#settings
-    if (ledger === undefined)
-      return Promise.reject(
-        new ConfigError('replay() needs the ledger option: createWebhookHandler({ ledger }).'),
-      )
-    return ledger.replay(target, options, {
-      parse: parseEnvelope,
-      dispatch: (event, context) =>
-        this.#registry.dispatch(event, { secretIndex: 0, headers: {}, ...context }),
-    })
-  }
+  replay = (target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport> =>
+    replayThrough(this.#settings.ledger, this.#registry, target, options)
 
   health = (options?: HealthOptions): Promise<HealthReport> => {
     const { dedupe, queue, subscriptions, ledger } = this.#settings

@@ -1,0 +1,220 @@
+import type {
+  HealthOptions,
+  HealthReport,
+  LedgerEntry,
+  LedgerFilter,
+  LedgerPage,
+  LedgerPurge,
+  LedgerStore,
+  ResourceMark,
+  StoredLedgerEntry,
+  StoredResourceMark,
+} from '@scheduling-kit/core'
+import { ledgerPageSize, ledgerTimeOf, readLedgerCursor } from '@scheduling-kit/core/store'
+import { postgresHealth } from './health.js'
+import {
+  DEFAULT_LEDGER_TABLE,
+  marksTableName,
+  type PostgresPool,
+  type PostgresStoreOptions,
+  rowKey,
+  run,
+  tableOf,
+} from './sql.js'
+
+export type PostgresLedgerStoreOptions = PostgresStoreOptions
+
+const WHO = 'PostgresLedgerStore'
+
+interface EntryRow {
+  version: number
+  entry: string
+  body: string | null
+  body_expires_at: string | null
+}
+
+/**
+ * A `LedgerStore` in PostgreSQL: one row per delivery, written by compare-and-set on its
+ * version in one statement (one round trip), listed newest first by keyset pages on an index,
+ * bodies in a column of their own so a purge drops them without touching the entry. Resource
+ * marks live in `<table>$marks`. Run `migrate(pool)` first.
+ *
+ * @example
+ * ```ts
+ * await migrate(pool)
+ * const ledger = createDeliveryLedger({ store: new PostgresLedgerStore({ pool }) })
+ * ```
+ */
+export class PostgresLedgerStore implements LedgerStore {
+  readonly #pool: PostgresPool
+  readonly #table: string
+  readonly #marks: string
+  readonly #schema: string | undefined
+  readonly #name: string
+
+  constructor(options: PostgresLedgerStoreOptions) {
+    this.#table = tableOf(WHO, options, DEFAULT_LEDGER_TABLE)
+    this.#pool = options.pool
+    this.#schema = options.schema
+    this.#name = options.table ?? DEFAULT_LEDGER_TABLE
+    this.#marks = `${this.#table.slice(0, this.#table.lastIndexOf('.'))}.${marksTableName(this.#name)}`
+  }
+
+  /** Whether the database answers and the table is migrated, for a readiness route. */
+  health(options?: HealthOptions): Promise<HealthReport> {
+    return postgresHealth(
+      { pool: this.#pool, schema: this.#schema, table: this.#name, kind: 'ledger' },
+      options,
+    )
+  }
+
+  #run<Row>(text: string, values: unknown[]) {
+    return run<Row>(this.#pool, WHO, this.#table, text, values)
+  }
+
+  async get(id: string): Promise<StoredLedgerEntry | undefined> {
+    const { rows } = await this.#run<EntryRow>(
+      `SELECT version, entry, body, body_expires_at FROM ${this.#table} WHERE id = $1`,
+      [rowKey(id)],
+    )
+    return rows[0] === undefined ? undefined : assemble(rows[0])
+  }
+
+  async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
+    const { body, bodyExpiresAt, ...rest } = entry
+    // Ids and accounts as row keys: any length fits the indexes (past 1 KiB, their hash).
+    const values = [
+      rowKey(entry.id),
+      JSON.stringify(rest),
+      body ?? null,
+      body === undefined ? null : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
+      entry.status,
+      entry.type,
+      entry.account === undefined ? null : rowKey(entry.account),
+      entry.receivedAt,
+    ]
+    const { rows } =
+      expected === undefined
+        ? await this.#run<{ version: number }>(
+            `INSERT INTO ${this.#table}
+               (id, version, entry, body, body_expires_at, status, type, account, received_at)
+             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (id) DO NOTHING RETURNING version`,
+            values,
+          )
+        : await this.#run<{ version: number }>(
+            `UPDATE ${this.#table} SET version = version + 1, entry = $2, body = $3,
+               body_expires_at = $4, status = $5, type = $6
+             WHERE id = $1 AND version = $7 RETURNING version`,
+            [...values.slice(0, 6), expected],
+          )
+    return rows[0] === undefined ? undefined : Number(rows[0].version)
+  }
+
+  async list(filter: LedgerFilter = {}): Promise<LedgerPage> {
+    const limit = ledgerPageSize(filter)
+    const where: string[] = []
+    const values: unknown[] = []
+    const add = (sql: (n: number) => string, value: unknown) => {
+      values.push(value)
+      where.push(sql(values.length))
+    }
+    if (filter.status !== undefined) {
+      add(
+        (n) => `status = ANY($${n})`,
+        typeof filter.status === 'string' ? [filter.status] : [...filter.status],
+      )
+    }
+    if (filter.type !== undefined) add((n) => `type = $${n}`, filter.type)
+    if (filter.account !== undefined) add((n) => `account = $${n}`, rowKey(filter.account))
+    const since = ledgerTimeOf(filter.since)
+    const until = ledgerTimeOf(filter.until)
+    if (since !== undefined) add((n) => `received_at >= $${n}`, since)
+    if (until !== undefined) add((n) => `received_at < $${n}`, until)
+    const cursor = readLedgerCursor(filter.after)
+    if (cursor !== undefined) {
+      values.push(cursor.at, cursor.id)
+      // COLLATE "C": ids compare by their bytes, as every page's order does.
+      where.push(
+        `(received_at, id COLLATE "C") < ($${values.length - 1}, $${values.length} COLLATE "C")`,
+      )
+    }
+    values.push(limit + 1)
+    const { rows } = await this.#run<EntryRow>(
+      `SELECT version, entry, body, body_expires_at FROM ${this.#table}
+       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+       ORDER BY received_at DESC, id COLLATE "C" DESC LIMIT $${values.length}`,
+      values,
+    )
+    const entries = rows.slice(0, limit).map(assemble)
+    const page: LedgerPage = { entries }
+    if (rows.length > limit) {
+      const last = entries[entries.length - 1]!
+      page.next = `${last.receivedAt}.${rowKey(last.id)}`
+    }
+    return page
+  }
+
+  async mark(resourceId: string): Promise<StoredResourceMark | undefined> {
+    const { rows } = await this.#run<{ version: number; mark: string }>(
+      `SELECT version, mark FROM ${this.#marks} WHERE resource_id = $1`,
+      [resourceId],
+    )
+    const row = rows[0]
+    return row === undefined
+      ? undefined
+      : { ...(JSON.parse(row.mark) as ResourceMark), version: Number(row.version) }
+  }
+
+  async setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined> {
+    const { rows } =
+      expected === undefined
+        ? await this.#run<{ version: number }>(
+            `INSERT INTO ${this.#marks} (resource_id, version, mark) VALUES ($1, 1, $2)
+             ON CONFLICT (resource_id) DO NOTHING RETURNING version`,
+            [mark.resourceId, JSON.stringify(mark)],
+          )
+        : await this.#run<{ version: number }>(
+            `UPDATE ${this.#marks} SET version = version + 1, mark = $2
+             WHERE resource_id = $1 AND version = $3 RETURNING version`,
+            [mark.resourceId, JSON.stringify(mark), expected],
+          )
+    return rows[0] === undefined ? undefined : Number(rows[0].version)
+  }
+
+  async purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {
+    let entries = 0
+    let bodies = 0
+    const drop = `SET body = NULL, body_expires_at = NULL, version = version + 1`
+    if (what.entriesBefore !== undefined) {
+      entries = (
+        await this.#run(`DELETE FROM ${this.#table} WHERE received_at < $1`, [what.entriesBefore])
+      ).rowCount
+    }
+    if (what.bodiesBefore !== undefined) {
+      bodies += (
+        await this.#run(`UPDATE ${this.#table} ${drop} WHERE body_expires_at <= $1`, [
+          what.bodiesBefore,
+        ])
+      ).rowCount
+    }
+    if (what.account !== undefined) {
+      bodies += (
+        await this.#run(`UPDATE ${this.#table} ${drop} WHERE account = $1 AND body IS NOT NULL`, [
+          rowKey(what.account),
+        ])
+      ).rowCount
+    }
+    return { bodies, entries }
+  }
+}
+
+function assemble(row: EntryRow): StoredLedgerEntry {
+  const entry = JSON.parse(row.entry) as StoredLedgerEntry
+  entry.version = Number(row.version)
+  if (row.body !== null) {
+    entry.body = row.body
+    entry.bodyExpiresAt = Number(row.body_expires_at)
+  }
+  return entry
+}

@@ -1,0 +1,127 @@
+// The ledger across OS processes on one Redis: six app instances, each its own HTTP server and
+// client, receive the same deliveries at once: each payload's handlers run exactly once in
+// all; an instance SIGKILLed while it runs a delivery leaves no entry stuck: once its lease
+// lapses, the service's retry to another instance runs it, and the entry ends done.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { afterEach, expect, it } from 'vitest'
+import { RedisLedgerStore } from '../src/index.js'
+import { REDIS_URL, redis, uniquePrefix } from './helpers.js'
+
+const SECRET = 'ledger-processes-secret'
+
+const CHILD = `
+import { createServer } from 'node:http'
+import { Redis } from 'ioredis'
+import { createDeliveryLedger, createWebhookHandler } from '@scheduling-kit/core'
+import { RedisLedgerStore } from './dist/index.js'
+const client = new Redis(process.env.REDIS_URL)
+const ledger = createDeliveryLedger({
+  store: new RedisLedgerStore({ client, prefix: process.env.PREFIX, logger: false }),
+  leaseMs: Number(process.env.LEASE_MS),
+})
+const handler = createWebhookHandler({
+  secret: process.env.SECRET,
+  ledger,
+  logger: { debug() {}, info() {}, warn() {}, error() {} },
+  onAny: async (event) => {
+    await client.rpush(process.env.PREFIX + 'runs', event.id + ' ' + process.pid)
+    await new Promise((r) => setTimeout(r, Number(process.env.HOLD_MS)))
+  },
+})
+const server = createServer(async (req, res) => {
+  const answer = await handler.handle({ method: req.method, path: req.url, headers: req.headers, body: req })
+  res.writeHead(answer.status, answer.headers).end(answer.body)
+})
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: server.address().port })))`
+
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL')
+})
+
+/** Starts an app instance; resolves to its port once it listens. */
+function instance(env: Record<string, string>): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
+    cwd: new URL('..', import.meta.url),
+    env: { ...process.env, REDIS_URL, SECRET, ...env },
+  })
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    let out = ''
+    let err = ''
+    child.stderr.on('data', (d) => (err += d))
+    child.stdout.on('data', (d) => {
+      out += d
+      const line = out.split('\n')[0]
+      if (out.includes('\n')) resolve({ port: (JSON.parse(line!) as { port: number }).port, child })
+    })
+    child.on('exit', (code) => reject(new Error(`instance exited (${code}): ${err}`)))
+  })
+}
+
+function post(port: number, body: string): Promise<number> {
+  return fetch(`http://127.0.0.1:${port}/webhooks/scheduling`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-service-signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      'x-service-webhook-id': 'wh_processes',
+    },
+    body,
+  }).then(
+    (res) => res.status,
+    () => 0,
+  )
+}
+
+const envelope = (n: number, prefix: string) =>
+  JSON.stringify({
+    type: 'event.created',
+    id: `payload_${prefix.replaceAll(/[^a-z0-9]/g, '')}${n}`,
+    occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, n)).toISOString(),
+    payload: { id: `event_${n}`, state: 'confirmed' },
+  })
+
+it('six instances receiving the same 20 deliveries at once: each runs once in all, every entry done', async () => {
+  const prefix = uniquePrefix('ledger-procs')
+  const apps = await Promise.all(
+    Array.from({ length: 6 }, () => instance({ PREFIX: prefix, LEASE_MS: '30000', HOLD_MS: '20' })),
+  )
+  const bodies = Array.from({ length: 20 }, (_, n) => envelope(n, prefix))
+  const statuses = await Promise.all(
+    bodies.flatMap((body) => apps.map(({ port }) => post(port, body))),
+  )
+  // Each delivery: 200 where it ran or was already done, 409 where another instance ran it.
+  expect(statuses.every((s) => s === 200 || s === 409)).toBe(true)
+  const runs = await redis().lrange(`${prefix}runs`, 0, -1)
+  const ids = runs.map((r) => r.split(' ')[0])
+  expect(ids.sort()).toEqual(bodies.map((b) => (JSON.parse(b) as { id: string }).id).sort())
+  const store = new RedisLedgerStore({ client: redis(), prefix, logger: false })
+  for (const body of bodies) {
+    const entry = await store.get((JSON.parse(body) as { id: string }).id)
+    expect(entry).toMatchObject({ status: 'done', attempts: 1 })
+  }
+}, 60_000)
+
+it('an instance SIGKILLed while running a delivery: the retry after its lease runs it elsewhere, and the entry ends done', async () => {
+  const prefix = uniquePrefix('ledger-kill')
+  const env = { PREFIX: prefix, LEASE_MS: '1500', HOLD_MS: '3000' }
+  const [doomed, survivor] = await Promise.all([instance(env), instance(env)])
+  const body = envelope(1, prefix)
+  const id = (JSON.parse(body) as { id: string }).id
+  const store = new RedisLedgerStore({ client: redis(), prefix, logger: false })
+  const first = post(doomed!.port, body)
+  // Killed while its handler holds the delivery (its run is recorded, its lease renewed).
+  for (let i = 0; i < 100 && (await redis().llen(`${prefix}runs`)) === 0; i++)
+    await new Promise((r) => setTimeout(r, 20))
+  doomed!.child.kill('SIGKILL')
+  expect(await first).toBe(0) // the connection died with it
+  expect((await store.get(id))?.status).toBe('processing')
+  // Within the lease the retry is refused; after it, the retry runs it.
+  expect(await post(survivor!.port, body)).toBe(409)
+  await new Promise((r) => setTimeout(r, 1_600))
+  expect(await post(survivor!.port, body)).toBe(200)
+  expect(await store.get(id)).toMatchObject({ status: 'done', attempts: 2 })
+  expect(await redis().llen(`${prefix}runs`)).toBe(2)
+}, 60_000)
