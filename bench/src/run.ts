@@ -5,6 +5,7 @@ import { dedupeBench } from './dedupe.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { instructionsBench } from './instructions.js'
+import { ledgerBench } from './ledger.js'
 import { pgGrowthBench } from './pg-growth.js'
 import { runtimesBench } from './runtimes.js'
 import { storesBench } from './stores.js'
@@ -13,12 +14,12 @@ import { telemetryBench } from './telemetry.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,stores,pggrowth,subscriptions,cipher,crash,adapters,
+// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,stores,pggrowth,subscriptions,cipher,crash,adapters,
 // instructions,hostile,runtimes picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
+    'verify,handle,telemetry,tokens,dedupe,ledger,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
   ).split(','),
 )
 const all = [
@@ -27,6 +28,7 @@ const all = [
   ...(only.has('telemetry') ? await telemetryBench() : []),
   ...(only.has('tokens') ? await tokenBench() : []),
   ...(only.has('dedupe') ? await dedupeBench() : []),
+  ...(only.has('ledger') ? await ledgerBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
   ...(only.has('pggrowth') ? await pgGrowthBench() : []),
   ...(only.has('subscriptions') ? await subscriptionsBench() : []),

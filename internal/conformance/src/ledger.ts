@@ -14,7 +14,7 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} }
 export function defineLedgerCases(harness: AdapterHarness, ctx: SuiteContext): void {
   if (!harness.configurable) return
   describe(`${harness.name}: the delivery ledger`, () => {
-    it('a delivery failing maxAttempts times is dead, answered 200 after, and the middleware replays it with context.replay', async () => {
+    it('a delivery failing maxAttempts times is dead, answered 200 after; the middleware replays it with context.replay and catches up from the API', async () => {
       const ledger = createDeliveryLedger({
         store: new MemoryLedgerStore(),
         maxAttempts: 2,
@@ -49,6 +49,14 @@ export function defineLedgerCases(harness: AdapterHarness, ctx: SuiteContext): v
       expect(await middleware!.replay(id, { reason: 'fixed' })).toMatchObject({ replayed: 1 })
       expect(replays).toEqual([undefined, undefined, { of: id, reason: 'fixed' }])
       expect((await ledger.get(id))?.status).toBe('done')
+      // And catch-up through the middleware: a state listed by the API runs the handlers once.
+      const listed = async function* () {
+        yield { id: 'event_listed', state: 'canceled' }
+      }
+      const client = { events: { list: listed } }
+      expect(await middleware!.catchUp({ client })).toMatchObject({ fed: 1, ran: 1 })
+      expect(await middleware!.catchUp({ client })).toMatchObject({ fed: 0 })
+      expect(replays).toHaveLength(4)
     })
   })
 }

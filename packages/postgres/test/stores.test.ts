@@ -1,5 +1,6 @@
 import {
   runDedupeStoreConformance,
+  runLedgerScenarios,
   runLedgerStoreConformance,
   runSubscriptionStoreConformance,
   runTokenStoreConformance,
@@ -44,6 +45,12 @@ runLedgerStoreConformance(() => new PostgresLedgerStore({ pool: shared, schema }
   describe,
   it,
   name: 'PostgresLedgerStore: LedgerStore conformance',
+})
+
+runLedgerScenarios(() => new PostgresLedgerStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresLedgerStore: ledger scenarios',
 })
 
 const record = { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 }

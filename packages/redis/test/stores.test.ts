@@ -1,5 +1,6 @@
 import {
   runDedupeStoreConformance,
+  runLedgerScenarios,
   runLedgerStoreConformance,
   runSubscriptionStoreConformance,
   runTokenStoreConformance,
@@ -36,6 +37,15 @@ const ledgerPrefix = uniquePrefix('ledger')
 runLedgerStoreConformance(
   () => new RedisLedgerStore({ client, prefix: ledgerPrefix, logger: false }),
   { describe, it, name: 'RedisLedgerStore: LedgerStore conformance' },
+)
+
+runLedgerScenarios(
+  () => new RedisLedgerStore({ client, prefix: uniquePrefix('ledger-scenarios'), logger: false }),
+  {
+    describe,
+    it,
+    name: 'RedisLedgerStore: ledger scenarios',
+  },
 )
 
 describe('RedisTokenStore', () => {

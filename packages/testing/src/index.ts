@@ -23,6 +23,7 @@ export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conforman
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export { runLedgerStoreConformance } from './ledger-conformance.js'
+export { runLedgerScenarios } from './ledger-scenarios.js'
 export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'
 export type {
   RaceStop,
@@ -32,6 +33,7 @@ export type {
 } from './race-types.js'
 export { runRefreshRace } from './refresh-race.js'
 export { startFakeSchedulingService } from './service.js'
+export type { EventsFailure, ListedEvent } from './service-events.js'
 export type {
   AppSettings,
   DeliveryAttempt,

@@ -1,6 +1,7 @@
 import type { AnyWebhookEvent } from '@scheduling-kit/core'
 import type { FakeWebhook, WebhookApi } from '@scheduling-kit/fake-auth'
 import { createTestEvent } from './events.js'
+import type { EventBook } from './service-events.js'
 import { id } from './service-http.js'
 import type {
   DeliveryAttempt,
@@ -51,6 +52,8 @@ export class Deliveries {
   constructor(
     readonly registry: WebhookApi,
     readonly options: FakeSchedulingServiceOptions,
+    /** Where each `event.*` moves its Event to, for `GET /v1/events`. */
+    readonly events?: EventBook,
   ) {
     this.#schedule = options.retrySchedule ?? [10_000, 60_000, 300_000, 1_800_000, 7_200_000]
     this.#timeoutMs = options.deliveryTimeoutMs ?? 10_000
@@ -152,6 +155,10 @@ export class Deliveries {
   async trigger(type: string, overrides?: TriggerOptions) {
     const { webhookId, account, ...rest } = overrides ?? {}
     const event = createTestEvent(type, rest)
+    this.events?.record(
+      account ?? (webhookId === undefined ? undefined : this.registry.get(webhookId)?.account),
+      event,
+    )
     const targets = this.#targetsOf(type, webhookId, account)
     const deliveries = await Promise.all(targets.map((w) => this.attempt(w, event, id('dlv'), 1)))
     return { event, deliveries }

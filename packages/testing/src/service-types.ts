@@ -1,6 +1,7 @@
 import type { AnyWebhookEvent } from '@scheduling-kit/core'
 import type { ApiCounters, ApiFailure, AuthService } from '@scheduling-kit/fake-auth'
 import type { TestEventOverrides } from './events.js'
+import type { EventsFailure, ListedEvent } from './service-events.js'
 
 // The fake scheduling service's options and the handle `startFakeSchedulingService` returns.
 
@@ -150,6 +151,12 @@ export interface FakeSchedulingService {
     type: string,
     overrides?: TriggerOptions,
   ): Promise<{ event: AnyWebhookEvent; deliveries: DeliveryAttempt[] }>
+  /** An account's Events as `GET /v1/events` lists them now (each moved by the `event.*` webhooks triggered). */
+  events(account: string): ListedEvent[]
+  /** The next `GET /v1/events` requests fail this way (429 with or without `Retry-After`, 5xx). */
+  failEvents(failure: EventsFailure): void
+  /** What `GET /v1/events` answered so far. */
+  readonly eventLists: { requests: number; byStatus: Record<number, number> }
   allowRedirectUri(uri: string): void
   /** Makes one access token, or all of an account's, expire now. */
   expireToken(tokenOrAccount: string): void

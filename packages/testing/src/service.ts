@@ -9,6 +9,7 @@ import {
   registerWebhook as register,
 } from './service-control.js'
 import { Deliveries } from './service-deliveries.js'
+import { EventBook } from './service-events.js'
 import { isLoopback, json, Refused } from './service-http.js'
 import type {
   AppSettings,
@@ -55,7 +56,8 @@ export async function startFakeSchedulingService(
   for (const [value, account] of Object.entries(options.personalAccessTokens ?? {}))
     auth.addPersonalAccessToken(value, account)
   const registry = auth.webhooks
-  const deliveries = new Deliveries(registry, options)
+  const events = new EventBook((authorization) => auth.accountOf(authorization))
+  const deliveries = new Deliveries(registry, options, events)
   const listenHost = options.host ?? '127.0.0.1'
   const context: ControlContext = {
     auth,
@@ -66,6 +68,7 @@ export async function startFakeSchedulingService(
   const registerWebhook = (input: Parameters<typeof register>[1]) => register(registry, input)
   const server = createServer(async (req, res) => {
     try {
+      if (events.handle(req, res)) return
       if (await auth.handle(req, res)) return
       const path = (req.url ?? '/').split('?')[0]!
       if (path === '/_control' || path.startsWith('/_control/'))
@@ -142,6 +145,12 @@ export async function startFakeSchedulingService(
       }
     },
     trigger: (type, overrides) => deliveries.trigger(type, overrides),
+    /** An account's Events as `GET /v1/events` lists them now. */
+    events: (account: string) => events.of(account),
+    /** The next event lists fail this way (429, 5xx); `count: 0` clears the ones queued. */
+    failEvents: (failure) => events.fail(failure),
+    /** What `GET /v1/events` answered so far. */
+    eventLists: events.counters,
     allowRedirectUri: (uri: string) => auth.allowRedirectUri(uri),
     /** Makes one access token, or all of an account's, expire now. */
     expireToken: (tokenOrAccount: string) => auth.expireAccessToken(tokenOrAccount),

@@ -1,4 +1,4 @@
-// @scheduling-kit/core/client: calling the API with a token: the client and its webhooks API. The root re-exports it whole.
+// @scheduling-kit/core/client: calling the API with a token: the client, its webhooks and events APIs. The root re-exports it whole.
 // Every name here is pinned by test/package/exports.test.ts.
 
 export {
@@ -7,6 +7,7 @@ export {
   type SchedulingClientOptions,
   type SchedulingUser,
 } from '../api/client.js'
+export type { ApiEvent, EventListOptions, EventsApi } from '../api/events.js'
 export type { CursorPage, CursorPageOptions } from '../api/paginate.js'
 export type { ApiRetryOptions } from '../api/retry.js'
 export type { ApiWebhook, CreatedWebhook, WebhooksApi } from '../api/webhooks.js'

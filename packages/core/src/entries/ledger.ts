@@ -4,6 +4,7 @@
 // @scheduling-kit/testing checks one of your own. Every name here is pinned by
 // test/package/exports.test.ts.
 
+export type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
 export type {
   DeliverySource,
   DeliveryStatus,

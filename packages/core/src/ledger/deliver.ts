@@ -48,23 +48,28 @@ export interface VerifiedDelivery {
   account?: string | undefined
   /** The verified bytes, kept for replay. */
   body: Uint8Array
+  /** Where it came from: the service (default), or the catch-up sweep. */
+  source?: 'webhook' | 'catch-up'
 }
 
 /** Told to the handlers by the ledger: a replay, a stale delivery run anyway. */
 export interface LedgerContext {
   replay?: { of: string; reason: string }
   stale?: true
+  catchUp?: true
 }
 
 /** What came of a delivery: its handlers ran; or they did not, and why. */
 export type DeliveryOutcome = 'ran' | 'done' | 'stale' | 'dead' | 'busy'
 
 /** The resource a delivery changes: the Event's id, when its payload names one. */
-export function resourceOf(envelope: LedgerEnvelope): string | undefined {
-  const payload = envelope.payload as { id?: unknown; uri?: unknown } | undefined
-  if (payload === null || typeof payload !== 'object') return undefined
+export function resourceOf(envelope: LedgerEnvelope): { id?: string; state?: string } {
+  const payload = envelope.payload as { id?: unknown; uri?: unknown; state?: unknown } | undefined
+  if (payload === null || typeof payload !== 'object') return {}
   const id = typeof payload.id === 'string' ? payload.id : payload.uri
-  return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : undefined
+  if (typeof id !== 'string' || id.length === 0 || id.length > 256) return {}
+  const { state } = payload
+  return typeof state === 'string' && state.length <= 64 ? { id, state } : { id }
 }
 
 /** The ledger's fields of a verified delivery, its body aside. */
@@ -81,8 +86,9 @@ export function fieldsOf(
   }
   if (delivery.webhookId !== undefined) fields.webhookId = delivery.webhookId
   if (delivery.account !== undefined) fields.account = delivery.account
-  const resourceId = resourceOf(envelope)
-  if (resourceId !== undefined) fields.resourceId = resourceId
+  const resource = resourceOf(envelope)
+  if (resource.id !== undefined) fields.resourceId = resource.id
+  if (resource.state !== undefined) fields.resourceState = resource.state
   if (typeof envelope.occurred_at === 'string') fields.occurredAt = envelope.occurred_at
   return fields
 }
@@ -121,7 +127,10 @@ export async function deliverRecorded(
   delivery: VerifiedDelivery,
   run: (context: LedgerContext) => unknown,
 ): Promise<DeliveryOutcome> {
-  const recorded = await ledger.delivery(fieldsOf(delivery, 'webhook'), delivery.body)
+  const recorded = await ledger.delivery(
+    fieldsOf(delivery, delivery.source ?? 'webhook'),
+    delivery.body,
+  )
   const admission = await ledger.admit(recorded, newOwnerId())
   if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
   await runLeased(ledger, admission.running, run)

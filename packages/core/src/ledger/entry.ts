@@ -32,6 +32,8 @@ export interface LedgerEntry {
   account?: string
   /** The resource it changes (an Event's id), when the payload names one. */
   resourceId?: string
+  /** The resource's state the delivery carries (`payload.state`), when it names one. */
+  resourceState?: string
   /** The envelope's `occurred_at`, as sent. */
   occurredAt?: string
   status: DeliveryStatus
@@ -71,6 +73,8 @@ export interface ResourceMark {
   rank: number
   /** The ledger id of the delivery that set it. */
   by: string
+  /** The resource's state that delivery carried (what `catchUp` compares with the API's). */
+  state?: string
 }
 
 export interface StoredResourceMark extends ResourceMark {

@@ -175,7 +175,14 @@ export function markOf(entry: LedgerEntry): ResourceMark | undefined {
   if (entry.resourceId === undefined || entry.occurredAt === undefined) return undefined
   const at = Date.parse(entry.occurredAt)
   if (Number.isNaN(at)) return undefined
-  return { resourceId: entry.resourceId, at, rank: precedenceOf(entry.type), by: entry.id }
+  const mark: ResourceMark = {
+    resourceId: entry.resourceId,
+    at,
+    rank: precedenceOf(entry.type),
+    by: entry.id,
+  }
+  if (entry.resourceState !== undefined) mark.state = entry.resourceState
+  return mark
 }
 
 /**

@@ -62,5 +62,6 @@ export function subscriptionClient(
       list: (listOptions) => listed(webhooks, options.apiUrl, listOptions),
       create: (input) => webhooks.create(input).catch(configured(options.apiUrl, 'POST /webhooks')),
     },
+    events: client.events,
   }
 }

@@ -1,3 +1,4 @@
+import type { SchedulingClient } from '../api/client.js'
 import type { ApiRetryOptions } from '../api/retry.js'
 import { ConfigError } from '../errors/errors.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
@@ -178,6 +179,10 @@ export interface WebhookSubscriptions {
   health(options?: HealthOptions): Promise<HealthReport>
   /** The stored record of an account. */
   get(key: string): Promise<StoredSubscription | undefined>
+  /** The account's API client, its token from the token manager (what `catchUp` lists with). */
+  client(key: string): SchedulingClient
+  /** The keys of the accounts with a live subscription, from the store. */
+  keys(): AsyncIterable<string>
 }
 
 const positive = (value: number | undefined, fallback: number, name: string) =>

@@ -58,6 +58,11 @@ export function createWebhookSubscriptions(
     lookup: (webhookId) => lookup(x, webhookId),
     status: (key) => status(x, key),
     get: (key) => x.store.get(key),
+    client: (key) => {
+      checkKey(key)
+      return x.api(key)
+    },
+    keys: () => activeKeys(x),
     health: (healthOptions) => checkHealth({ store: x.store }, healthOptions),
   }
 }
@@ -197,4 +202,9 @@ function checkKey(key: unknown): asserts key is string {
       'Subscriptions: the account key must be a non-empty string (the token store key).',
     )
   }
+}
+
+/** The keys of the accounts with a live subscription (removed ones left out). */
+async function* activeKeys(x: SubscriptionExecutor): AsyncIterable<string> {
+  for await (const key of x.store.keys()) if ((await x.store.get(key))?.active === true) yield key
 }

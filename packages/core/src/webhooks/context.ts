@@ -24,6 +24,11 @@ export interface WebhookContext {
    * `stale` option is `'run'` (by default such a delivery does not run).
    */
   stale?: true
+  /**
+   * Set when the delivery was made by the ledger's catch-up sweep from the API's list of
+   * events (the service's delivery was lost): `event.payload` is the Event as listed now.
+   */
+  catchUp?: true
 }
 
 export type WebhookHandlerFn<E = AnyWebhookEvent> = (

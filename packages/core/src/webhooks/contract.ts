@@ -1,4 +1,5 @@
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
 import type { LedgerFilter } from '../ledger/store.js'
 import type { WebhookResponse } from './answer.js'
@@ -46,4 +47,10 @@ export interface WebhookHandler extends WebhookRegistration<WebhookHandler> {
    * ones of the last 24 hours). Handlers see `context.replay`.
    */
   replay(target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport>
+  /**
+   * After an outage longer than the service's retries (option `ledger`): lists each account's
+   * events from the API and runs each state the ledger has not applied through the handlers,
+   * with `context.catchUp`. Says what it cannot recover (`poll.*`, `workflow.*`).
+   */
+  catchUp(options?: CatchUpOptions): Promise<CatchUpReport>
 }

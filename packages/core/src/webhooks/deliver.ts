@@ -1,8 +1,7 @@
 import { runOnce } from '../claims/run-once.js'
 import { ConfigError, WebhookError } from '../errors/errors.js'
 import type { DeliveryLedger } from '../ledger/ledger.js'
-import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
-import type { LedgerFilter } from '../ledger/store.js'
+import type { ReplayRunner } from '../ledger/replay.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, json, received, removed, type WebhookResponse } from './answer.js'
 import { parseEnvelope } from './envelope.js'
@@ -133,20 +132,22 @@ function inProgress(event: AnyWebhookEvent): WebhookError {
   )
 }
 
-/** The handler's `replay()`: the ledger runs its entries through this handler's registry. */
-export function replayThrough(
+/**
+ * The handler's ledger for `replay()` and `catchUp()`, with the runner they feed through this
+ * handler's registry; a `ConfigError` naming the option when the handler has none.
+ */
+export function ledgerRun(
   ledger: DeliveryLedger | undefined,
   registry: HandlerRegistry,
-  target: string | LedgerFilter,
-  options: ReplayOptions | undefined,
-): Promise<ReplayReport> {
+): Promise<[DeliveryLedger, ReplayRunner<AnyWebhookEvent>]> {
   if (ledger === undefined)
-    return Promise.reject(
-      new ConfigError('replay() needs the ledger option: createWebhookHandler({ ledger }).'),
-    )
-  return ledger.replay(target, options, {
-    parse: parseEnvelope,
-    dispatch: (event, context) =>
-      registry.dispatch(event, { secretIndex: 0, headers: {}, ...context }),
-  })
+    return Promise.reject(new ConfigError('replay() and catchUp() need the ledger option.'))
+  return Promise.resolve([
+    ledger,
+    {
+      parse: parseEnvelope,
+      dispatch: (event, context) =>
+        registry.dispatch(event, { secretIndex: 0, headers: {}, ...context }),
+    },
+  ])
 }

@@ -2,6 +2,7 @@ import { MemoryDedupeStore } from '../claims/dedupe.js'
 import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
 import type { LedgerFilter } from '../ledger/store.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
@@ -11,7 +12,7 @@ import { errorAnswer, json, type WebhookResponse } from './answer.js'
 import { FETCH_FIX } from './body/refusals.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { WebhookHandler } from './contract.js'
-import { deliverOnce, replayThrough } from './deliver.js'
+import { deliverOnce, ledgerRun } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { watchEvictions } from './evictions.js'
 import { WebhookLog } from './log.js'
@@ -188,7 +189,14 @@ class Endpoint implements WebhookHandler {
   }
 
   replay = (target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport> =>
-    replayThrough(this.#settings.ledger, this.#registry, target, options)
+    ledgerRun(this.#settings.ledger, this.#registry).then(([ledger, runner]) =>
+      ledger.replay(target, options, runner),
+    )
+
+  catchUp = (options?: CatchUpOptions): Promise<CatchUpReport> =>
+    ledgerRun(this.#settings.ledger, this.#registry).then(([ledger, run]) =>
+      ledger.catchUpWith(run, this.#settings.subscriptions as CatchUpAccounts, options),
+    )
 
   health = (options?: HealthOptions): Promise<HealthReport> => {
     const { dedupe, queue, subscriptions, ledger } = this.#settings

@@ -1,4 +1,5 @@
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
 import type { LedgerFilter } from '../ledger/store.js'
 import type { WebhookHandler, WebhookRegistration } from './contract.js'
@@ -11,6 +12,8 @@ export interface WebhookMethods<Self> extends WebhookRegistration<Self> {
   health(options?: HealthOptions): Promise<HealthReport>
   /** The handler's `replay()`: recorded deliveries run again (option `ledger`). */
   replay(target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport>
+  /** The handler's `catchUp()`: missed changes recovered from the API (option `ledger`). */
+  catchUp(options?: CatchUpOptions): Promise<CatchUpReport>
 }
 
 /** Gives an adapter's middleware `on`, `onAny`, `onError`, `health`, `replay` and `handler`, delegating to core. */
@@ -23,6 +26,7 @@ export function attachWebhookMethods<Self extends WebhookMethods<Self>>(
     handler,
     health: (options) => handler.health(options),
     replay: (target, options) => handler.replay(target, options),
+    catchUp: (options) => handler.catchUp(options),
     on(pattern, fn) {
       handler.on(pattern, fn)
       return self

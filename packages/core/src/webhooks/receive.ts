@@ -1,3 +1,4 @@
+import { accountKey } from '../claims/keys.js'
 import { serverText, WebhookError } from '../errors/errors.js'
 import { getHeader, type HeadersInput } from '../http/headers.js'
 import type { WebhookOwner } from '../subscriptions/lookup.js'
@@ -73,15 +74,6 @@ export async function receive(
     body,
   }
 }
-
-/**
- * The dedupe key of a connected account's delivery: the account and the payload id, so one
- * occurrence sent to two webhooks of the account (during a rotation) runs its handlers once,
- * and two accounts that both receive one payload id each run theirs. Length-prefixed: no
- * account key can make two pairs collide.
- */
-export const accountKey = (account: string, payloadId: string) =>
-  `account:${account.length}:${account}:${payloadId}`
 
 /** What a webhook id looks like: printable ASCII without spaces (a character class: linear). */
 const WEBHOOK_ID = /^[\x21-\x7e]+$/

@@ -186,7 +186,7 @@ export function resolveSettings(
 }
 
 function checkLedger(ledger: DeliveryLedger | undefined): DeliveryLedger | undefined {
-  if (ledger !== undefined && typeof ledger?.admit !== 'function')
+  if (ledger !== undefined && typeof ledger?.deliver !== 'function')
     throw new ConfigError('createWebhookHandler: ledger must come from createDeliveryLedger().')
   return ledger
 }

@@ -18,6 +18,8 @@ const dist = (file: string) => fileURLToPath(new URL(`../../dist/${file}`, impor
 // `queue` are plumbing for the packages built on core, never at the root.
 const ENTRIES = {
   ledger: [
+    'CatchUpOptions',
+    'CatchUpReport',
     'createDeliveryLedger',
     'DeliveryLedger',
     'DeliveryLedgerOptions',
@@ -131,12 +133,15 @@ const ENTRIES = {
   ],
   client: [
     'ApiError',
+    'ApiEvent',
     'ApiRetryOptions',
     'ApiWebhook',
     'CreatedWebhook',
     'createSchedulingClient',
     'CursorPage',
     'CursorPageOptions',
+    'EventListOptions',
+    'EventsApi',
     'FetchLike',
     'isApiError',
     'SchedulingClient',

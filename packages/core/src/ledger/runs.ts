@@ -1,0 +1,166 @@
+import type { CredentialCipher } from '../credentials/types.js'
+import { openBody, sealBody } from './bodies.js'
+import { tellDeadLetter } from './dead-letters.js'
+import type { Admission, Running } from './deliver.js'
+import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
+import { cleanError } from './entry.js'
+import {
+  type Arrival,
+  arrival,
+  type Claim,
+  type Delivery,
+  failedWith,
+  finished,
+  firstArrival,
+  queuedArrival,
+  renewed,
+  replayArrival,
+} from './machine.js'
+import { type DeliveryLedgerOptions, resolveLedgerOptions } from './options.js'
+import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
+import { advanceMark, checkOrder, settle, WRITE_TRIES } from './writes.js'
+
+// Running deliveries under the ledger's leases: each arrival asks the pure functions of
+// `machine.ts` what to write, writes it by compare-and-set (a lost race reads again), checks
+// the ordering guard, and writes how the handlers ended. `DeliveryLedger` is its public face.
+
+export class LedgerRuns {
+  readonly store: LedgerStore
+  readonly cipher: CredentialCipher | undefined
+  readonly bodyMs: number
+  readonly entryMs: number
+  readonly maxAttempts: number
+  readonly leaseMs: number
+  readonly stale: 'skip' | 'run'
+  readonly now: () => number
+
+  constructor(readonly options: DeliveryLedgerOptions) {
+    const settings = resolveLedgerOptions(options)
+    this.store = options.store
+    this.cipher = options.cipher
+    this.bodyMs = settings.bodyMs
+    this.entryMs = settings.entryMs
+    this.maxAttempts = settings.maxAttempts
+    this.leaseMs = settings.leaseMs
+    this.stale = settings.stale
+    this.now = options.now ?? Date.now
+  }
+
+  get(id: string): Promise<StoredLedgerEntry | undefined> {
+    return this.store.get(id)
+  }
+
+  list(filter?: LedgerFilter): Promise<LedgerPage> {
+    return this.store.list(filter)
+  }
+
+  /** A kept body's text, opened; `undefined` once it expired. */
+  bodyOf(entry: LedgerEntry): Promise<string | undefined> {
+    return openBody(this.cipher, entry, this.now())
+  }
+
+  /** A new delivery's fields, its body kept until the retention's end. */
+  async delivery(
+    fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
+    body: Uint8Array,
+  ): Promise<Delivery> {
+    return {
+      ...fields,
+      body: await sealBody(this.cipher, fields.id, body),
+      bodyExpiresAt: this.now() + this.bodyMs,
+    }
+  }
+
+  #claim(owner: string): Claim {
+    return { owner, now: this.now(), leaseMs: this.leaseMs }
+  }
+
+  /**
+   * A delivery arrives: recorded on its first arrival by one write (no read before it), else
+   * moved on by what it came to; then checked against its resource's mark. Every write is a
+   * compare-and-set: a lost race reads the entry again.
+   */
+  async admit(delivery: Delivery, owner: string): Promise<Admission> {
+    const first = firstArrival(delivery, this.#claim(owner))
+    const version = await this.store.write(first, undefined)
+    if (version !== undefined)
+      return this.#started({ entry: { ...first, version }, owner, stale: false })
+    return this.#admit(delivery.id, owner, (current, claim) =>
+      current === undefined
+        ? { action: 'run', entry: firstArrival(delivery, claim) }
+        : arrival(current, claim),
+    )
+  }
+
+  /** A replay of a recorded entry (`undefined`: none): runs it unless another runs it now. */
+  async admitReplay(id: string, owner: string): Promise<Admission | undefined> {
+    if ((await this.store.get(id)) === undefined) return undefined
+    return this.#admit(id, owner, (current, claim) =>
+      current === undefined ? { action: 'busy' } : replayArrival(current, claim),
+    )
+  }
+
+  async #admit(
+    id: string,
+    owner: string,
+    decide: (current: StoredLedgerEntry | undefined, claim: Claim) => Arrival,
+  ): Promise<Admission> {
+    for (let tries = 0; tries <= WRITE_TRIES; tries++) {
+      const current = await this.store.get(id)
+      const decided = decide(current, this.#claim(owner))
+      if (decided.action !== 'run') return decided
+      const version = await this.store.write(decided.entry, current?.version)
+      if (version !== undefined)
+        return this.#started({ entry: { ...decided.entry, version }, owner, stale: false })
+    }
+    return { action: 'busy' }
+  }
+
+  /** A run just written: past the ordering guard, its lease still live as the handlers start. */
+  async #started(running: Running): Promise<Admission> {
+    const admitted = await checkOrder(this.store, running, this.stale, this.now)
+    if (admitted.action !== 'run' || (await this.#live(admitted.running))) return admitted
+    return { action: 'busy' }
+  }
+
+  /** Records a delivery handed to a queue: `received`; the worker's outcome follows. */
+  async received(delivery: Delivery): Promise<'recorded' | 'duplicate'> {
+    const version = await this.store.write(queuedArrival(delivery, this.now()), undefined)
+    return version === undefined ? 'duplicate' : 'recorded'
+  }
+
+  /**
+   * Whether the lease is live as the handlers start: one whose time passed while the store
+   * answered (a slow write, a paused process) is renewed first, or lost to whoever took over.
+   */
+  async #live(running: Running): Promise<boolean> {
+    for (let tries = 0; tries <= WRITE_TRIES; tries++) {
+      if ((running.entry.leaseUntil ?? 0) > this.now()) return true
+      if (!(await this.renew(running))) return false
+    }
+    return false
+  }
+
+  /** Renews a running delivery's lease; `false` once another owner took it over. */
+  async renew(running: Running): Promise<boolean> {
+    return settle(this.store, running, (entry) => renewed(entry, this.#claim(running.owner)))
+  }
+
+  /** The handlers finished: `done`, and the resource's mark moves on to this delivery. */
+  async finish(running: Running): Promise<void> {
+    await settle(this.store, running, (entry) => finished(entry, running.owner, this.now()))
+    await advanceMark(this.store, running.entry)
+  }
+
+  /** The handlers threw: `failed`, or `dead` past `maxAttempts` (then `onDeadLetter`). */
+  async fail(running: Running, error: unknown): Promise<LedgerEntry | undefined> {
+    let dead: LedgerEntry | undefined
+    await settle(this.store, running, (entry) => {
+      const next = failedWith(entry, running.owner, cleanError(error), this.now(), this.maxAttempts)
+      dead = next?.status === 'dead' ? next : undefined
+      return next
+    })
+    if (dead !== undefined) await tellDeadLetter(this.options, dead)
+    return dead
+  }
+}
