@@ -176,7 +176,6 @@ export async function ledgerBench(): Promise<Target[]> {
     for (let e = 0; e < 3; e++)
       await service.trigger('event.created', { account, payload: { id: `event_${account}_${e}` } })
   const handler = createWebhookHandler({
-    secret: SECRET,
     ledger: createDeliveryLedger({ store: new MemoryLedgerStore() }),
     subscriptions: {
       lookup: () => undefined,

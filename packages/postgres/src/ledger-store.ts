@@ -81,33 +81,90 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
+    const { rows } = await this.#run<{ version: number }>(...this.#write(entry, expected))
+    return rows[0] === undefined ? undefined : Number(rows[0].version)
+  }
+
+  /** The statement that writes an entry by compare-and-set, as `WITH w AS (...)` can hold it. */
+  #write(entry: LedgerEntry, expected: number | undefined): [string, unknown[]] {
     const { body, bodyExpiresAt, ...rest } = entry
     // Ids and accounts as row keys: any length fits the indexes (past 1 KiB, their hash).
-    const values = [
+    const values: unknown[] = [
       rowKey(entry.id),
       JSON.stringify(rest),
       body ?? null,
       body === undefined ? null : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
       entry.status,
       entry.type,
-      entry.account === undefined ? null : rowKey(entry.account),
-      entry.receivedAt,
     ]
-    const { rows } =
-      expected === undefined
-        ? await this.#run<{ version: number }>(
-            `INSERT INTO ${this.#table}
-               (id, version, entry, body, body_expires_at, status, type, account, received_at)
-             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (id) DO NOTHING RETURNING version`,
-            values,
-          )
-        : await this.#run<{ version: number }>(
-            `UPDATE ${this.#table} SET version = version + 1, entry = $2, body = $3,
-               body_expires_at = $4, status = $5, type = $6
-             WHERE id = $1 AND version = $7 RETURNING version`,
-            [...values.slice(0, 6), expected],
-          )
+    if (expected === undefined) {
+      values.push(entry.account === undefined ? null : rowKey(entry.account), entry.receivedAt)
+      return [
+        `INSERT INTO ${this.#table}
+           (id, version, entry, body, body_expires_at, status, type, account, received_at)
+         VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (id) DO NOTHING RETURNING version`,
+        values,
+      ]
+    }
+    values.push(expected)
+    return [
+      `UPDATE ${this.#table} SET version = version + 1, entry = $2, body = $3,
+         body_expires_at = $4, status = $5, type = $6
+       WHERE id = $1 AND version = $7 RETURNING version`,
+      values,
+    ]
+  }
+
+  async writeReadingMark(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    resourceId: string,
+  ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
+    const [statement, values] = this.#write(entry, expected)
+    values.push(resourceId)
+    const { rows } = await this.#run<{
+      version: number | null
+      mark_version: number | null
+      mark: string | null
+    }>(
+      `WITH w AS (${statement})
+       SELECT (SELECT version FROM w) AS version, m.version AS mark_version, m.mark
+       FROM (SELECT 1) AS one LEFT JOIN ${this.#marks} m ON m.resource_id = $${values.length}`,
+      values,
+    )
+    const row = rows[0]
+    return {
+      version: row?.version === null || row === undefined ? undefined : Number(row.version),
+      mark:
+        row?.mark === null || row === undefined
+          ? undefined
+          : { ...(JSON.parse(row.mark) as ResourceMark), version: Number(row.mark_version) },
+    }
+  }
+
+  async writeAdvancingMark(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    mark: ResourceMark,
+  ): Promise<number | undefined> {
+    const [statement, values] = this.#write(entry, expected)
+    const n = values.length
+    values.push(mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by)
+    // The mark moves on only with the write, and only past an older one (the ledger's isNewer).
+    const { rows } = await this.#run<{ version: number }>(
+      `WITH w AS (${statement}),
+       m AS (
+         INSERT INTO ${this.#marks} AS old (resource_id, version, mark, at, rank, by)
+         SELECT $${n + 1}, 1, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5} WHERE EXISTS (SELECT 1 FROM w)
+         ON CONFLICT (resource_id) DO UPDATE SET version = old.version + 1, mark = EXCLUDED.mark,
+           at = EXCLUDED.at, rank = EXCLUDED.rank, by = EXCLUDED.by
+         WHERE old.by = EXCLUDED.by OR old.at < EXCLUDED.at
+           OR (old.at = EXCLUDED.at AND old.rank <= EXCLUDED.rank)
+       )
+       SELECT version FROM w`,
+      values,
+    )
     return rows[0] === undefined ? undefined : Number(rows[0].version)
   }
 
@@ -170,14 +227,15 @@ export class PostgresLedgerStore implements LedgerStore {
     const { rows } =
       expected === undefined
         ? await this.#run<{ version: number }>(
-            `INSERT INTO ${this.#marks} (resource_id, version, mark) VALUES ($1, 1, $2)
+            `INSERT INTO ${this.#marks} (resource_id, version, mark, at, rank, by)
+             VALUES ($1, 1, $2, $3, $4, $5)
              ON CONFLICT (resource_id) DO NOTHING RETURNING version`,
-            [mark.resourceId, JSON.stringify(mark)],
+            [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by],
           )
         : await this.#run<{ version: number }>(
-            `UPDATE ${this.#marks} SET version = version + 1, mark = $2
-             WHERE resource_id = $1 AND version = $3 RETURNING version`,
-            [mark.resourceId, JSON.stringify(mark), expected],
+            `UPDATE ${this.#marks} SET version = version + 1, mark = $2, at = $3, rank = $4, by = $5
+             WHERE resource_id = $1 AND version = $6 RETURNING version`,
+            [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by, expected],
           )
     return rows[0] === undefined ? undefined : Number(rows[0].version)
   }

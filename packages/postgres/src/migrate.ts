@@ -154,7 +154,10 @@ const MIGRATIONS: Migration[] = [
     CREATE TABLE ${schema}.${marksTableName(name)} (
       resource_id text PRIMARY KEY,
       version integer NOT NULL,
-      mark text NOT NULL
+      mark text NOT NULL,
+      at bigint NOT NULL,
+      rank integer NOT NULL,
+      by text NOT NULL
     )`,
   },
 ]

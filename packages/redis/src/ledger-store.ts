@@ -30,8 +30,11 @@ import { checkOptions, DEFAULT_PREFIX, type RedisStoreOptions, script } from './
 
 export type RedisLedgerStoreOptions = RedisStoreOptions
 
-// KEYS: entry, by-time, body expiry, account index. ARGV: entry JSON, expected version ('' for
-// none), received at, id, body, body expiry, status, type, account ('' for none).
+// KEYS: entry, by-time, body expiry, account index, a resource's mark (the entry again when
+// none). ARGV: entry JSON, expected version ('' for none), received at, id, body, body expiry,
+// status, type, account ('' for none), then what to do with the mark: '' nothing, 'read'
+// (answer it too), or 'advance' with the mark's JSON, time, rank and delivery (moved on
+// unless the one there is newer). Answers the new version (0: refused), with the mark for 'read'.
 const WRITE = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if ARGV[2] == '' then
@@ -51,6 +54,17 @@ end
 if ARGV[2] == '' then
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
   if ARGV[9] ~= '' then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4]) end
+end
+if ARGV[10] == 'read' then
+  local m = redis.call('HMGET', KEYS[5], 'v', 'm')
+  return {nv, m[1] or '', m[2] or ''}
+elseif ARGV[10] == 'advance' then
+  local f = redis.call('HMGET', KEYS[5], 'v', 'at', 'rank', 'by')
+  local at, rank = tonumber(ARGV[12]), tonumber(ARGV[13])
+  if (not f[1]) or f[4] == ARGV[14] or tonumber(f[2]) < at or (tonumber(f[2]) == at and tonumber(f[3]) <= rank) then
+    redis.call('HINCRBY', KEYS[5], 'v', 1)
+    redis.call('HSET', KEYS[5], 'm', ARGV[11], 'at', ARGV[12], 'rank', ARGV[13], 'by', ARGV[14])
+  end
 end
 return nv`)
 
@@ -97,7 +111,7 @@ while walked < 2000 do
 end
 return {out, 1, lastScore, lastId}`)
 
-// KEYS: the mark. ARGV: mark JSON, expected version ('' for none).
+// KEYS: the mark. ARGV: mark JSON, expected version ('' for none), time, rank, delivery.
 const SET_MARK = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if ARGV[2] == '' then
@@ -106,7 +120,7 @@ elseif v ~= ARGV[2] then
   return 0
 end
 local nv = redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'm', ARGV[1])
+redis.call('HSET', KEYS[1], 'm', ARGV[1], 'at', ARGV[3], 'rank', ARGV[4], 'by', ARGV[5])
 return nv`)
 
 // KEYS: by-time, body expiry, the account's index (for mode 'account'). ARGV: entry key
@@ -189,14 +203,55 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
+    const version = await this.#write(entry, expected, undefined, [])
+    return version === 0 ? undefined : Number(version)
+  }
+
+  async writeReadingMark(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    resourceId: string,
+  ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
+    const answer = await this.#write(entry, expected, resourceId, ['read'])
+    if (!Array.isArray(answer)) return { version: undefined, mark: undefined }
+    const [version, v, m] = answer as [number, string, string]
+    return {
+      version: Number(version),
+      mark: m === '' ? undefined : { ...(JSON.parse(m) as ResourceMark), version: Number(v) },
+    }
+  }
+
+  async writeAdvancingMark(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    mark: ResourceMark,
+  ): Promise<number | undefined> {
+    const version = await this.#write(entry, expected, mark.resourceId, [
+      'advance',
+      JSON.stringify(mark),
+      mark.at,
+      mark.rank,
+      mark.by,
+    ])
+    return version === 0 ? undefined : Number(version)
+  }
+
+  #write(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    resourceId: string | undefined,
+    markArgs: ReadonlyArray<string | number>,
+  ): Promise<unknown> {
     const { body, bodyExpiresAt, ...rest } = entry
-    const version = await WRITE(
+    const entryKey = this.#entry(entry.id)
+    return WRITE(
       this.#client,
       [
-        this.#entry(entry.id),
+        entryKey,
         `${this.#base}by-time`,
         `${this.#base}bodies`,
         this.#account(entry.account ?? ''),
+        resourceId === undefined ? entryKey : `${this.#base}m:${resourceId}`,
       ],
       [
         JSON.stringify(rest),
@@ -208,9 +263,9 @@ export class RedisLedgerStore implements LedgerStore {
         entry.status,
         entry.type,
         entry.account ?? '',
+        ...(markArgs.length === 0 ? [''] : markArgs),
       ],
     )
-    return version === 0 ? undefined : Number(version)
   }
 
   async list(filter: LedgerFilter = {}): Promise<LedgerPage> {
@@ -261,7 +316,13 @@ export class RedisLedgerStore implements LedgerStore {
     const version = await SET_MARK(
       this.#client,
       [`${this.#base}m:${mark.resourceId}`],
-      [JSON.stringify(mark), expected === undefined ? '' : String(expected)],
+      [
+        JSON.stringify(mark),
+        expected === undefined ? '' : String(expected),
+        mark.at,
+        mark.rank,
+        mark.by,
+      ],
     )
     return version === 0 ? undefined : Number(version)
   }

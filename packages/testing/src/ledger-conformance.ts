@@ -53,6 +53,7 @@ export function runLedgerStoreConformance(
     ledgerWrites(createStore, it)
     ledgerLists(createStore, it)
     ledgerMarksAndPurges(createStore, it)
+    ledgerCombinedWrites(createStore, it)
   })
 }
 
@@ -222,5 +223,51 @@ function ledgerMarksAndPurges(make: Make, it: It): void {
     assert.equal((await s.get(mine.id))?.body, undefined)
     assert.equal((await s.get(mine.id))?.status, 'dead', 'the entry outlives its body')
     assert.equal((await s.get(kept.id))?.body, '{"k":1}')
+  })
+}
+
+/** The optional one-round-trip writes, when the store has them. */
+function ledgerCombinedWrites(make: Make, it: It): void {
+  it('writeReadingMark (when the store has it): writes by compare-and-set and answers the mark', async () => {
+    const s = await make()
+    if (s.writeReadingMark === undefined) return
+    const resourceId = `event_${tag()}`
+    const e = entry()
+    assert.deepEqual(await s.writeReadingMark(e, undefined, resourceId), {
+      version: 1,
+      mark: undefined,
+    })
+    const mark = { resourceId, at: 1_000, rank: 1, by: 'p1', state: 'confirmed' }
+    await s.setMark(mark, undefined)
+    const next = await s.writeReadingMark({ ...e, status: 'done' }, 1, resourceId)
+    assert.deepEqual(next, { version: 2, mark: { ...mark, version: 1 } })
+    const refused = await s.writeReadingMark(e, 1, resourceId)
+    assert.equal(refused.version, undefined)
+    assert.equal((await s.get(e.id))?.status, 'done')
+  })
+
+  it('writeAdvancingMark (when the store has it): the mark moves on with the write, never back, never on a refused write', async () => {
+    const s = await make()
+    if (s.writeAdvancingMark === undefined) return
+    const advance = s.writeAdvancingMark.bind(s)
+    const resourceId = `event_${tag()}`
+    const at = (t: number, rank: number, by: string) => ({ resourceId, at: t, rank, by })
+    const e = entry()
+    await s.write(e, undefined)
+    assert.equal(await advance(e, 1, at(2_000, 1, 'p2')), 2)
+    assert.equal((await s.mark(resourceId))?.by, 'p2')
+    assert.equal(await advance(e, 2, at(1_000, 5, 'p1')), 3, 'the write lands')
+    assert.equal((await s.mark(resourceId))?.by, 'p2', 'an older time does not move the mark back')
+    await advance(e, 3, at(2_000, 0, 'p3'))
+    assert.equal((await s.mark(resourceId))?.by, 'p2', 'the same time and a lower rank does not')
+    await advance(e, 4, at(2_000, 1, 'p4'))
+    assert.equal((await s.mark(resourceId))?.by, 'p4', 'the same time and rank does')
+    assert.equal(await advance(e, 1, at(9_000, 9, 'p9')), undefined)
+    assert.equal((await s.mark(resourceId))?.by, 'p4', 'a refused write moves no mark')
+    // Twenty deliveries of one resource finishing at once: the newest one's mark stays.
+    const racers = Array.from({ length: 20 }, () => entry())
+    for (const r of racers) await s.write(r, undefined)
+    await Promise.all(racers.map((r, i) => advance(r, 1, at(10_000 + i, 1, `q${i}`))))
+    assert.equal((await s.mark(resourceId))?.by, 'q19')
   })
 }

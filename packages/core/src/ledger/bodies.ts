@@ -1,5 +1,4 @@
 import type { CredentialCipher } from '../credentials/types.js'
-import { utf8 } from '../platform/bytes.js'
 import type { LedgerEntry } from './entry.js'
 
 // The bodies a ledger keeps for replay: the verified bytes as text, sealed with the ledger's
@@ -10,9 +9,8 @@ import type { LedgerEntry } from './entry.js'
 export async function sealBody(
   cipher: CredentialCipher | undefined,
   id: string,
-  body: Uint8Array,
+  text: string,
 ): Promise<string> {
-  const text = utf8(body)
   return cipher === undefined ? text : await cipher.seal(text, ['ledger', id])
 }
 

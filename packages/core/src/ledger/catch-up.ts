@@ -158,12 +158,11 @@ async function feedOne(
   const envelope = await catchUpEnvelope(event, await ledger.mark(event.id), key, ledger.now())
   if (envelope === undefined) return
   report.fed++
-  const body = new TextEncoder().encode(JSON.stringify(envelope))
   const delivery: VerifiedDelivery = {
     envelope,
     key: key === undefined ? envelope.id : accountKey(key, envelope.id),
     account: key,
-    body,
+    text: JSON.stringify(envelope),
     source: 'catch-up',
   }
   try {

@@ -1,4 +1,5 @@
 import { newOwnerId } from '../claims/owner.js'
+import { isThenable } from '../thenable.js'
 import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import type { Delivery } from './machine.js'
 
@@ -22,8 +23,12 @@ export type Admission =
 
 /** What running a delivery needs of the ledger (`DeliveryLedger`). */
 export interface LeasedLedger {
-  readonly leaseMs: number
-  delivery(fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>, body: Uint8Array): Promise<Delivery>
+  /** Renews `running`'s lease while its handlers run, until the returned release is called. */
+  hold(running: Running): () => void
+  delivery(
+    fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
+    text: string,
+  ): Delivery | Promise<Delivery>
   admit(delivery: Delivery, owner: string): Promise<Admission>
   received(delivery: Delivery): Promise<'recorded' | 'duplicate'>
   renew(running: Running): Promise<boolean>
@@ -46,8 +51,8 @@ export interface VerifiedDelivery {
   key: string
   webhookId?: string | undefined
   account?: string | undefined
-  /** The verified bytes, kept for replay. */
-  body: Uint8Array
+  /** The verified body as text, kept for replay. */
+  text: string
   /** Where it came from: the service (default), or the catch-up sweep. */
   source?: 'webhook' | 'catch-up'
 }
@@ -103,21 +108,16 @@ export async function runLeased(
   run: (context: LedgerContext) => unknown,
   context: LedgerContext = {},
 ): Promise<void> {
-  const timer = setInterval(
-    () => {
-      ledger.renew(running).catch(() => {})
-    },
-    Math.floor(ledger.leaseMs / 3),
-  )
-  ;(timer as { unref?: () => void }).unref?.()
+  const release = ledger.hold(running)
   try {
-    await run(running.stale ? { ...context, stale: true } : context)
+    const ran = run(running.stale ? { ...context, stale: true } : context)
+    if (isThenable(ran)) await ran
   } catch (error) {
-    clearInterval(timer)
+    release()
     await ledger.fail(running, error)
     throw error
   }
-  clearInterval(timer)
+  release()
   await ledger.finish(running)
 }
 
@@ -127,10 +127,8 @@ export async function deliverRecorded(
   delivery: VerifiedDelivery,
   run: (context: LedgerContext) => unknown,
 ): Promise<DeliveryOutcome> {
-  const recorded = await ledger.delivery(
-    fieldsOf(delivery, delivery.source ?? 'webhook'),
-    delivery.body,
-  )
+  const kept = ledger.delivery(fieldsOf(delivery, delivery.source ?? 'webhook'), delivery.text)
+  const recorded = isThenable(kept) ? await kept : kept
   const admission = await ledger.admit(recorded, newOwnerId())
   if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
   await runLeased(ledger, admission.running, run)
@@ -143,7 +141,7 @@ export async function recordQueued(
   delivery: VerifiedDelivery,
 ): Promise<boolean> {
   return (
-    (await ledger.received(await ledger.delivery(fieldsOf(delivery, 'webhook'), delivery.body))) ===
+    (await ledger.received(await ledger.delivery(fieldsOf(delivery, 'webhook'), delivery.text))) ===
     'recorded'
   )
 }

@@ -99,11 +99,8 @@ export function renewed(entry: LedgerEntry, claim: Claim): LedgerEntry | undefin
 /** The handlers finished: `done`. `undefined` when another owner took the entry over. */
 export function finished(entry: LedgerEntry, owner: string, now: number): LedgerEntry | undefined {
   if (entry.status !== 'processing' || entry.owner !== owner) return undefined
-  const next: LedgerEntry = { ...entry, status: 'done', updatedAt: now }
-  delete next.owner
-  delete next.leaseUntil
-  delete next.lastError
-  return next
+  const { owner: _owner, leaseUntil: _lease, lastError: _error, ...rest } = entry
+  return { ...rest, status: 'done', updatedAt: now }
 }
 
 /**
@@ -118,31 +115,25 @@ export function failedWith(
   maxAttempts: number,
 ): LedgerEntry | undefined {
   if (entry.status !== 'processing' || entry.owner !== owner) return undefined
-  const next: LedgerEntry = {
-    ...entry,
+  const { owner: _owner, leaseUntil: _lease, ...rest } = entry
+  return {
+    ...rest,
     status: entry.attempts >= maxAttempts ? 'dead' : 'failed',
     lastError: error,
     updatedAt: now,
   }
-  delete next.owner
-  delete next.leaseUntil
-  return next
 }
 
 /** The entry marked `stale` (older than its resource's mark): not run. */
 export function staleEntry(entry: LedgerEntry, now: number): LedgerEntry {
-  const next: LedgerEntry = { ...entry, status: 'stale', updatedAt: now }
-  delete next.owner
-  delete next.leaseUntil
-  return next
+  const { owner: _owner, leaseUntil: _lease, ...rest } = entry
+  return { ...rest, status: 'stale', updatedAt: now }
 }
 
 /** The body dropped once its time is over; the entry stays, to answer "did we get it". */
 export function withoutBody(entry: LedgerEntry): LedgerEntry {
-  const next = { ...entry }
-  delete next.body
-  delete next.bodyExpiresAt
-  return next
+  const { body: _body, bodyExpiresAt: _expires, ...rest } = entry
+  return rest
 }
 
 // Ordering per resource. A change's time is its `occurred_at`; deliveries of one resource at

@@ -1,6 +1,7 @@
 import { StoreFullError } from '../errors/store.js'
 import { type HealthReport, memoryHealth } from '../health/report.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry, StoredResourceMark } from './entry.js'
+import { isNewer, withoutBody } from './machine.js'
 import {
   cursorOf,
   isPast,
@@ -48,7 +49,7 @@ export class MemoryLedgerStore implements LedgerStore {
 
   get(id: string): Promise<StoredLedgerEntry | undefined> {
     const entry = this.#entries.get(id)
-    return Promise.resolve(entry === undefined ? undefined : structuredClone(entry))
+    return Promise.resolve(entry === undefined ? undefined : { ...entry })
   }
 
   write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
@@ -56,7 +57,7 @@ export class MemoryLedgerStore implements LedgerStore {
     if (current?.version !== expected) return Promise.resolve(undefined)
     if (current === undefined && this.#entries.size >= this.#max) this.#makeRoom()
     const version = (expected ?? 0) + 1
-    this.#entries.set(entry.id, { ...structuredClone(entry), version })
+    this.#entries.set(entry.id, { ...entry, version })
     return Promise.resolve(version)
   }
 
@@ -77,10 +78,32 @@ export class MemoryLedgerStore implements LedgerStore {
     const found = [...this.#entries.values()]
       .filter((e) => matches(e, filter) && (cursor === undefined || isPast(e, cursor)))
       .sort(listOrder)
-    const entries = found.slice(0, size).map((e) => structuredClone(e))
+    const entries = found.slice(0, size).map((e) => ({ ...e }))
     const page: LedgerPage = { entries }
     if (found.length > size) page.next = cursorOf(entries[entries.length - 1]!)
     return Promise.resolve(page)
+  }
+
+  async writeReadingMark(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    resourceId: string,
+  ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
+    const version = await this.write(entry, expected)
+    const mark = this.#marks.get(resourceId)
+    return { version, mark: mark === undefined ? undefined : { ...mark } }
+  }
+
+  async writeAdvancingMark(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    mark: ResourceMark,
+  ): Promise<number | undefined> {
+    const version = await this.write(entry, expected)
+    const applied = this.#marks.get(mark.resourceId)
+    if (version !== undefined && isNewer(mark, applied))
+      this.#marks.set(mark.resourceId, { ...mark, version: (applied?.version ?? 0) + 1 })
+    return version
   }
 
   mark(resourceId: string): Promise<StoredResourceMark | undefined> {
@@ -109,10 +132,7 @@ export class MemoryLedgerStore implements LedgerStore {
       const expired =
         what.bodiesBefore !== undefined && (entry.bodyExpiresAt ?? 0) <= what.bodiesBefore
       if (expired || (what.account !== undefined && entry.account === what.account)) {
-        const kept: StoredLedgerEntry = { ...entry, version: entry.version + 1 }
-        delete kept.body
-        delete kept.bodyExpiresAt
-        this.#entries.set(id, kept)
+        this.#entries.set(id, { ...withoutBody(entry), version: entry.version + 1 })
         bodies++
       }
     }

@@ -2,7 +2,7 @@ import type { CredentialCipher } from '../credentials/types.js'
 import { openBody, sealBody } from './bodies.js'
 import { tellDeadLetter } from './dead-letters.js'
 import type { Admission, Running } from './deliver.js'
-import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
+import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
 import {
   type Arrival,
@@ -12,13 +12,14 @@ import {
   failedWith,
   finished,
   firstArrival,
+  markOf,
   queuedArrival,
   renewed,
   replayArrival,
 } from './machine.js'
 import { type DeliveryLedgerOptions, resolveLedgerOptions } from './options.js'
 import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
-import { advanceMark, checkOrder, settle, WRITE_TRIES } from './writes.js'
+import { advanceMark, checkOrder, settle, WRITE_TRIES, writeArrival } from './writes.js'
 
 // Running deliveries under the ledger's leases: each arrival asks the pure functions of
 // `machine.ts` what to write, writes it by compare-and-set (a lost race reads again), checks
@@ -33,6 +34,9 @@ export class LedgerRuns {
   readonly leaseMs: number
   readonly stale: 'skip' | 'run'
   readonly now: () => number
+  /** The deliveries running in this process: one timer renews all their leases. */
+  readonly #held = new Set<Running>()
+  #ticker: ReturnType<typeof setInterval> | undefined
 
   constructor(readonly options: DeliveryLedgerOptions) {
     const settings = resolveLedgerOptions(options)
@@ -44,6 +48,28 @@ export class LedgerRuns {
     this.leaseMs = settings.leaseMs
     this.stale = settings.stale
     this.now = options.now ?? Date.now
+  }
+
+  hold(running: Running): () => void {
+    this.#held.add(running)
+    if (this.#ticker === undefined) {
+      // Stopped by a tick that finds nothing held, not by each release: a timer made and
+      // cleared per delivery would cost more than the rest of the ledger's work in process.
+      this.#ticker = setInterval(
+        () => {
+          if (this.#held.size === 0) {
+            clearInterval(this.#ticker)
+            this.#ticker = undefined
+          }
+          for (const held of this.#held) this.renew(held).catch(() => {})
+        },
+        Math.floor(this.leaseMs / 3),
+      )
+      ;(this.#ticker as { unref?: () => void }).unref?.()
+    }
+    return () => {
+      this.#held.delete(running)
+    }
   }
 
   get(id: string): Promise<StoredLedgerEntry | undefined> {
@@ -60,15 +86,18 @@ export class LedgerRuns {
   }
 
   /** A new delivery's fields, its body kept until the retention's end. */
-  async delivery(
+  delivery(
     fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
-    body: Uint8Array,
-  ): Promise<Delivery> {
-    return {
+    text: string,
+  ): Delivery | Promise<Delivery> {
+    const bodyExpiresAt = this.now() + this.bodyMs
+    // Sealed when the ledger has a cipher (a promise); kept as it is, at once, when not.
+    if (this.cipher === undefined) return { ...fields, body: text, bodyExpiresAt }
+    return sealBody(this.cipher, fields.id, text).then((body) => ({
       ...fields,
-      body: await sealBody(this.cipher, fields.id, body),
-      bodyExpiresAt: this.now() + this.bodyMs,
-    }
+      body,
+      bodyExpiresAt,
+    }))
   }
 
   #claim(owner: string): Claim {
@@ -82,9 +111,9 @@ export class LedgerRuns {
    */
   async admit(delivery: Delivery, owner: string): Promise<Admission> {
     const first = firstArrival(delivery, this.#claim(owner))
-    const version = await this.store.write(first, undefined)
+    const { version, read } = await writeArrival(this.store, first, undefined)
     if (version !== undefined)
-      return this.#started({ entry: { ...first, version }, owner, stale: false })
+      return this.#started({ entry: { ...first, version }, owner, stale: false }, read)
     return this.#admit(delivery.id, owner, (current, claim) =>
       current === undefined
         ? { action: 'run', entry: firstArrival(delivery, claim) }
@@ -109,16 +138,29 @@ export class LedgerRuns {
       const current = await this.store.get(id)
       const decided = decide(current, this.#claim(owner))
       if (decided.action !== 'run') return decided
-      const version = await this.store.write(decided.entry, current?.version)
+      const { version, read } = await writeArrival(this.store, decided.entry, current?.version)
       if (version !== undefined)
-        return this.#started({ entry: { ...decided.entry, version }, owner, stale: false })
+        return this.#started({ entry: { ...decided.entry, version }, owner, stale: false }, read)
     }
     return { action: 'busy' }
   }
 
   /** A run just written: past the ordering guard, its lease still live as the handlers start. */
-  async #started(running: Running): Promise<Admission> {
-    const admitted = await checkOrder(this.store, running, this.stale, this.now)
+  #started(
+    running: Running,
+    read: { mark: ResourceMark | undefined } | undefined,
+  ): Admission | Promise<Admission> {
+    // Without a resource and with a live lease (nearly always): no further turn.
+    if (markOf(running.entry) === undefined && (running.entry.leaseUntil ?? 0) > this.now())
+      return { action: 'run', running }
+    return this.#checked(running, read)
+  }
+
+  async #checked(
+    running: Running,
+    read: { mark: ResourceMark | undefined } | undefined,
+  ): Promise<Admission> {
+    const admitted = await checkOrder(this.store, running, this.stale, this.now, read)
     if (admitted.action !== 'run' || (await this.#live(admitted.running))) return admitted
     return { action: 'busy' }
   }
@@ -148,8 +190,13 @@ export class LedgerRuns {
 
   /** The handlers finished: `done`, and the resource's mark moves on to this delivery. */
   async finish(running: Running): Promise<void> {
-    await settle(this.store, running, (entry) => finished(entry, running.owner, this.now()))
-    await advanceMark(this.store, running.entry)
+    // The mark moves on with the write that makes the entry done (one round trip when the
+    // store can), so no process sees the entry done and the mark behind it.
+    const mark = markOf(running.entry)
+    const done = (entry: LedgerEntry) => finished(entry, running.owner, this.now())
+    if (mark === undefined || this.store.writeAdvancingMark !== undefined)
+      await settle(this.store, running, done, mark)
+    else if (await settle(this.store, running, done)) await advanceMark(this.store, mark)
   }
 
   /** The handlers threw: `failed`, or `dead` past `maxAttempts` (then `onDeadLetter`). */

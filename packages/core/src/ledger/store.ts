@@ -64,6 +64,25 @@ export interface LedgerStore {
   setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined>
   /** Drops bodies and entries; resolves to how many of each. */
   purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }>
+  /**
+   * Optional, one round trip instead of two: `write`, then the mark of `resourceId` read in
+   * the same round trip. The ledger uses it, when a store has it, as a delivery starts.
+   */
+  writeReadingMark?(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    resourceId: string,
+  ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }>
+  /**
+   * Optional, one round trip instead of three: `write`, and when it lands, the resource's mark
+   * moved on to `mark` in the same atomic step unless the mark there is newer (a later time,
+   * or the same time and a higher rank, and not `mark.by`'s own). Used as a delivery finishes.
+   */
+  writeAdvancingMark?(
+    entry: LedgerEntry,
+    expected: number | undefined,
+    mark: ResourceMark,
+  ): Promise<number | undefined>
 }
 
 /** The most entries a page holds. */

@@ -1,5 +1,5 @@
 import type { Admission, Running } from './deliver.js'
-import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
+import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
 import { isNewer, markOf, staleEntry } from './machine.js'
 import type { LedgerStore } from './store.js'
 
@@ -14,15 +14,20 @@ export const WRITE_TRIES = 8
  * `false` when `next` says the entry is no longer this owner's.
  */
 export async function settle(
-  store: Pick<LedgerStore, 'get' | 'write'>,
+  store: Pick<LedgerStore, 'get' | 'write' | 'writeAdvancingMark'>,
   running: Running,
   next: (entry: LedgerEntry) => LedgerEntry | undefined,
+  /** With the write, the resource's mark moved on (in one round trip when the store can). */
+  mark?: ResourceMark,
 ): Promise<boolean> {
   let current: StoredLedgerEntry | undefined = running.entry
   for (let tries = 0; current !== undefined && tries <= WRITE_TRIES; tries++) {
     const written = next(current)
     if (written === undefined) return false
-    const version = await store.write(written, current.version)
+    const version =
+      mark !== undefined && store.writeAdvancingMark !== undefined
+        ? await store.writeAdvancingMark(written, current.version, mark)
+        : await store.write(written, current.version)
     if (version !== undefined) {
       running.entry = { ...written, version }
       return true
@@ -32,13 +37,11 @@ export async function settle(
   return false
 }
 
-/** Moves the resource's mark on to `entry`, unless a newer delivery moved it further. */
+/** Moves the resource's mark on to `mark`, unless a newer delivery moved it further. */
 export async function advanceMark(
   store: Pick<LedgerStore, 'mark' | 'setMark'>,
-  entry: LedgerEntry,
+  mark: ResourceMark,
 ): Promise<void> {
-  const mark = markOf(entry)
-  if (mark === undefined) return
   for (let tries = 0; tries <= WRITE_TRIES; tries++) {
     const applied = await store.mark(mark.resourceId)
     if (!isNewer(mark, applied)) return
@@ -55,11 +58,30 @@ export async function checkOrder(
   running: Running,
   stale: 'skip' | 'run',
   now: () => number,
+  /** The resource's mark when the write read it already (`writeReadingMark`). */
+  read?: { mark: ResourceMark | undefined },
 ): Promise<Admission> {
   const mark = markOf(running.entry)
   if (mark === undefined) return { action: 'run', running }
-  if (isNewer(mark, await store.mark(mark.resourceId))) return { action: 'run', running }
+  const applied = read === undefined ? await store.mark(mark.resourceId) : read.mark
+  if (isNewer(mark, applied)) return { action: 'run', running }
   if (stale === 'run') return { action: 'run', running: { ...running, stale: true } }
   await settle(store, running, (entry) => staleEntry(entry, now()))
   return { action: 'skip', status: 'stale' }
+}
+
+/**
+ * Writes an arrival's entry by compare-and-set and, when it names a resource, reads that
+ * resource's mark: in one round trip when the store can (`writeReadingMark`).
+ */
+export async function writeArrival(
+  store: LedgerStore,
+  entry: LedgerEntry,
+  expected: number | undefined,
+): Promise<{ version: number | undefined; read?: { mark: ResourceMark | undefined } }> {
+  const resourceId = markOf(entry)?.resourceId
+  if (resourceId === undefined || store.writeReadingMark === undefined)
+    return { version: await store.write(entry, expected) }
+  const { version, mark } = await store.writeReadingMark(entry, expected, resourceId)
+  return { version, read: { mark } }
 }

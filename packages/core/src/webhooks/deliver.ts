@@ -104,13 +104,13 @@ async function throughLedger(
   watch: DeliveryWatch | undefined,
 ): Promise<WebhookResponse> {
   if (delivery.removed) return removed()
-  const { event, context, key, body } = delivery
+  const { event, context, key, text } = delivery
   const verified = {
     envelope: event,
     key,
     webhookId: context.webhookId,
     account: context.account,
-    body,
+    text,
   }
   if (queue !== undefined) {
     // Into the queue first (its job id is the key: a retry makes no second job), then recorded.

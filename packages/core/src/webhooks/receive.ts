@@ -1,6 +1,7 @@
 import { accountKey } from '../claims/keys.js'
 import { serverText, WebhookError } from '../errors/errors.js'
 import { getHeader, type HeadersInput } from '../http/headers.js'
+import { utf8 } from '../platform/bytes.js'
 import type { WebhookOwner } from '../subscriptions/lookup.js'
 import { isThenable } from '../thenable.js'
 import { requestBytes } from './body/read.js'
@@ -25,8 +26,8 @@ export interface Received {
    * under the identity of the secret that verified it when secrets are looked up per request.
    */
   key: string
-  /** The verified bytes (kept by the ledger for replay). */
-  body: Uint8Array
+  /** The verified body as text, decoded once (kept by the ledger for replay). */
+  text: string
 }
 
 /**
@@ -62,16 +63,17 @@ export async function receive(
   }
   const verifying = verifySigned(body, signed, settings.secret, settings.fixedSecrets, settings)
   const { secretIndex, secrets } = isThenable(verifying) ? await verifying : verifying
-  const event = parseEnvelope(body)
+  const text = utf8(body)
+  const event = parseEnvelope(text)
   state.event = event
   const context = { webhookId, secretIndex, headers: request.headers }
-  if (settings.identities === undefined) return { event, context, key: event.id, body }
+  if (settings.identities === undefined) return { event, context, key: event.id, text }
   const identity = settings.identities.of(secrets[secretIndex]!)
   return {
     event,
     context,
     key: `${typeof identity === 'string' ? identity : await identity}:${event.id}`,
-    body,
+    text,
   }
 }
 
@@ -126,14 +128,15 @@ function forAccount(
   }
   const verified = verifySigned(body, signed, owner.secret, [owner.secret], settings)
   const accept = (): Received => {
-    const event = parseEnvelope(body)
+    const text = utf8(body)
+    const event = parseEnvelope(text)
     state.event = event
     const context: WebhookContext = { webhookId, secretIndex: 0, headers, account: owner.account }
     const received: Received = {
       event,
       context,
       key: accountKey(owner.account, event.id),
-      body,
+      text,
     }
     if (!owner.handle) received.removed = true
     return received

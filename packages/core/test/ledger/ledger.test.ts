@@ -293,6 +293,28 @@ describe('the delivery ledger through the webhook handler', () => {
     expect(await ledger.get(event.id)).toMatchObject({ status: 'done', attempts: 2 })
   })
 
+  it('a running delivery keeps its lease past leaseMs (renewed meanwhile): a retry during it is 409, never a second run', async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), leaseMs: 300 })
+    let runs = 0
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      onAny: async () => {
+        runs++
+        await new Promise((r) => setTimeout(r, 900))
+      },
+    })
+    const { url } = await serve(handler)
+    const body = JSON.stringify(envelope())
+    const first = deliver(url, body)
+    for (const wait of [150, 350, 350]) {
+      await new Promise((r) => setTimeout(r, wait))
+      expect((await deliver(url, body)).status).toBe(409)
+    }
+    expect((await first).status).toBe(200)
+    expect(runs).toBe(1)
+  })
+
   it('with a queue: enqueued first, then recorded received; a retry is recorded once', async () => {
     const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
     const jobs: string[] = []
