@@ -14,6 +14,8 @@ export interface WebhookJobData {
   account?: string
   /** The W3C trace context of the delivery's enqueue span, when OpenTelemetry recorded it. */
   trace?: Record<string, string>
+  /** The delivery's dedupe key (its ledger id); the job id is its hash. */
+  key?: string
 }
 
 /**

@@ -144,6 +144,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
       secretIndex: context.secretIndex,
       ...(context.account === undefined ? {} : { account: context.account }),
       ...(delivery?.trace === undefined ? {} : { trace: delivery.trace }),
+      ...(delivery?.key === undefined ? {} : { key: delivery.key }),
     }
     // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
     // 503 now and the service retries it, rather than after `timeoutMs`.

@@ -1,6 +1,7 @@
 import {
   ConfigError,
   type DedupeStore,
+  type DeliveryLedger,
   type HealthOptions,
   type HealthReport,
   isWebhookError,
@@ -39,6 +40,12 @@ export interface WebhookWorkerOptions {
    * `RedisDedupeStore` on the worker's connection; `false` turns it off (at-least-once).
    */
   dedupe?: DedupeStore | false
+  /**
+   * The delivery ledger the webhook handler records in (`createDeliveryLedger`): each job's
+   * outcome is written there, it is the worker's dedupe record then (`dedupe` unused), and a
+   * job that fails its last attempt is a dead letter there (`onDeadLetter`), replayable.
+   */
+  ledger?: Pick<DeliveryLedger, 'deliver'>
   /**
    * How long a job's claim lasts if its worker dies (a job restarted after a crash waits for
    * it). Renewed every third of it while the handler runs (with a store that has `extend`, as
@@ -128,6 +135,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
 
   async function run(job: Job<WebhookJobData>, token?: string): Promise<string> {
     const { event } = job.data
+    if (options.ledger !== undefined) return recorded(options.ledger, job, token)
     if (dedupe === undefined) {
       await dispatch(job)
       return 'handled'
@@ -149,6 +157,24 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     if (once.claim === 'completed') return 'already handled'
     // Another attempt holds it (a worker that died mid-job, until its claim lapses): look
     // again later, without spending an attempt.
+    await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
+    throw new DelayedError()
+  }
+
+  /** A job through the ledger: run under its lease, its outcome recorded, dead on its last attempt. */
+  async function recorded(
+    ledger: Pick<DeliveryLedger, 'deliver'>,
+    job: Job<WebhookJobData>,
+    token: string | undefined,
+  ): Promise<string> {
+    const { event, webhookId, account, key } = job.data
+    const outcome = await ledger.deliver(
+      { envelope: event, key: key ?? event.id, webhookId, account, text: JSON.stringify(event) },
+      () => dispatch(job),
+      { finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) },
+    )
+    if (outcome === 'ran') return 'handled'
+    if (outcome !== 'busy') return `already ${outcome}`
     await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
     throw new DelayedError()
   }

@@ -1,5 +1,5 @@
 // @scheduling-kit/core/queue: what a durable queue's package (BullMQ, PostgreSQL) is built from:
-// a delivery run once across workers under a claim, the owner ids claims are held by, the job's
+// a delivery run once across workers under a claim (or recorded in the ledger), the owner ids claims are held by, the job's
 // span, health checks and messages that name no secret. Every name here is pinned by
 // test/package/exports.test.ts.
 
@@ -8,6 +8,7 @@ export { type RunOnceOptions, type RunOnceOutcome, runOnce } from '../claims/run
 export { serverText } from '../errors/errors.js'
 export { HealthProblem, runCheck } from '../health/health.js'
 export { healthReport } from '../health/report.js'
+export type { DeliveryOutcome, LedgerContext, VerifiedDelivery } from '../ledger/deliver.js'
 export { consoleLogger } from '../log.js'
 export { encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'

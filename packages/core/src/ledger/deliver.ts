@@ -33,7 +33,7 @@ export interface LeasedLedger {
   received(delivery: Delivery): Promise<'recorded' | 'duplicate'>
   renew(running: Running): Promise<boolean>
   finish(running: Running): Promise<void>
-  fail(running: Running, error: unknown): Promise<LedgerEntry | undefined>
+  fail(running: Running, error: unknown, finalAttempt?: boolean): Promise<LedgerEntry | undefined>
 }
 
 /** What the ledger reads of a verified envelope. */
@@ -107,6 +107,8 @@ export async function runLeased(
   running: Running,
   run: (context: LedgerContext) => unknown,
   context: LedgerContext = {},
+  /** A queue's last attempt: a failure makes the entry dead at once. */
+  finalAttempt = false,
 ): Promise<void> {
   const release = ledger.hold(running)
   try {
@@ -114,7 +116,7 @@ export async function runLeased(
     if (isThenable(ran)) await ran
   } catch (error) {
     release()
-    await ledger.fail(running, error)
+    await ledger.fail(running, error, finalAttempt)
     throw error
   }
   release()
@@ -126,12 +128,13 @@ export async function deliverRecorded(
   ledger: LeasedLedger,
   delivery: VerifiedDelivery,
   run: (context: LedgerContext) => unknown,
+  finalAttempt = false,
 ): Promise<DeliveryOutcome> {
   const kept = ledger.delivery(fieldsOf(delivery, delivery.source ?? 'webhook'), delivery.text)
   const recorded = isThenable(kept) ? await kept : kept
   const admission = await ledger.admit(recorded, newOwnerId())
   if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
-  await runLeased(ledger, admission.running, run)
+  await runLeased(ledger, admission.running, run, {}, finalAttempt)
   return 'ran'
 }
 

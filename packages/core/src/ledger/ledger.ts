@@ -50,8 +50,12 @@ export class DeliveryLedger {
   deliver(
     delivery: VerifiedDelivery,
     run: (context: LedgerContext) => unknown,
+    options?: {
+      /** A queue's last attempt: a failure makes the entry dead at once (`onDeadLetter`). */
+      finalAttempt?: boolean
+    },
   ): Promise<DeliveryOutcome> {
-    return deliverRecorded(this.#runs, delivery, run)
+    return deliverRecorded(this.#runs, delivery, run, options?.finalAttempt)
   }
 
   /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */

@@ -200,10 +200,15 @@ export class LedgerRuns {
   }
 
   /** The handlers threw: `failed`, or `dead` past `maxAttempts` (then `onDeadLetter`). */
-  async fail(running: Running, error: unknown): Promise<LedgerEntry | undefined> {
+  async fail(
+    running: Running,
+    error: unknown,
+    finalAttempt = false,
+  ): Promise<LedgerEntry | undefined> {
     let dead: LedgerEntry | undefined
     await settle(this.store, running, (entry) => {
-      const next = failedWith(entry, running.owner, cleanError(error), this.now(), this.maxAttempts)
+      const most = finalAttempt ? entry.attempts : this.maxAttempts
+      const next = failedWith(entry, running.owner, cleanError(error), this.now(), most)
       dead = next?.status === 'dead' ? next : undefined
       return next
     })
