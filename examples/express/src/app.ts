@@ -1,9 +1,11 @@
 import {
   type AnyWebhookEvent,
+  createDeliveryLedger,
   createOAuthClient,
   createSchedulingClient,
   createTokenManager,
   keepRawBody,
+  MemoryLedgerStore,
   schedulingOAuth,
   schedulingWebhooks,
 } from '@scheduling-kit/express'
@@ -66,8 +68,12 @@ export function createApp(
     onRefreshed: (key) => void refreshes.push(key),
   })
 
+  // Every delivery recorded with its outcome; one that failed twice is kept as a dead letter,
+  // to replay from the page at /admin/deliveries once its cause is fixed.
+  const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), maxAttempts: 2 })
   const webhooks = schedulingWebhooks({
     secret: config.webhookSecret,
+    ledger,
     onAny: (event: AnyWebhookEvent) => {
       if (faults.failNextDeliveries > 0) {
         faults.failNextDeliveries--
@@ -94,6 +100,12 @@ export function createApp(
   app.use(express.json({ verify: keepRawBody }))
   app.use(webhooks)
   app.use('/auth/scheduling', oauth)
+  // The delivery page, for the app's operator only: here, a browser holding the admin cookie.
+  const deliveries = ledger.page({
+    authorize: (req) => (req.headers.cookie ?? '').includes(`example_admin=${config.adminToken}`),
+    replay: webhooks.replay,
+  })
+  app.use('/admin/deliveries', deliveries.node)
 
   app.get('/api/events', (_req, res) => void res.json(received))
   app.get('/api/me', async (req, res, next) => {
@@ -128,5 +140,5 @@ export function createApp(
     for (const stream of streams) stream.end()
     streams.clear()
   }
-  return { app, store, received, refreshes, manager, closeStreams }
+  return { app, store, received, refreshes, manager, ledger, closeStreams }
 }

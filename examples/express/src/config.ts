@@ -9,6 +9,8 @@ export interface Config {
   apiUrl: string
   cookieSecret: string
   tokenFile: string
+  /** The cookie value (`example_admin=...`) that opens the delivery page at /admin/deliveries. */
+  adminToken: string
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
@@ -28,5 +30,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Config {
     apiUrl: need('SCHEDULING_API_URL'),
     cookieSecret: need('COOKIE_SECRET'),
     tokenFile: env.TOKEN_FILE ?? './tokens.json',
+    adminToken: need('ADMIN_TOKEN'),
   }
 }

@@ -8,6 +8,9 @@ const stack = await startStack({
 })
 console.log(`Example app:            ${stack.appUrl}   (Connect, then watch events arrive)`)
 console.log(`Fake scheduling service: ${stack.service.url}   (trigger events from its dashboard)`)
+console.log(
+  `Delivery page:          ${stack.appUrl}/admin/deliveries   (with the cookie example_admin=${stack.adminToken})`,
+)
 await new Promise<void>((resolve) => {
   process.once('SIGINT', resolve)
   process.once('SIGTERM', resolve)

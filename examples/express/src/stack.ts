@@ -27,6 +27,7 @@ export async function startStack(options: StackOptions = {}) {
     appName: 'Bookings (example app)',
   })
   const faults = { failNextDeliveries: 0 }
+  const adminToken = randomBytes(16).toString('hex')
   // The redirect URI needs the port: take it first, then build the app with it.
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(options.appPort ?? 0, '127.0.0.1', resolve))
@@ -36,6 +37,7 @@ export async function startStack(options: StackOptions = {}) {
       ...settings,
       port: 0,
       cookieSecret: randomBytes(32).toString('base64url'),
+      adminToken,
       tokenFile: join(
         tmpdir(),
         `scheduling-kit-example-${process.pid}-${randomBytes(4).toString('hex')}.json`,
@@ -50,6 +52,8 @@ export async function startStack(options: StackOptions = {}) {
     faults,
     webhookId: settings.webhookId,
     appUrl: settings.publicUrl,
+    /** The cookie value that opens the delivery page (`example_admin=<adminToken>`). */
+    adminToken,
     close: async () => {
       example.closeStreams()
       server.closeAllConnections()

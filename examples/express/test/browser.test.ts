@@ -159,4 +159,39 @@ describe('the example app and the fake service in a real browser', () => {
     await shot(page, 'missing-cookie')
     await page.close()
   })
+
+  it('the delivery page: refused without the admin cookie; a delivery that failed twice is dead there, and its Replay button runs it', async () => {
+    const refused = await browser.newPage()
+    const answer = await refused.goto(`${stack.appUrl}/admin/deliveries`)
+    expect(answer?.status()).toBe(403)
+    expect(await refused.textContent('#refused')).toBe('Not allowed.')
+    await refused.close()
+
+    // A delivery whose handler fails on both of the service's attempts: dead in the ledger.
+    stack.faults.failNextDeliveries = 2
+    const { event } = await stack.service.trigger('event.canceled', {
+      payload: { description: '<script>alert(1)</script>' },
+    })
+    await stack.service.idle()
+    const context = await browser.newContext()
+    await context.addCookies([
+      { name: 'example_admin', value: stack.adminToken, url: stack.appUrl },
+    ])
+    const page = await context.newPage()
+    await page.goto(`${stack.appUrl}/admin/deliveries?status=dead`)
+    const row = page.locator(`#deliveries tr[data-id="${event.id}"]`)
+    expect(await row.locator('.status').textContent()).toBe('dead')
+    expect(await row.locator('.attempts').textContent()).toBe('2')
+    expect(await row.locator('.error').textContent()).toContain('simulated outage')
+    await shot(page, 'deliveries-dead')
+    await Promise.all([page.waitForURL(/replayed=/), row.locator('button.replay').click()])
+    expect(await page.textContent('#notice')).toBe(`Replayed ${event.id}.`)
+    await page.goto(`${stack.appUrl}/admin/deliveries`)
+    expect(await page.locator(`#deliveries tr[data-id="${event.id}"] .status`).textContent()).toBe(
+      'done',
+    )
+    expect((await stack.example.ledger.get(event.id))?.source).toBe('replay')
+    await shot(page, 'deliveries-replayed')
+    await context.close()
+  })
 })

@@ -86,6 +86,11 @@ export const ADAPTER_REEXPORTS = [
   'isWebhookError',
   'readConnectedKey',
   'useOpenTelemetry',
+  'createDeliveryLedger',
+  'DeliveryLedger',
+  'LedgerEntry',
+  'LedgerStore',
+  'MemoryLedgerStore',
 ] as const
 
 /**

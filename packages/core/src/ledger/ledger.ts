@@ -15,6 +15,7 @@ import {
 } from './deliver.js'
 import type { StoredLedgerEntry } from './entry.js'
 import type { DeliveryLedgerOptions } from './options.js'
+import { createDeliveryPage, type DeliveryPage, type LedgerPageOptions } from './page.js'
 import {
   type ReplayOptions,
   type ReplayReport,
@@ -92,6 +93,15 @@ export class DeliveryLedger {
       options,
     )
     return catchUp({ now: runs.now, mark: (id) => runs.store.mark(id) }, source, options)
+  }
+
+  /**
+   * The delivery page: entries with their status, attempts and last error, filtered by status,
+   * account and type, a replay button each. `authorize` is required (the page refuses to exist
+   * without it); `replay` is the webhook handler's or middleware's.
+   */
+  page(options: LedgerPageOptions): DeliveryPage {
+    return createDeliveryPage((filter) => this.#runs.store.list(filter), options)
   }
 
   /** An entry by its ledger id (the delivery's dedupe key), with its status. */

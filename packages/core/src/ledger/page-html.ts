@@ -1,0 +1,83 @@
+import type { LedgerEntry } from './entry.js'
+
+// The delivery page's HTML, as a pure function of what it shows: every value escaped, no
+// script, one form per replay button carrying the page's anti-forgery token.
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+}
+
+/** Text safe in HTML content and in a quoted attribute. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
+}
+
+export interface PageView {
+  entries: readonly LedgerEntry[]
+  /** The filter as the request gave it. */
+  filter: { status?: string; account?: string; type?: string }
+  /** The query of the next page, when there is one. */
+  next?: string
+  /** The anti-forgery token every form carries. */
+  csrf: string
+  /** Whether replay buttons are shown (the page was given `replay`). */
+  canReplay: boolean
+  /** A line above the table: what the last action did. */
+  notice?: string
+}
+
+const STATUSES = ['', 'received', 'processing', 'done', 'failed', 'dead', 'stale']
+
+const time = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : '')
+
+function row(entry: LedgerEntry, view: PageView): string {
+  const cells = [
+    `<td class="id">${escapeHtml(entry.id)}</td>`,
+    `<td class="type">${escapeHtml(entry.type)}</td>`,
+    `<td class="status status-${escapeHtml(entry.status)}">${escapeHtml(entry.status)}</td>`,
+    `<td class="attempts">${entry.attempts}</td>`,
+    `<td class="account">${escapeHtml(entry.account ?? '')}</td>`,
+    `<td class="source">${escapeHtml(entry.source)}</td>`,
+    `<td class="received">${time(entry.receivedAt)}</td>`,
+    `<td class="error">${escapeHtml(entry.lastError ?? '')}</td>`,
+  ]
+  if (view.canReplay) {
+    cells.push(
+      `<td><form method="post" action=""><input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}"><input type="hidden" name="replay" value="${escapeHtml(entry.id)}"><button class="replay" type="submit"${entry.body === undefined ? ' disabled title="body past its retention"' : ''}>Replay</button></form></td>`,
+    )
+  }
+  return `<tr data-id="${escapeHtml(entry.id)}">${cells.join('')}</tr>`
+}
+
+/** The whole page. */
+export function renderPage(view: PageView): string {
+  const { filter } = view
+  const options = STATUSES.map(
+    (s) =>
+      `<option value="${s}"${filter.status === s ? ' selected' : ''}>${s === '' ? 'any status' : s}</option>`,
+  ).join('')
+  const head = ['id', 'type', 'status', 'attempts', 'account', 'source', 'received', 'last error']
+  if (view.canReplay) head.push('')
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Deliveries</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:14px system-ui,sans-serif;margin:1.5rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}.id,.error{font-family:monospace;word-break:break-all}.status-dead,.status-failed{color:#b00020;font-weight:600}.status-stale{color:#8a6d00}#notice{background:#eef6ee;padding:.5rem}</style>
+</head><body>
+<h1>Deliveries</h1>
+${view.notice === undefined ? '' : `<p id="notice">${escapeHtml(view.notice)}</p>`}
+<form id="filter" method="get" action="">
+<label>Status <select name="status">${options}</select></label>
+<label>Account <input name="account" value="${escapeHtml(filter.account ?? '')}"></label>
+<label>Type <input name="type" value="${escapeHtml(filter.type ?? '')}"></label>
+<button type="submit">Show</button>
+</form>
+<table id="deliveries"><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead>
+<tbody>${view.entries.map((e) => row(e, view)).join('\n')}</tbody></table>
+${view.entries.length === 0 ? '<p id="empty">No delivery matches.</p>' : ''}
+${view.next === undefined ? '' : `<p><a id="next" href="?${escapeHtml(view.next)}">Older deliveries</a></p>`}
+</body></html>`
+}
