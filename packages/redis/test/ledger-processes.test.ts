@@ -125,3 +125,30 @@ it('an instance SIGKILLed while running a delivery: the retry after its lease ru
   expect(await store.get(id)).toMatchObject({ status: 'done', attempts: 2 })
   expect(await redis().llen(`${prefix}runs`)).toBe(2)
 }, 60_000)
+
+it('20 trials: an instance SIGKILLed at a random instant while 10 deliveries run; after the leases, the retries leave every entry done and none stuck', async () => {
+  for (let trial = 0; trial < 20; trial++) {
+    const prefix = uniquePrefix(`ledger-chaos-${trial}`)
+    const env = {
+      PREFIX: prefix,
+      LEASE_MS: '600',
+      HOLD_MS: String(20 + Math.floor(Math.random() * 80)),
+    }
+    const [victim, other] = await Promise.all([instance(env), instance(env)])
+    const bodies = Array.from({ length: 10 }, (_, n) => envelope(n, prefix))
+    const sending = bodies.flatMap((body) => [post(victim!.port, body), post(other!.port, body)])
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 120)))
+    victim!.child.kill('SIGKILL')
+    await Promise.all(sending)
+    // The service's retries, once every lease the victim held has lapsed.
+    await new Promise((r) => setTimeout(r, 700))
+    for (let round = 0; round < 3; round++)
+      await Promise.all(bodies.map((body) => post(other!.port, body)))
+    const store = new RedisLedgerStore({ client: redis(), prefix, logger: false })
+    for (const body of bodies) {
+      const entry = await store.get((JSON.parse(body) as { id: string }).id)
+      expect(entry?.status, `trial ${trial}`).toBe('done')
+    }
+    other!.child.kill('SIGKILL')
+  }
+}, 120_000)
