@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from '@scheduling-kit/core'
+import { DELIVERIES_HELP } from './cli-deliveries.js'
 import { WEBHOOKS_HELP } from './cli-webhooks.js'
 
 // The CLI's usage and per-command help texts.
@@ -10,11 +11,13 @@ Commands:
   trigger    Send one signed event to a webhook receiver and print its answer
   sign       Print the signature header for a body read from standard input
   webhooks   List, get, create or delete an account's webhooks on the API (a real service)
+  deliveries List, show or replay an app's deliveries through its delivery page (its ledger)
 
 Run "scheduling-kit <command> --help" for a command's options.`
 
 export const HELP: Record<string, string> = {
   webhooks: WEBHOOKS_HELP,
+  deliveries: DELIVERIES_HELP,
   serve: `Usage: scheduling-kit serve [options]
 
 Runs the fake scheduling service until stopped (Ctrl-C).

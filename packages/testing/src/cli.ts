@@ -1,43 +1,24 @@
-import { parseArgs } from 'node:util'
 import { EVENT_TYPES, signPayload } from '@scheduling-kit/core'
 import { serverText } from '@scheduling-kit/core/store'
+import { type OptionSpec, parseOptions, UsageError, usageError, type Values } from './cli-args.js'
+import { deliveries } from './cli-deliveries.js'
 import { HELP, USAGE } from './cli-help.js'
 import { DEFAULT_LIST_LIMIT, runWebhooks } from './cli-webhooks.js'
 import { createTestEvent } from './events.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
 
-class UsageError extends Error {}
-
 function fail(message: string, command?: string): never {
-  throw new UsageError(`${message}\n\n${command ? HELP[command] : USAGE}`)
+  usageError(message, command ? HELP[command]! : USAGE)
 }
+
+const parse = (command: string, args: string[], options: OptionSpec) =>
+  parseOptions(HELP[command]!, args, options)
 
 async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks)
-}
-
-type Values = Record<string, string | boolean | string[] | undefined>
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
-
-function parse(
-  command: string,
-  args: string[],
-  options: OptionSpec,
-): { values: Values; positionals: string[] } {
-  try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { ...options, help: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    })
-    return { values: values as Values, positionals }
-  } catch (error) {
-    fail((error as Error).message, command)
-  }
 }
 
 /** Why a request got no answer, in words: the system's code when there is one. */
@@ -268,6 +249,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'trigger') return trigger(rest)
   if (command === 'sign') return sign(rest)
   if (command === 'webhooks') return webhooks(rest)
+  if (command === 'deliveries') return deliveries(rest)
   fail(`Unknown command "${command}".`)
 }
 

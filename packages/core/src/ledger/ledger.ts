@@ -101,7 +101,7 @@ export class DeliveryLedger {
    * without it); `replay` is the webhook handler's or middleware's.
    */
   page(options: LedgerPageOptions): DeliveryPage {
-    return createDeliveryPage((filter) => this.#runs.store.list(filter), options)
+    return createDeliveryPage(this.#runs.store, options)
   }
 
   /** An entry by its ledger id (the delivery's dedupe key), with its status. */

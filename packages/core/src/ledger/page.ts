@@ -1,6 +1,25 @@
 import { ConfigError } from '../errors/errors.js'
-import type { DeliveryStatus } from './entry.js'
-import { escapeHtml, renderPage } from './page-html.js'
+import type { DeliveryStatus, LedgerEntry } from './entry.js'
+import { renderPage } from './page-html.js'
+import {
+  COOKIE,
+  cookieOf,
+  header,
+  html,
+  json,
+  MAX_FORM,
+  newToken,
+  type PageAnswer,
+  type PageRequest,
+  refusal,
+  SECURITY_HEADERS,
+  sameText,
+  shown,
+  wantsJson,
+} from './page-http.js'
+
+export type { PageAnswer, PageRequest } from './page-http.js'
+
 import type { ReplayReport } from './replay.js'
 import type { LedgerPage as EntriesPage, LedgerFilter } from './store.js'
 
@@ -8,14 +27,6 @@ import type { LedgerPage as EntriesPage, LedgerFilter } from './store.js'
 // error, filtered by status, account and type, with a replay button per entry. It refuses to
 // exist without an authorization function, answers nothing it did not check, escapes every
 // value, and takes a replay only as a same-site POST carrying the token its own page set.
-
-/** What `authorize` is told of a request to the page. */
-export interface PageRequest {
-  method: string
-  /** The path and query as requested. */
-  url: string
-  headers: Record<string, string | string[] | undefined>
-}
 
 export interface LedgerPageOptions {
   /**
@@ -32,11 +43,10 @@ export interface LedgerPageOptions {
   pageSize?: number
 }
 
-/** An answer in plain data. */
-export interface PageAnswer {
-  status: number
-  headers: Record<string, string>
-  body: string
+/** What the page reads of the ledger. */
+interface PageLedger {
+  list(filter: LedgerFilter): Promise<EntriesPage>
+  get?(id: string): Promise<LedgerEntry | undefined>
 }
 
 /** The page, mountable on any framework: `node(req, res)` or `fetch(request)`. */
@@ -59,52 +69,6 @@ interface NodeResponseLike {
   writeHead(status: number, headers: Record<string, string>): { end(body: string): void }
 }
 
-const COOKIE = 'sk_ledger_csrf'
-const MAX_FORM = 4_096
-const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-}
-
-/** Whether two strings are equal, in time that depends on their length only. */
-function sameText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false
-  let diff = 0
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
-  return diff === 0
-}
-
-function header(headers: PageRequest['headers'], name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
-
-function cookieOf(headers: PageRequest['headers']): string | undefined {
-  for (const part of (header(headers, 'cookie') ?? '').split(';')) {
-    const [name, value] = part.trim().split('=', 2)
-    if (name === COOKIE && value !== undefined && /^[0-9a-f]{32}$/.test(value)) return value
-  }
-  return undefined
-}
-
-const html = (status: number, body: string, extra: Record<string, string> = {}): PageAnswer => ({
-  status,
-  headers: { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS, ...extra },
-  body,
-})
-
-const refusal = (status: number, text: string) =>
-  html(status, `<!doctype html><title>${status}</title><p id="refused">${escapeHtml(text)}</p>`)
-
-function newToken(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-}
-
 const STATUSES = new Set<DeliveryStatus>([
   'received',
   'processing',
@@ -123,10 +87,7 @@ const STATUSES = new Set<DeliveryStatus>([
  * app.use('/admin/deliveries', page.node)
  * ```
  */
-export function createDeliveryPage(
-  list: (filter: LedgerFilter) => Promise<EntriesPage>,
-  options: LedgerPageOptions,
-): DeliveryPage {
+export function createDeliveryPage(ledger: PageLedger, options: LedgerPageOptions): DeliveryPage {
   if (typeof options?.authorize !== 'function')
     throw new ConfigError(
       'ledger.page(): authorize is required, a function telling whether a request may see the deliveries (they hold account keys and errors).',
@@ -144,13 +105,35 @@ export function createDeliveryPage(
       }
     const token = cookieOf(request.headers) ?? newToken()
     const q = url.searchParams
+    const cookie = { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` }
+    const asJson = wantsJson(request.headers)
+    const id = q.get('id')
+    if (id !== null) {
+      const entry = await ledger.get?.(id)
+      if (asJson)
+        return entry === undefined
+          ? json(404, { error: 'not_found' })
+          : json(200, { entry: shown(entry) }, cookie)
+      return entry === undefined
+        ? refusal(404, 'No such delivery.')
+        : html(
+            200,
+            renderPage({
+              entries: [entry],
+              filter: {},
+              csrf: token,
+              canReplay: options.replay !== undefined,
+            }),
+            cookie,
+          )
+    }
     const status = q.get('status') ?? ''
     const filter = {
       ...(STATUSES.has(status as DeliveryStatus) ? { status } : {}),
       ...(q.get('account') ? { account: q.get('account')! } : {}),
       ...(q.get('type') ? { type: q.get('type')! } : {}),
     }
-    const page = await list({
+    const page = await ledger.list({
       ...(filter as LedgerFilter),
       limit: pageSize,
       ...(q.get('after') ? { after: q.get('after')! } : {}),
@@ -161,6 +144,15 @@ export function createDeliveryPage(
       nextQuery.set('after', page.next)
       next = nextQuery.toString()
     }
+    if (asJson)
+      return json(
+        200,
+        {
+          entries: page.entries.map(shown),
+          ...(page.next === undefined ? {} : { next: page.next }),
+        },
+        cookie,
+      )
     const notice = q.get('replayed') ?? undefined
     return html(
       200,
@@ -172,7 +164,7 @@ export function createDeliveryPage(
         ...(next === undefined ? {} : { next }),
         ...(notice === undefined ? {} : { notice }),
       }),
-      { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` },
+      cookie,
     )
   }
 
@@ -192,6 +184,7 @@ export function createDeliveryPage(
     if (options.replay === undefined || id === null || id === '')
       return refusal(400, 'Nothing to replay.')
     const report = await options.replay(id, { reason: 'replayed from the delivery page' })
+    if (wantsJson(request.headers)) return json(200, report)
     const said =
       report.replayed === 1
         ? `Replayed ${id}.`

@@ -1,0 +1,220 @@
+import { serverText } from '@scheduling-kit/core/store'
+import { parseOptions, usageError } from './cli-args.js'
+import { safeJson } from './cli-webhooks.js'
+
+export const DELIVERIES_HELP = `Usage: scheduling-kit deliveries list|show <id>|replay <id> --page <url> [options]
+
+Reads an app's delivery ledger through its delivery page (ledger.page(), mounted by the app),
+with the page's own authorization: pass what its authorize function checks with --header.
+
+  list            The newest deliveries, as a table: status, attempts, type, account, error
+  show <id>       One delivery, every field but its body
+  replay <id>     Runs the delivery again in the app (its handlers see context.replay)
+
+Options:
+  --page <url>          The page's address, e.g. http://127.0.0.1:3000/admin/deliveries
+  --header <h>          A request header, "name: value" (repeatable), e.g. the app's admin
+                        cookie or an authorization header
+  --status <s>          list: received, processing, done, failed, dead or stale
+  --account <key>       list: one connected account's deliveries
+  --type <type>         list: one event type
+  --limit <n>           list: at most n deliveries (default 50; pages are followed)
+  --json                JSON instead of a table
+  --help                Show this help
+
+Everything printed from the app is cleaned: control characters, bidirectional overrides and
+zero-width characters become spaces in the table and \\uXXXX escapes in JSON.
+
+Exits 0 on success, 1 when the page refused or failed (its status is printed), 2 for a usage
+error.`
+
+export interface DeliveriesCommand {
+  action: 'list' | 'show' | 'replay'
+  id?: string
+  page: string
+  headers: Record<string, string>
+  filter: { status?: string; account?: string; type?: string }
+  limit: number
+  json: boolean
+}
+
+interface ListedEntry {
+  id: string
+  type: string
+  status: string
+  attempts: number
+  account?: string
+  source: string
+  receivedAt: number
+  lastError?: string
+}
+
+const cell = (value: unknown, max: number) =>
+  typeof value === 'string' && value !== '' ? serverText(value, max) || '-' : '-'
+
+async function call(
+  url: string,
+  headers: Record<string, string>,
+  init: RequestInit = {},
+): Promise<{ status: number; body: unknown; cookie?: string }> {
+  const res = await fetch(url, {
+    ...init,
+    redirect: 'manual',
+    headers: {
+      accept: 'application/json',
+      ...headers,
+      ...(init.headers as Record<string, string>),
+    },
+  })
+  const text = await res.text()
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = undefined
+  }
+  const cookie = res.headers.get('set-cookie')?.split(';', 1)[0]
+  return { status: res.status, body, ...(cookie === undefined ? {} : { cookie }) }
+}
+
+function refused(status: number): number {
+  console.error(
+    status === 403
+      ? 'The page refused (403): pass what its authorize function checks, with --header.'
+      : `The page answered ${status}.`,
+  )
+  return 1
+}
+
+function table(entries: ListedEntry[]): string {
+  const rows = entries.map((e) => [
+    cell(e.status, 10),
+    String(e.attempts),
+    cell(e.type, 40),
+    cell(e.account, 30),
+    cell(e.source, 10),
+    new Date(e.receivedAt).toISOString(),
+    cell(e.id, 80),
+    cell(e.lastError, 100),
+  ])
+  const head = ['STATUS', 'TRIES', 'TYPE', 'ACCOUNT', 'SOURCE', 'RECEIVED', 'ID', 'LAST ERROR']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  return [head, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+}
+
+/** Runs `scheduling-kit deliveries ...`; resolves to the exit code. */
+export async function runDeliveries(command: DeliveriesCommand): Promise<number> {
+  const { page, headers } = command
+  if (command.action === 'list') {
+    const entries: ListedEntry[] = []
+    let after: string | undefined
+    do {
+      const query = new URLSearchParams(command.filter)
+      if (after !== undefined) query.set('after', after)
+      const { status, body } = await call(`${page}?${query}`, headers)
+      if (status !== 200) return refused(status)
+      const listed = body as { entries: ListedEntry[]; next?: string }
+      entries.push(...listed.entries)
+      after = listed.next
+    } while (after !== undefined && entries.length < command.limit)
+    const shown = entries.slice(0, command.limit)
+    console.log(
+      command.json
+        ? safeJson(shown, 2)
+        : shown.length === 0
+          ? 'No delivery matches.'
+          : table(shown),
+    )
+    return 0
+  }
+  const id = command.id!
+  const read = await call(`${page}?${new URLSearchParams({ id })}`, headers)
+  if (read.status === 404) {
+    console.error(`No delivery ${serverText(id, 100)} in the ledger.`)
+    return 1
+  }
+  if (read.status !== 200) return refused(read.status)
+  const { entry } = read.body as { entry: ListedEntry }
+  if (command.action === 'show') {
+    console.log(
+      command.json
+        ? safeJson(entry, 2)
+        : Object.entries(entry)
+            .map(
+              ([k, v]) =>
+                `${k.padEnd(14)}${cell(typeof v === 'string' ? v : JSON.stringify(v), 300)}`,
+            )
+            .join('\n'),
+    )
+    return 0
+  }
+  // The page takes a replay with the token it set on the read just made.
+  const token = read.cookie?.split('=')[1] ?? ''
+  const cookie = [headers.cookie, read.cookie].filter(Boolean).join('; ')
+  const done = await call(page, headers, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ replay: id, csrf: token }).toString(),
+  })
+  if (done.status !== 200) return refused(done.status)
+  const report = done.body as { replayed: number; problems: { why: string }[] }
+  if (command.json) console.log(safeJson(report, 2))
+  else if (report.replayed === 1) console.log(`Replayed ${serverText(id, 100)}.`)
+  else console.log(`Not replayed: ${cell(report.problems[0]?.why, 200)}.`)
+  return report.replayed === 1 ? 0 : 1
+}
+
+/** `scheduling-kit deliveries ...`: its arguments checked, then run. */
+export async function deliveries(args: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(DELIVERIES_HELP, args, {
+    page: { type: 'string' },
+    header: { type: 'string', multiple: true },
+    status: { type: 'string' },
+    account: { type: 'string' },
+    type: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  })
+  if (values.help) {
+    console.log(DELIVERIES_HELP)
+    return 0
+  }
+  const [action, id, ...extra] = positionals
+  if (action !== 'list' && action !== 'show' && action !== 'replay')
+    usageError('Name an action: list, show <id> or replay <id>.', DELIVERIES_HELP)
+  if (action !== 'list' && (id === undefined || id === ''))
+    usageError(`${action} needs the delivery id.`, DELIVERIES_HELP)
+  if (extra.length > 0 || (action === 'list' && id !== undefined))
+    usageError(`Unexpected argument "${extra[0] ?? id}".`, DELIVERIES_HELP)
+  const page = values.page as string | undefined
+  if (page === undefined || !URL.canParse(page))
+    usageError("--page must be the delivery page's absolute URL.", DELIVERIES_HELP)
+  const headers: Record<string, string> = {}
+  for (const line of (values.header as string[] | undefined) ?? []) {
+    const colon = line.indexOf(':')
+    if (colon < 1) usageError(`--header "${line}" is not "name: value".`, DELIVERIES_HELP)
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  const limit = Number(values.limit ?? 50)
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    usageError('--limit must be a whole number, 1 or more.', DELIVERIES_HELP)
+  const filter: Record<string, string> = {}
+  for (const name of ['status', 'account', 'type'] as const)
+    if (typeof values[name] === 'string') filter[name] = values[name] as string
+  return await runDeliveries({
+    action,
+    ...(id === undefined ? {} : { id }),
+    page,
+    headers,
+    filter,
+    limit,
+    json: values.json === true,
+  })
+}
