@@ -5,7 +5,6 @@ import {
   createWebhookHandler,
   type DedupeStore,
   type LedgerStore,
-  MemoryDedupeStore,
   MemoryLedgerStore,
 } from '@scheduling-kit/core'
 import { migrate, PostgresDedupeStore, PostgresLedgerStore } from '@scheduling-kit/postgres'

@@ -4,7 +4,7 @@
 // @scheduling-kit/testing checks one of your own. Every name here is pinned by
 // test/package/exports.test.ts.
 
-export type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
+export type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
 export type {
   DeliverySource,
   DeliveryStatus,
@@ -17,6 +17,13 @@ export { createDeliveryLedger, DeliveryLedger } from '../ledger/ledger.js'
 export { precedenceOf } from '../ledger/machine.js'
 export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from '../ledger/memory.js'
 export type { DeliveryLedgerOptions } from '../ledger/options.js'
-export type { DeliveryPage, LedgerPageOptions, PageAnswer, PageRequest } from '../ledger/page.js'
-export type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
+export type {
+  DeliveryPage,
+  LedgerPageOptions,
+  PageAnswer,
+  PageNodeRequest,
+  PageNodeResponse,
+  PageRequest,
+} from '../ledger/page.js'
+export type { ReplayOptions, ReplayReport, ReplayRunner } from '../ledger/replay.js'
 export type { LedgerFilter, LedgerPage, LedgerPurge, LedgerStore } from '../ledger/store.js'

@@ -8,7 +8,12 @@ export { type RunOnceOptions, type RunOnceOutcome, runOnce } from '../claims/run
 export { serverText } from '../errors/errors.js'
 export { HealthProblem, runCheck } from '../health/health.js'
 export { healthReport } from '../health/report.js'
-export type { DeliveryOutcome, LedgerContext, VerifiedDelivery } from '../ledger/deliver.js'
+export type {
+  DeliveryOutcome,
+  LedgerContext,
+  LedgerEnvelope,
+  VerifiedDelivery,
+} from '../ledger/deliver.js'
 export { consoleLogger } from '../log.js'
 export { encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'

@@ -54,18 +54,20 @@ export interface DeliveryPage {
   /** Answers one request (path relative to the mount); reads a POST's body from `body`. */
   answer(request: PageRequest & { body?: string }): Promise<PageAnswer>
   /** Node's `(req, res)`: Express `app.use(path, page.node)`, Koa `ctx.req/ctx.res`, Fastify `reply.raw`. */
-  node(req: NodeRequestLike, res: NodeResponseLike): void
+  node(req: PageNodeRequest, res: PageNodeResponse): void
   /** A Fetch `Request` (h3, Hono, Bun, Deno): the path after the mount is the URL's own. */
   fetch(request: Request): Promise<Response>
 }
 
-interface NodeRequestLike extends AsyncIterable<Uint8Array | string> {
+/** What the page reads of a Node request (`IncomingMessage`). */
+export interface PageNodeRequest extends AsyncIterable<Uint8Array | string> {
   method?: string
   url?: string
   headers: Record<string, string | string[] | undefined>
 }
 
-interface NodeResponseLike {
+/** What the page writes to a Node response (`ServerResponse`). */
+export interface PageNodeResponse {
   writeHead(status: number, headers: Record<string, string>): { end(body: string): void }
 }
 

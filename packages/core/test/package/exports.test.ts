@@ -18,6 +18,7 @@ const dist = (file: string) => fileURLToPath(new URL(`../../dist/${file}`, impor
 // `queue` are plumbing for the packages built on core, never at the root.
 const ENTRIES = {
   ledger: [
+    'CatchUpAccounts',
     'CatchUpOptions',
     'CatchUpReport',
     'createDeliveryLedger',
@@ -35,10 +36,13 @@ const ENTRIES = {
     'MemoryLedgerStore',
     'MemoryLedgerStoreOptions',
     'PageAnswer',
+    'PageNodeRequest',
+    'PageNodeResponse',
     'PageRequest',
     'precedenceOf',
     'ReplayOptions',
     'ReplayReport',
+    'ReplayRunner',
     'ResourceMark',
     'StoredLedgerEntry',
     'StoredResourceMark',
@@ -275,6 +279,7 @@ const ENTRIES = {
     'inJobSpan',
     'JobSpanOptions',
     'LedgerContext',
+    'LedgerEnvelope',
     'newOwnerId',
     'runCheck',
     'runOnce',
