@@ -1,8 +1,10 @@
 import {
   type ConnectionChange,
+  createDeliveryLedger,
   createOAuthClient,
   createTokenManager,
   createWebhookSubscriptions,
+  MemoryLedgerStore,
   MemorySubscriptionStore,
   MemoryTokenStore,
   schedulingOAuth,
@@ -17,6 +19,8 @@ export interface AccountsAppConfig {
   authUrl: string
   apiUrl: string
   cookieSecret: string
+  /** Opens the delivery page at /admin/deliveries: the cookie `admin=<adminToken>`. */
+  adminToken: string
 }
 
 /** An event as this app records it: whose it is, and what. */
@@ -25,6 +29,10 @@ export interface AccountEvent {
   type: string
   id: string
   webhookId: string | undefined
+  /** The Event's state the delivery carried. */
+  state?: string
+  /** How it came: the service, a replay, or the catch-up sweep. */
+  how: 'delivered' | 'replayed' | 'caught up'
 }
 
 /**
@@ -55,13 +63,29 @@ export function createAccountsApp(config: AccountsAppConfig) {
   // Every change of a connection, as the routes and the subscriptions tell it.
   const changes: ConnectionChange[] = []
 
+  // Every delivery recorded with its outcome: what the service gave up on is recovered by
+  // catchUp(), a delivery that failed twice is kept to replay, a late one is stale.
+  const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), maxAttempts: 2 })
+  // A switch for the demo: the handlers fail while it is on (a database down, say).
+  const faults = { failing: false }
+  const webhooks = schedulingWebhooks({
+    subscriptions,
+    ledger,
+    onAny: (event, { account, webhookId, replay, catchUp }) => {
+      if (faults.failing) throw new Error('the bookings database is down')
+      const state = (event.payload as { state?: string } | undefined)?.state
+      const how = replay ? 'replayed' : catchUp ? 'caught up' : 'delivered'
+      events.push({ account, type: event.type, id: event.id, webhookId, state, how })
+    },
+  })
   const app: Express = express()
+  app.use(webhooks)
   app.use(
-    schedulingWebhooks({
-      subscriptions,
-      onAny: (event, { account, webhookId }) =>
-        void events.push({ account, type: event.type, id: event.id, webhookId }),
-    }),
+    '/admin/deliveries',
+    ledger.page({
+      authorize: (req) => (req.headers.cookie ?? '').includes(`admin=${config.adminToken}`),
+      replay: webhooks.replay,
+    }).node,
   )
   const oauth = schedulingOAuth({
     clientId: config.clientId,
@@ -87,5 +111,5 @@ export function createAccountsApp(config: AccountsAppConfig) {
       next(error)
     }
   })
-  return { app, events, changes, subscriptions, tokenStore, tokens }
+  return { app, events, changes, subscriptions, tokenStore, tokens, ledger, webhooks, faults }
 }

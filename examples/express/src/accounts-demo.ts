@@ -1,7 +1,9 @@
 // The connected-accounts demo: three accounts connect, each gets its own webhook and its
 // events; the service disables one webhook and reconcile repairs it; one secret is rotated
-// while events arrive; one account disconnects and its webhook goes with it. Exits 0 when
-// every check came out as expected.
+// while events arrive; one account disconnects and its webhook goes with it; the app is down
+// longer than the service's retries and catchUp recovers what it missed; a late delivery is
+// stale; a dead delivery is replayed from the delivery page. Exits 0 when every check came out
+// as expected.
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -17,10 +19,11 @@ import { createChecks, explain } from './checks.js'
 const { check, finish } = createChecks()
 
 const service = await startFakeSchedulingService({ autoApprove: true, retrySchedule: [200] })
-const server = createServer()
+let server = createServer()
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
 const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 service.allowRedirectUri(`${appUrl}/auth/scheduling/callback`)
+const adminToken = randomBytes(16).toString('hex')
 const accounts = createAccountsApp({
   publicUrl: appUrl,
   clientId: service.clientId,
@@ -28,6 +31,7 @@ const accounts = createAccountsApp({
   authUrl: service.authUrl,
   apiUrl: service.apiUrl,
   cookieSecret: randomBytes(32).toString('base64url'),
+  adminToken,
 })
 server.on('request', accounts.app)
 const hookUrl = `${appUrl}/webhooks/scheduling`
@@ -162,6 +166,107 @@ try {
     'connected acct_ana, connected acct_ben, connected acct_cy, webhook_repaired acct_ben, disconnected acct_ana',
     accounts.changes.map((c) => `${c.type} ${c.key}`).join(', '),
   )
+
+  // 6. The app is down longer than the service's whole retry schedule: catch-up recovers it.
+  explain(
+    'The app is down while ben books and cancels, and cy books: the service tries each delivery',
+    'twice and gives up. Back up, the app runs catchUp(): each Event listed from the API whose',
+    'state the ledger has not applied runs the handlers once, attributed to its account; the',
+    "booking lost while ben's webhook was disabled (step 3) comes back with them.",
+  )
+  const port = (server.address() as AddressInfo).port
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  const booked = { id: 'event_outage_ben' }
+  const created = await service.trigger('event.created', { account: 'acct_ben', payload: booked })
+  await service.trigger('event.canceled', { account: 'acct_ben', payload: booked })
+  await service.trigger('event.created', { account: 'acct_cy', payload: { id: 'event_outage_cy' } })
+  await service.idle()
+  const missed = service.deliveries().filter((d) => d.at >= created.deliveries[0]!.at)
+  check('deliveries during the outage that reached the app', 0, missed.filter((d) => d.ok).length)
+  server = createServer(accounts.app)
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const caught = await accounts.webhooks.catchUp()
+  console.log(
+    `  catchUp: ${caught.accounts} accounts, ${caught.listed} Events listed, ${caught.fed} fed, ${caught.ran} run; not recoverable: ${caught.unrecoverable.join(', ')}`,
+  )
+  const recovered = accounts.events.filter((e) => e.how === 'caught up')
+  // Ben's booking sent while his webhook was disabled (step 3) is recovered too.
+  check(
+    'recovered by catchUp (account, type, state)',
+    'acct_ben event.canceled canceled, acct_ben event.created confirmed, acct_cy event.created confirmed',
+    recovered
+      .map((e) => `${e.account} ${e.type} ${e.state}`)
+      .sort()
+      .join(', '),
+  )
+  check(
+    "the booking lost while ben's webhook was disabled, among them",
+    'yes',
+    recovered.some((e) => e.type === 'event.created' && e.account === 'acct_ben') ? 'yes' : 'no',
+  )
+  check('a second catchUp finds nothing to run', 0, (await accounts.webhooks.catchUp()).fed)
+
+  // 7. The service's late retry of the booking arrives after the cancellation: it is stale.
+  explain(
+    "A late copy of ben's booking (older than the cancellation applied) arrives: answered 200,",
+    'recorded stale, and no handler runs: the Event stays canceled.',
+  )
+  const benHook = mine('acct_ben')[0]!
+  const stale = await sendTestEvent(hookUrl, created.event, {
+    secret: benHook.secret,
+    webhookId: benHook.id,
+  })
+  check(
+    'late booking answered',
+    `200 ${JSON.stringify({ received: true, stale: true })}`,
+    `${stale.status} ${stale.body}`,
+  )
+  check(
+    "ben's Event as the app applied it last",
+    'canceled',
+    accounts.events.filter((e) => e.account === 'acct_ben' && e.state !== undefined).at(-1)?.state,
+  )
+
+  // 8. A delivery whose handlers fail on every attempt is dead; replayed from the page.
+  explain(
+    "The bookings database is down while cy's event arrives: both of the service's attempts",
+    'fail and the delivery is dead in the ledger. Fixed, it is replayed from the delivery page.',
+  )
+  accounts.faults.failing = true
+  const failing = await service.trigger('event.rescheduled', { account: 'acct_cy' })
+  await service.idle()
+  accounts.faults.failing = false
+  const deadId = `account:7:acct_cy:${failing.event.id}`
+  check(
+    'the delivery in the ledger',
+    'dead 2',
+    `${(await accounts.ledger.get(deadId))?.status} ${(await accounts.ledger.get(deadId))?.attempts}`,
+  )
+  const admin = { cookie: `admin=${adminToken}` }
+  const pageUrl = `${appUrl}/admin/deliveries`
+  const listed = await fetch(`${pageUrl}?status=dead`, {
+    headers: { ...admin, accept: 'application/json' },
+  })
+  const token = listed.headers.get('set-cookie')!.split(';', 1)[0]!
+  const { entries } = (await listed.json()) as { entries: { id: string }[] }
+  check('the page lists it as dead', deadId, entries.map((e) => e.id).join(' '))
+  const replayed = await fetch(pageUrl, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: `${admin.cookie}; ${token}`,
+    },
+    body: new URLSearchParams({ replay: deadId, csrf: token.split('=')[1]! }).toString(),
+  })
+  check('replay from the page answered', 303, replayed.status)
+  check(
+    'the delivery after the replay',
+    'done replayed',
+    `${(await accounts.ledger.get(deadId))?.status} ${accounts.events.at(-1)?.how}`,
+  )
+  check('the page without the admin cookie', 403, (await fetch(pageUrl)).status)
 
   console.log('\nEvents by account:')
   for (const account of ['acct_ana', 'acct_ben', 'acct_cy'])
