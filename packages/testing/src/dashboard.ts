@@ -18,7 +18,7 @@ const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1f2328}' +
   'table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #d0d7de}' +
   '.ok{color:#1a7f37}.fail{color:#cf222e}.notice{background:#ddf4ff;padding:.5rem .75rem;border-radius:.375rem}' +
-  'form.inline{display:inline}code{font-size:.85rem}'
+  'form.inline{display:inline}code{font-size:.85rem}pre{white-space:pre-wrap;word-break:break-all;font-size:.8rem;background:#f6f8fa;padding:.4rem}'
 
 function webhookRows(state: DashboardState): string {
   if (state.webhooks.length === 0) return '<tr><td colspan="6">No webhook registered.</td></tr>'
@@ -58,10 +58,20 @@ function deliveryRows(state: DashboardState): string {
     .map((d) => {
       const answer = d.status !== undefined ? String(d.status) : esc(d.error ?? 'no answer')
       const next = d.retryAt ? `retry at ${esc(d.retryAt)}` : d.ok ? 'delivered' : 'gave up'
+      const sent = d.request
+        ? `<details class="exchange"><summary>request and answer</summary><pre class="request">${esc(
+            Object.entries(d.request.headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n'),
+          )}\n\n${esc(d.request.body)}</pre><pre class="answer">${esc(d.answer ?? '')}</pre></details>`
+        : ''
+      const again =
+        `<form class="inline" method="post" action="/_control/redeliver"><input type="hidden" name="redirect" value="1">` +
+        `<input type="hidden" name="deliveryId" value="${esc(d.deliveryId)}"><button class="redeliver">Redeliver</button></form>`
       return (
-        `<tr class="delivery" data-payload="${esc(d.payloadId)}"><td>${esc(d.at)}</td><td><code>${esc(d.webhookId)}</code></td>` +
+        `<tr class="delivery" data-payload="${esc(d.payloadId)}" data-delivery="${esc(d.deliveryId)}"><td>${esc(d.at)}</td><td><code>${esc(d.webhookId)}</code></td>` +
         `<td>${esc(d.type)}</td><td><code>${esc(d.payloadId)}</code></td><td>${d.attempt}</td>` +
-        `<td class="${d.ok ? 'ok' : 'fail'} status">${answer}</td><td>${next}</td></tr>`
+        `<td class="${d.ok ? 'ok' : 'fail'} status">${answer}</td><td>${next} ${again}${sent}</td></tr>`
       )
     })
     .join('')

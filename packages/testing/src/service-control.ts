@@ -167,6 +167,24 @@ export async function control(
     }
     case 'GET /_control/deliveries':
       return json(res, 200, deliveries.log)
+    case 'POST /_control/redeliver': {
+      const deliveryId = str('deliveryId')
+      if (!deliveryId) return json(res, 400, { error: 'deliveryId is required' })
+      let attempt: Awaited<ReturnType<typeof deliveries.redeliver>>
+      try {
+        attempt = await deliveries.redeliver(deliveryId)
+      } catch {
+        return json(res, 404, { error: `no delivery ${deliveryId}` })
+      }
+      return done(
+        context,
+        res,
+        form,
+        200,
+        attempt,
+        `Redelivered ${attempt.type} (${attempt.payloadId}) to ${attempt.webhookId}: ${attempt.status ?? attempt.error}.`,
+      )
+    }
     case 'POST /_control/tokens/expire': {
       const target = str('token') ?? str('account') ?? ''
       auth.expireAccessToken(target)

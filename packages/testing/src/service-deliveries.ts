@@ -46,6 +46,8 @@ export class Deliveries {
   readonly #timers = new Set<ReturnType<typeof setTimeout>>()
   readonly #inFlight = new Set<Promise<unknown>>()
   #idleWaiters: Array<() => void> = []
+  /** Each delivery's event and webhook, for `redeliver`. */
+  readonly #sent = new Map<string, { webhook: FakeWebhook; event: AnyWebhookEvent }>()
   readonly #schedule: readonly number[]
   readonly #timeoutMs: number
 
@@ -76,6 +78,7 @@ export class Deliveries {
     deliveryId: string,
     n: number,
   ): Promise<DeliveryAttempt> {
+    this.#sent.set(deliveryId, { webhook, event })
     const run = this.#send(webhook, event, deliveryId, n)
     this.#inFlight.add(run)
     void run.finally(() => {
@@ -105,13 +108,14 @@ export class Deliveries {
         secret: webhook.secret,
         webhookId: webhook.id,
       })
+      record.request = { headers, body: body.slice(0, 8 * 1024) }
       const res = await fetch(webhook.url, {
         method: 'POST',
         headers,
         body,
         signal: AbortSignal.timeout(this.#timeoutMs),
       })
-      await res.arrayBuffer().catch(() => {})
+      record.answer = (await res.text().catch(() => '')).slice(0, 2 * 1024)
       record.status = res.status
       record.ok = res.status >= 200 && res.status < 300
     } catch (error) {
@@ -162,6 +166,13 @@ export class Deliveries {
     const targets = this.#targetsOf(type, webhookId, account)
     const deliveries = await Promise.all(targets.map((w) => this.attempt(w, event, id('dlv'), 1)))
     return { event, deliveries }
+  }
+
+  /** The same event to the same webhook again: a new delivery, with its own retries. */
+  redeliver(deliveryId: string): Promise<DeliveryAttempt> {
+    const sent = this.#sent.get(deliveryId)
+    if (sent === undefined) throw new Error(`no delivery ${deliveryId}`)
+    return this.attempt(sent.webhook, sent.event, id('dlv'), 1)
   }
 
   /** Resolves when no delivery is in flight or waiting for a retry. */

@@ -90,6 +90,10 @@ export interface DeliveryAttempt {
   ok: boolean
   /** When the next attempt is due, if one is. */
   retryAt?: string
+  /** What was sent: the signed request's headers and body (its first 8 KiB). */
+  request?: { headers: Record<string, string>; body: string }
+  /** What the receiver answered: its body's first 2 KiB. */
+  answer?: string
 }
 
 /** Where `trigger` sends an event, and what it holds. */
@@ -157,6 +161,11 @@ export interface FakeSchedulingService {
   failEvents(failure: EventsFailure): void
   /** What `GET /v1/events` answered so far. */
   readonly eventLists: { requests: number; byStatus: Record<number, number> }
+  /**
+   * Sends a delivery again, as a service's "redeliver" button does: the same event (payload id)
+   * to the same webhook, signed anew, a new delivery with its own retries.
+   */
+  redeliver(deliveryId: string): Promise<DeliveryAttempt>
   allowRedirectUri(uri: string): void
   /** Makes one access token, or all of an account's, expire now. */
   expireToken(tokenOrAccount: string): void

@@ -145,6 +145,7 @@ export async function startFakeSchedulingService(
       }
     },
     trigger: (type, overrides) => deliveries.trigger(type, overrides),
+    redeliver: (deliveryId: string) => deliveries.redeliver(deliveryId),
     /** An account's Events as `GET /v1/events` lists them now. */
     events: (account: string) => events.of(account),
     /** The next event lists fail this way (429, 5xx); `count: 0` clears the ones queued. */

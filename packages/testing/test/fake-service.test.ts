@@ -172,4 +172,65 @@ describe('the fake service, round 4', () => {
       hanging.close()
     }
   })
+
+  it('redeliver sends the same payload again, signed anew; each attempt keeps its request and answer; the dashboard shows them escaped, with a Redeliver button', async () => {
+    const received: { id: string; signature: string }[] = []
+    const receiver = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => {
+        received.push({
+          id: JSON.parse(body).id,
+          signature: String(req.headers['x-service-signature']),
+        })
+        res
+          .writeHead(received.length === 1 ? 500 : 200, { 'content-type': 'text/plain' })
+          .end('<b>answer</b>')
+      })
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    const s = await service()
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+      s.registerWebhook({ url })
+      const { deliveries } = await s.trigger('event.created', {
+        payload: { description: '<script>x</script>' },
+      })
+      const first = deliveries[0]!
+      expect(first.status).toBe(500)
+      expect(first.request?.body).toContain('<script>x</script>')
+      expect(first.request?.headers['x-service-signature']).toMatch(/^sha256=/)
+      expect(first.answer).toBe('<b>answer</b>')
+      // Through the control API, as the dashboard's button does.
+      const res = await fetch(`${s.url}/_control/redeliver`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ deliveryId: first.deliveryId }),
+      })
+      expect(res.status).toBe(200)
+      const again = (await res.json()) as { deliveryId: string; status: number; payloadId: string }
+      expect(again.status).toBe(200)
+      expect(again.payloadId).toBe(first.payloadId)
+      expect(again.deliveryId).not.toBe(first.deliveryId)
+      expect(received.map((r) => r.id)).toEqual([first.payloadId, first.payloadId])
+      expect(
+        (
+          await fetch(`${s.url}/_control/redeliver`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"deliveryId":"dlv_nope"}',
+          })
+        ).status,
+      ).toBe(404)
+      const page = await (await fetch(s.url)).text()
+      expect(page).toContain(`data-delivery="${first.deliveryId}"`)
+      expect(page).toContain('class="redeliver"')
+      expect(page).toContain('&lt;script&gt;x&lt;/script&gt;')
+      expect(page).toContain('&lt;b&gt;answer&lt;/b&gt;')
+      expect(page).not.toContain('<script>x</script>')
+    } finally {
+      receiver.closeAllConnections()
+      receiver.close()
+    }
+  })
 })
