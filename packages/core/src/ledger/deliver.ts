@@ -25,6 +25,8 @@ export type Admission =
 export interface LeasedLedger {
   /** Renews `running`'s lease while its handlers run, until the returned release is called. */
   hold(running: Running): () => void
+  /** Runs `work` after every earlier work of this process on the same resource has ended. */
+  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>): Promise<T>
   delivery(
     fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
     text: string,
@@ -132,10 +134,17 @@ export async function deliverRecorded(
 ): Promise<DeliveryOutcome> {
   const kept = ledger.delivery(fieldsOf(delivery, delivery.source ?? 'webhook'), delivery.text)
   const recorded = isThenable(kept) ? await kept : kept
-  const admission = await ledger.admit(recorded, newOwnerId())
-  if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
-  await runLeased(ledger, admission.running, run, {}, finalAttempt)
-  return 'ran'
+  const start = async (): Promise<DeliveryOutcome> => {
+    const admission = await ledger.admit(recorded, newOwnerId())
+    if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
+    await runLeased(ledger, admission.running, run, {}, finalAttempt)
+    return 'ran'
+  }
+  // Deliveries of one Event run one at a time in this process, each checked against the
+  // Event's mark only once the one before it has ended.
+  return recorded.resourceId === undefined
+    ? start()
+    : ledger.inTurn(recorded.resourceId, recorded.id, start)
 }
 
 /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */

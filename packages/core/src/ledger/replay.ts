@@ -77,22 +77,26 @@ async function replayOne<E extends LedgerEnvelope>(
   const text = await ledger.bodyOf(entry)
   if (text === undefined) return { skipped: 'its body is past the retention (the entry stays)' }
   const event = runner.parse(text)
-  const admission = await ledger.admitReplay(id, newOwnerId())
-  if (admission === undefined) return { skipped: 'no such entry' }
-  if (admission.action === 'busy') return { skipped: 'it is running now' }
-  if (admission.action === 'skip') return { skipped: admission.status }
-  const base = { webhookId: entry.webhookId, account: entry.account }
-  try {
-    await runLeased(
-      ledger,
-      admission.running,
-      (context) => runner.dispatch(event, { ...base, ...context }),
-      { replay: { of: id, reason } },
-    )
-    return 'replayed'
-  } catch {
-    return 'failed'
+  const start = async (): Promise<OneOutcome> => {
+    const admission = await ledger.admitReplay(id, newOwnerId())
+    if (admission === undefined) return { skipped: 'no such entry' }
+    if (admission.action === 'busy') return { skipped: 'it is running now' }
+    if (admission.action === 'skip') return { skipped: admission.status }
+    const base = { webhookId: entry.webhookId, account: entry.account }
+    try {
+      await runLeased(
+        ledger,
+        admission.running,
+        (context) => runner.dispatch(event, { ...base, ...context }),
+        { replay: { of: id, reason } },
+      )
+      return 'replayed'
+    } catch {
+      return 'failed'
+    }
   }
+  // In turn with the Event's other deliveries in this process, as the service's are.
+  return entry.resourceId === undefined ? start() : ledger.inTurn(entry.resourceId, id, start)
 }
 
 /** An entry that could not be taken up (its body does not open, the store failed): why. */

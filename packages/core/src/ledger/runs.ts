@@ -50,6 +50,31 @@ export class LedgerRuns {
     this.now = options.now ?? Date.now
   }
 
+  /** The last work queued on each resource in this process. */
+  readonly #turns = new Map<string, Promise<void>>()
+  /** The deliveries queued or running in their resource's turn here. */
+  readonly #inTurn = new Set<string>()
+
+  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>): Promise<T> {
+    // A retry of a delivery this process holds already does not queue behind it: it goes on
+    // at once, and the ledger answers it (running now: 409; done: a duplicate).
+    if (this.#inTurn.has(id)) return work()
+    this.#inTurn.add(id)
+    const before = this.#turns.get(resourceId)
+    const mine = (before === undefined ? work() : before.then(work)).finally(() =>
+      this.#inTurn.delete(id),
+    )
+    const tail = mine.then(
+      () => {},
+      () => {},
+    )
+    this.#turns.set(resourceId, tail)
+    void tail.then(() => {
+      if (this.#turns.get(resourceId) === tail) this.#turns.delete(resourceId)
+    })
+    return mine
+  }
+
   hold(running: Running): () => void {
     this.#held.add(running)
     if (this.#ticker === undefined) {

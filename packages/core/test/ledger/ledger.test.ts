@@ -315,6 +315,43 @@ describe('the delivery ledger through the webhook handler', () => {
     expect(runs).toBe(1)
   })
 
+  it("deliveries of one Event run one at a time in a process, in arrival order past the guard; other Events' run beside them", async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    const running = new Map<string, number>()
+    let overlapSame = 0
+    let overlapOther = 0
+    const applied: string[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      onAny: async (event) => {
+        const id = (event.payload as { id: string }).id
+        if ((running.get(id) ?? 0) > 0) overlapSame++
+        if ([...running.entries()].some(([other, n]) => other !== id && n > 0)) overlapOther++
+        running.set(id, (running.get(id) ?? 0) + 1)
+        await new Promise((r) => setTimeout(r, 60))
+        running.set(id, running.get(id)! - 1)
+        applied.push(`${id} ${event.type}`)
+      },
+    })
+    const { url } = await serve(handler)
+    const at = (s: number) => `2024-05-01T10:00:0${s}Z`
+    const a = { id: 'event_turn_a' }
+    const b = { id: 'event_turn_b' }
+    const answers = await Promise.all([
+      deliver(url, JSON.stringify(envelope('event.created', { occurred_at: at(1), payload: a }))),
+      deliver(url, JSON.stringify(envelope('event.canceled', { occurred_at: at(2), payload: a }))),
+      deliver(url, JSON.stringify(envelope('event.created', { occurred_at: at(1), payload: b }))),
+    ])
+    expect(answers.map((x) => x.status)).toEqual([200, 200, 200])
+    expect(overlapSame).toBe(0)
+    expect(overlapOther).toBeGreaterThan(0)
+    // Whichever of a's arrived first ran first; a creation arriving after the cancellation was stale.
+    expect(applied.filter((x) => x.startsWith('event_turn_a')).at(-1)).toBe(
+      'event_turn_a event.canceled',
+    )
+  })
+
   it('with a queue: enqueued first, then recorded received; a retry is recorded once', async () => {
     const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
     const jobs: string[] = []
