@@ -1,20 +1,8 @@
+import { escapeHtml } from '../http/html.js'
 import type { LedgerEntry } from './entry.js'
 
 // The delivery page's HTML, as a pure function of what it shows: every value escaped, no
 // script, one form per replay button carrying the page's anti-forgery token.
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
-
-/** Text safe in HTML content and in a quoted attribute. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
-}
 
 export interface PageView {
   entries: readonly LedgerEntry[]

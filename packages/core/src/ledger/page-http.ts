@@ -1,5 +1,5 @@
+import { escapeHtml } from '../http/html.js'
 import type { LedgerEntry } from './entry.js'
-import { escapeHtml } from './page-html.js'
 
 // The delivery page's HTTP: its answers with their security headers, its anti-forgery cookie,
 // and what it reads of a request.

@@ -1,16 +1,5 @@
 import { getHeader, type HeadersInput } from '../http/headers.js'
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
-}
+import { escapeHtml } from '../http/html.js'
 
 /** True when the client asked for JSON rather than a page. */
 export function wantsJson(headers: HeadersInput): boolean {
