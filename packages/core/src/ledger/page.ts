@@ -18,10 +18,10 @@ import {
   wantsJson,
 } from './page-http.js'
 
-export type { PageAnswer, PageRequest } from './page-http.js'
-
 import type { ReplayReport } from './replay.js'
 import type { LedgerPage as EntriesPage, LedgerFilter } from './store.js'
+
+export type { PageAnswer, PageRequest } from './page-http.js'
 
 // The delivery page: a list of the ledger's entries with their status, attempts and last
 // error, filtered by status, account and type, with a replay button per entry. It refuses to
@@ -80,6 +80,153 @@ const STATUSES = new Set<DeliveryStatus>([
   'stale',
 ])
 
+/** The page's routes: what each request is answered. */
+class DeliveryPageRoutes implements DeliveryPage {
+  readonly #pageSize: number
+
+  constructor(
+    readonly ledger: PageLedger,
+    readonly options: LedgerPageOptions,
+  ) {
+    if (typeof options?.authorize !== 'function')
+      throw new ConfigError(
+        'ledger.page(): authorize is required, a function telling whether a request may see the deliveries (they hold account keys and errors).',
+      )
+    this.#pageSize = options.pageSize ?? 50
+  }
+
+  answer = async (request: PageRequest & { body?: string }): Promise<PageAnswer> => {
+    // Where the page is mounted is the app's routing: only the query counts here.
+    const url = new URL(request.url, 'http://page.invalid')
+    if (!(await this.options.authorize(request))) return refusal(403, 'Not allowed.')
+    if (request.method === 'POST') return this.#replay(request, url)
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const refused = refusal(405, 'GET or POST only.')
+      return { ...refused, headers: { ...refused.headers, allow: 'GET, POST' } }
+    }
+    const token = cookieOf(request.headers) ?? newToken()
+    const cookie = { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` }
+    const id = url.searchParams.get('id')
+    const asJson = wantsJson(request.headers)
+    return id === null
+      ? this.#list(url.searchParams, token, cookie, asJson)
+      : this.#one(id, token, cookie, asJson)
+  }
+
+  /** One delivery: the page of one row, or its JSON. */
+  async #one(id: string, token: string, cookie: Record<string, string>, asJson: boolean) {
+    const entry = await this.ledger.get?.(id)
+    if (entry === undefined)
+      return asJson ? json(404, { error: 'not_found' }) : refusal(404, 'No such delivery.')
+    if (asJson) return json(200, { entry: shown(entry) }, cookie)
+    const view = {
+      entries: [entry],
+      filter: {},
+      csrf: token,
+      canReplay: this.options.replay !== undefined,
+    }
+    return html(200, renderPage(view), cookie)
+  }
+
+  /** A page of deliveries, filtered, newest first. */
+  async #list(q: URLSearchParams, token: string, cookie: Record<string, string>, asJson: boolean) {
+    const status = q.get('status') ?? ''
+    const filter = {
+      ...(STATUSES.has(status as DeliveryStatus) ? { status } : {}),
+      ...(q.get('account') ? { account: q.get('account')! } : {}),
+      ...(q.get('type') ? { type: q.get('type')! } : {}),
+    }
+    const after = q.get('after')
+    const page = await this.ledger.list({
+      ...(filter as LedgerFilter),
+      limit: this.#pageSize,
+      ...(after ? { after } : {}),
+    })
+    if (asJson) {
+      const more = page.next === undefined ? {} : { next: page.next }
+      return json(200, { entries: page.entries.map(shown), ...more }, cookie)
+    }
+    const next =
+      page.next === undefined ? undefined : new URLSearchParams({ ...filter, after: page.next })
+    const notice = q.get('replayed')
+    const view = {
+      entries: page.entries,
+      filter,
+      csrf: token,
+      canReplay: this.options.replay !== undefined,
+      ...(next === undefined ? {} : { next: next.toString() }),
+      ...(notice === null ? {} : { notice }),
+    }
+    return html(200, renderPage(view), cookie)
+  }
+
+  /** A replay: only from this page (same site, its own token), then back to it. */
+  async #replay(request: PageRequest & { body?: string }, url: URL): Promise<PageAnswer> {
+    const site = header(request.headers, 'sec-fetch-site')
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      return refusal(403, 'A replay is taken from this page only.')
+    const type = (header(request.headers, 'content-type') ?? '').split(';', 1)[0]!.trim()
+    if (type !== 'application/x-www-form-urlencoded') return refusal(415, 'A form post only.')
+    const form = new URLSearchParams((request.body ?? '').slice(0, MAX_FORM))
+    const cookie = cookieOf(request.headers)
+    if (cookie === undefined || !sameText(cookie, form.get('csrf') ?? ''))
+      return refusal(403, 'The page expired: load it again, then replay.')
+    const id = form.get('replay')
+    const { replay } = this.options
+    if (replay === undefined || id === null || id === '') return refusal(400, 'Nothing to replay.')
+    const report = await replay(id, { reason: 'replayed from the delivery page' })
+    if (wantsJson(request.headers)) return json(200, report)
+    const why =
+      report.problems[0]?.why ?? (report.failed === 1 ? 'its handlers failed again' : 'unknown')
+    const back = new URLSearchParams(url.searchParams)
+    back.set(
+      'replayed',
+      report.replayed === 1 ? `Replayed ${id}.` : `${id} was not replayed: ${why}.`,
+    )
+    return {
+      status: 303,
+      headers: { location: `?${back.toString()}`, ...SECURITY_HEADERS },
+      body: '',
+    }
+  }
+
+  node = (req: PageNodeRequest, res: PageNodeResponse): void => {
+    void this.#node(req, res)
+  }
+
+  async #node(req: PageNodeRequest, res: PageNodeResponse): Promise<void> {
+    let body = ''
+    if (req.method === 'POST') {
+      for await (const chunk of req) {
+        body += typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk)
+        if (body.length > MAX_FORM) break
+      }
+    }
+    const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }
+    const out = await this.answer(request).catch(() =>
+      refusal(500, 'The deliveries could not be read.'),
+    )
+    res.writeHead(out.status, out.headers).end(out.body)
+  }
+
+  fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url)
+    const headers: Record<string, string> = {}
+    request.headers.forEach((value, key) => {
+      headers[key] = value
+    })
+    const body = request.method === 'POST' ? (await request.text()).slice(0, MAX_FORM + 1) : ''
+    const out = await this.answer({
+      method: request.method,
+      url: url.pathname + url.search,
+      headers,
+      body,
+    }).catch(() => refusal(500, 'The deliveries could not be read.'))
+    const text = out.status === 303 ? null : out.body
+    return new Response(text, { status: out.status, headers: out.headers })
+  }
+}
+
 /**
  * The delivery page of a ledger. Refuses to be made without `authorize`.
  *
@@ -90,154 +237,5 @@ const STATUSES = new Set<DeliveryStatus>([
  * ```
  */
 export function createDeliveryPage(ledger: PageLedger, options: LedgerPageOptions): DeliveryPage {
-  if (typeof options?.authorize !== 'function')
-    throw new ConfigError(
-      'ledger.page(): authorize is required, a function telling whether a request may see the deliveries (they hold account keys and errors).',
-    )
-  const pageSize = options.pageSize ?? 50
-  const answer = async (request: PageRequest & { body?: string }): Promise<PageAnswer> => {
-    // Where the page is mounted is the app's routing: only the query counts here.
-    const url = new URL(request.url, 'http://page.invalid')
-    if (!(await options.authorize(request))) return refusal(403, 'Not allowed.')
-    if (request.method === 'POST') return post(request, url)
-    if (request.method !== 'GET' && request.method !== 'HEAD')
-      return {
-        ...refusal(405, 'GET or POST only.'),
-        headers: { ...html(405, '').headers, allow: 'GET, POST' },
-      }
-    const token = cookieOf(request.headers) ?? newToken()
-    const q = url.searchParams
-    const cookie = { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` }
-    const asJson = wantsJson(request.headers)
-    const id = q.get('id')
-    if (id !== null) {
-      const entry = await ledger.get?.(id)
-      if (asJson)
-        return entry === undefined
-          ? json(404, { error: 'not_found' })
-          : json(200, { entry: shown(entry) }, cookie)
-      return entry === undefined
-        ? refusal(404, 'No such delivery.')
-        : html(
-            200,
-            renderPage({
-              entries: [entry],
-              filter: {},
-              csrf: token,
-              canReplay: options.replay !== undefined,
-            }),
-            cookie,
-          )
-    }
-    const status = q.get('status') ?? ''
-    const filter = {
-      ...(STATUSES.has(status as DeliveryStatus) ? { status } : {}),
-      ...(q.get('account') ? { account: q.get('account')! } : {}),
-      ...(q.get('type') ? { type: q.get('type')! } : {}),
-    }
-    const page = await ledger.list({
-      ...(filter as LedgerFilter),
-      limit: pageSize,
-      ...(q.get('after') ? { after: q.get('after')! } : {}),
-    })
-    let next: string | undefined
-    if (page.next !== undefined) {
-      const nextQuery = new URLSearchParams(filter)
-      nextQuery.set('after', page.next)
-      next = nextQuery.toString()
-    }
-    if (asJson)
-      return json(
-        200,
-        {
-          entries: page.entries.map(shown),
-          ...(page.next === undefined ? {} : { next: page.next }),
-        },
-        cookie,
-      )
-    const notice = q.get('replayed') ?? undefined
-    return html(
-      200,
-      renderPage({
-        entries: page.entries,
-        filter,
-        csrf: token,
-        canReplay: options.replay !== undefined,
-        ...(next === undefined ? {} : { next }),
-        ...(notice === undefined ? {} : { notice }),
-      }),
-      cookie,
-    )
-  }
-
-  const post = async (request: PageRequest & { body?: string }, url: URL): Promise<PageAnswer> => {
-    // A replay only from this page: same site, the form's token the page's own cookie.
-    const site = header(request.headers, 'sec-fetch-site')
-    if (site !== undefined && site !== 'same-origin' && site !== 'none')
-      return refusal(403, 'A replay is taken from this page only.')
-    const type = (header(request.headers, 'content-type') ?? '').split(';', 1)[0]!.trim()
-    if (type !== 'application/x-www-form-urlencoded') return refusal(415, 'A form post only.')
-    const form = new URLSearchParams((request.body ?? '').slice(0, MAX_FORM))
-    const cookie = cookieOf(request.headers)
-    const sent = form.get('csrf') ?? ''
-    if (cookie === undefined || !sameText(cookie, sent))
-      return refusal(403, 'The page expired: load it again, then replay.')
-    const id = form.get('replay')
-    if (options.replay === undefined || id === null || id === '')
-      return refusal(400, 'Nothing to replay.')
-    const report = await options.replay(id, { reason: 'replayed from the delivery page' })
-    if (wantsJson(request.headers)) return json(200, report)
-    const said =
-      report.replayed === 1
-        ? `Replayed ${id}.`
-        : `${id} was not replayed: ${report.problems[0]?.why ?? (report.failed === 1 ? 'its handlers failed again' : 'unknown')}.`
-    const back = new URLSearchParams(url.searchParams)
-    back.set('replayed', said)
-    return {
-      status: 303,
-      headers: { location: `?${back.toString()}`, ...SECURITY_HEADERS },
-      body: '',
-    }
-  }
-
-  return {
-    answer,
-    node: (req, res) => {
-      void (async () => {
-        let body = ''
-        if (req.method === 'POST') {
-          for await (const chunk of req) {
-            body += typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk)
-            if (body.length > MAX_FORM) break
-          }
-        }
-        const out = await answer({
-          method: req.method ?? 'GET',
-          url: req.url ?? '/',
-          headers: req.headers,
-          body,
-        }).catch(() => refusal(500, 'The deliveries could not be read.'))
-        res.writeHead(out.status, out.headers).end(out.body)
-      })()
-    },
-    fetch: async (request) => {
-      const url = new URL(request.url)
-      const headers: Record<string, string> = {}
-      request.headers.forEach((value, key) => {
-        headers[key] = value
-      })
-      const body =
-        request.method === 'POST' ? (await request.text()).slice(0, MAX_FORM + 1) : undefined
-      const out = await answer({
-        method: request.method,
-        url: url.pathname + url.search,
-        headers,
-        ...(body === undefined ? {} : { body }),
-      }).catch(() => refusal(500, 'The deliveries could not be read.'))
-      return new Response(out.status === 303 ? null : out.body, {
-        status: out.status,
-        headers: out.headers,
-      })
-    },
-  }
+  return new DeliveryPageRoutes(ledger, options)
 }
