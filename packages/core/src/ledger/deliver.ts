@@ -27,6 +27,8 @@ export interface LeasedLedger {
   hold(running: Running): () => void
   /** Runs `work` after every earlier work of this process on the same resource has ended. */
   inTurn<T>(resourceId: string, id: string, work: () => Promise<T>): Promise<T>
+  /** Whether a delivery is queued or running in its resource's turn in this process. */
+  inTurnHere(id: string): boolean
   delivery(
     fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
     text: string,
@@ -141,7 +143,9 @@ export async function deliverRecorded(
     return 'ran'
   }
   // Deliveries of one Event run one at a time in this process, each checked against the
-  // Event's mark only once the one before it has ended.
+  // Event's mark only once the one before it has ended. A retry of one queued or running here
+  // is answered at once (409): it does not wait, nor run beside the others.
+  if (recorded.resourceId !== undefined && ledger.inTurnHere(recorded.id)) return 'busy'
   return recorded.resourceId === undefined
     ? start()
     : ledger.inTurn(recorded.resourceId, recorded.id, start)

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors/errors.js'
+import { consoleLogger, describeError, emit, type Logger } from '../log.js'
 import type { DeliveryStatus, LedgerEntry } from './entry.js'
 import { renderPage } from './page-html.js'
 import {
@@ -19,7 +20,7 @@ import {
 } from './page-http.js'
 
 import type { ReplayReport } from './replay.js'
-import type { LedgerPage as EntriesPage, LedgerFilter } from './store.js'
+import { DELIVERY_STATUSES, type LedgerPage as EntriesPage, type LedgerFilter } from './store.js'
 
 export type { PageAnswer, PageRequest } from './page-http.js'
 
@@ -41,6 +42,8 @@ export interface LedgerPageOptions {
   replay?: (id: string, options: { reason: string }) => Promise<ReplayReport>
   /** Entries per page. Default 50. */
   pageSize?: number
+  /** Where a failure to answer (the store failing) is logged. Default the console. */
+  logger?: Logger
 }
 
 /** What the page reads of the ledger. */
@@ -70,15 +73,6 @@ export interface PageNodeRequest extends AsyncIterable<Uint8Array | string> {
 export interface PageNodeResponse {
   writeHead(status: number, headers: Record<string, string>): { end(body: string): void }
 }
-
-const STATUSES = new Set<DeliveryStatus>([
-  'received',
-  'processing',
-  'done',
-  'failed',
-  'dead',
-  'stale',
-])
 
 /** The page's routes: what each request is answered. */
 class DeliveryPageRoutes implements DeliveryPage {
@@ -132,7 +126,7 @@ class DeliveryPageRoutes implements DeliveryPage {
   async #list(q: URLSearchParams, token: string, cookie: Record<string, string>, asJson: boolean) {
     const status = q.get('status') ?? ''
     const filter = {
-      ...(STATUSES.has(status as DeliveryStatus) ? { status } : {}),
+      ...(DELIVERY_STATUSES.has(status as DeliveryStatus) ? { status } : {}),
       ...(q.get('account') ? { account: q.get('account')! } : {}),
       ...(q.get('type') ? { type: q.get('type')! } : {}),
     }
@@ -190,6 +184,16 @@ class DeliveryPageRoutes implements DeliveryPage {
     }
   }
 
+  /** A failure to answer: logged with its cause, answered 500 without it. */
+  #failed(error: unknown): PageAnswer {
+    emit(
+      this.options.logger ?? consoleLogger,
+      'error',
+      `Delivery page: the request could not be answered. ${describeError(error)}`,
+    )
+    return refusal(500, 'The deliveries could not be read.')
+  }
+
   node = (req: PageNodeRequest, res: PageNodeResponse): void => {
     void this.#node(req, res)
   }
@@ -203,9 +207,7 @@ class DeliveryPageRoutes implements DeliveryPage {
       }
     }
     const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }
-    const out = await this.answer(request).catch(() =>
-      refusal(500, 'The deliveries could not be read.'),
-    )
+    const out = await this.answer(request).catch((error: unknown) => this.#failed(error))
     res.writeHead(out.status, out.headers).end(out.body)
   }
 
@@ -221,7 +223,7 @@ class DeliveryPageRoutes implements DeliveryPage {
       url: url.pathname + url.search,
       headers,
       body,
-    }).catch(() => refusal(500, 'The deliveries could not be read.'))
+    }).catch((error: unknown) => this.#failed(error))
     const text = out.status === 303 ? null : out.body
     return new Response(text, { status: out.status, headers: out.headers })
   }

@@ -96,6 +96,8 @@ async function replayOne<E extends LedgerEnvelope>(
     }
   }
   // In turn with the Event's other deliveries in this process, as the service's are.
+  if (entry.resourceId !== undefined && ledger.inTurnHere(id))
+    return { skipped: 'it is running now' }
   return entry.resourceId === undefined ? start() : ledger.inTurn(entry.resourceId, id, start)
 }
 

@@ -55,10 +55,12 @@ export class LedgerRuns {
   /** The deliveries queued or running in their resource's turn here. */
   readonly #inTurn = new Set<string>()
 
+  /** Whether a delivery is queued or running in its resource's turn in this process. */
+  inTurnHere(id: string): boolean {
+    return this.#inTurn.has(id)
+  }
+
   inTurn<T>(resourceId: string, id: string, work: () => Promise<T>): Promise<T> {
-    // A retry of a delivery this process holds already does not queue behind it: it goes on
-    // at once, and the ledger answers it (running now: 409; done: a duplicate).
-    if (this.#inTurn.has(id)) return work()
     this.#inTurn.add(id)
     const before = this.#turns.get(resourceId)
     const mine = (before === undefined ? work() : before.then(work)).finally(() =>

@@ -85,6 +85,16 @@ export interface LedgerStore {
   ): Promise<number | undefined>
 }
 
+/** Every status an entry can have. */
+export const DELIVERY_STATUSES: ReadonlySet<DeliveryStatus> = new Set<DeliveryStatus>([
+  'received',
+  'processing',
+  'done',
+  'failed',
+  'dead',
+  'stale',
+])
+
 /** The most entries a page holds. */
 export const MAX_PAGE = 1_000
 export const DEFAULT_PAGE = 100

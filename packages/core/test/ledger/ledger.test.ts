@@ -352,6 +352,36 @@ describe('the delivery ledger through the webhook handler', () => {
     )
   })
 
+  it('a retry of a delivery still waiting its turn is answered 409 at once, and never runs beside the one before it', async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    const runs: string[] = []
+    let running = 0
+    let overlap = 0
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      onAny: async (event) => {
+        if (running > 0) overlap++
+        running++
+        await new Promise((r) => setTimeout(r, 150))
+        running--
+        runs.push(event.type)
+      },
+    })
+    const { url } = await serve(handler)
+    const payload = { id: 'event_waiting' }
+    const first = envelope('event.created', { occurred_at: '2024-05-01T10:00:01Z', payload })
+    const second = envelope('event.canceled', { occurred_at: '2024-05-01T10:00:02Z', payload })
+    const one = deliver(url, JSON.stringify(first))
+    await new Promise((r) => setTimeout(r, 30))
+    const two = deliver(url, JSON.stringify(second))
+    await new Promise((r) => setTimeout(r, 30))
+    expect((await deliver(url, JSON.stringify(second))).status).toBe(409)
+    expect([(await one).status, (await two).status]).toEqual([200, 200])
+    expect(runs).toEqual(['event.created', 'event.canceled'])
+    expect(overlap).toBe(0)
+  })
+
   it('with a queue: enqueued first, then recorded received; a retry is recorded once', async () => {
     const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
     const jobs: string[] = []

@@ -105,6 +105,26 @@ describe('the delivery page', () => {
     expect((await ledger.get(failed.id))?.status).toBe('done')
   })
 
+  it('a store that fails: answered 500 without its error, which goes to the log with its cause', async () => {
+    const store = new MemoryLedgerStore()
+    store.list = async () => {
+      throw new Error('connection to 10.0.0.5 refused')
+    }
+    const logged: string[] = []
+    const log = {
+      debug() {},
+      info() {},
+      warn() {},
+      error: (line: string) => void logged.push(line),
+    }
+    const page = createDeliveryLedger({ store }).page({ authorize: () => true, logger: log })
+    const url = await servePage(page)
+    const res = await fetch(url)
+    expect(res.status).toBe(500)
+    expect(await res.text()).not.toContain('10.0.0.5')
+    expect(logged.join('\n')).toContain('connection to 10.0.0.5 refused')
+  })
+
   it('property: whatever text an entry holds, the page shows it escaped: only its own tags, every value read back exactly', async () => {
     const store = new MemoryLedgerStore()
     const ledger = createDeliveryLedger({ store })
