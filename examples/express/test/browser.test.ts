@@ -184,7 +184,7 @@ describe('the example app and the fake service in a real browser', () => {
     expect(await row.locator('.attempts').textContent()).toBe('2')
     expect(await row.locator('.error').textContent()).toContain('simulated outage')
     await shot(page, 'deliveries-dead')
-    await Promise.all([page.waitForURL(/replayed=/), row.locator('button.replay').click()])
+    await Promise.all([page.waitForURL(/notice=/), row.locator('button.replay').click()])
     expect(await page.textContent('#notice')).toBe(`Replayed ${event.id}.`)
     await page.goto(`${stack.appUrl}/admin/deliveries`)
     expect(await page.locator(`#deliveries tr[data-id="${event.id}"] .status`).textContent()).toBe(

@@ -4,4 +4,8 @@
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export * from '@scheduling-kit/core/app'
 export { type SchedulingOAuthOptions, schedulingOAuth } from './oauth.js'
-export { type SchedulingWebhooksOptions, schedulingWebhooks } from './webhooks.js'
+export {
+  type SchedulingWebhooksOptions,
+  type SchedulingWebhooksPlugin,
+  schedulingWebhooks,
+} from './webhooks.js'

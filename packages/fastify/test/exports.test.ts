@@ -8,6 +8,7 @@ const OWN = [
   'SchedulingOAuthOptions',
   'schedulingWebhooks',
   'SchedulingWebhooksOptions',
+  'SchedulingWebhooksPlugin',
 ]
 
 it(

@@ -12,7 +12,9 @@ import {
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
+  createDeliveryLedger,
   isSchedulingError,
+  MemoryLedgerStore,
   MemoryTokenStore,
   schedulingOAuth,
   schedulingWebhooks,
@@ -161,5 +163,63 @@ describe('schedulingOAuth', () => {
     expect(isSchedulingError(error)).toBe(true)
     expect((error as Error).name).toBe('ConfigError')
     expect((error as Error).message).toMatch(/cookieSecret is required/)
+  })
+})
+
+describe('schedulingWebhooks(options): a plugin made ahead, with the handler’s methods', () => {
+  it('registers like the plugin itself; replay() runs a failed delivery again; health() and on() are the handler’s', async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    let failing = true
+    const seen: Array<{ id: string; replay: unknown }> = []
+    const webhooks = schedulingWebhooks({
+      secret: SECRET,
+      ledger,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    })
+    expect(
+      webhooks.on('event.created', (event, context) => {
+        if (failing) throw new Error('not yet')
+        seen.push({ id: event.id, replay: context.replay })
+      }),
+    ).toBe(webhooks)
+    app = Fastify()
+    await app.register(webhooks, { prefix: '/hooks' })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    const body = envelope('event.created')
+    const { id } = JSON.parse(body) as { id: string }
+    expect(
+      (await deliver(`${base}/hooks/webhooks/scheduling`, body, { secret: SECRET })).status,
+    ).toBe(500)
+    expect((await ledger.get(id))?.status).toBe('failed')
+    failing = false
+    const report = await webhooks.replay(id, { reason: 'fixed the bug' })
+    expect(report.replayed).toBe(1)
+    expect(seen).toEqual([{ id, replay: { of: id, reason: 'fixed the bug' } }])
+    expect((await ledger.get(id))?.status).toBe('done')
+    expect((await webhooks.health()).ok).toBe(true)
+    expect(webhooks.handler.path).toBe('/webhooks/scheduling')
+  })
+
+  it('two plugins made from one options object are two handlers: each answers its own prefix', async () => {
+    const hits: string[] = []
+    const a = schedulingWebhooks({
+      secret: SECRET,
+      on: { 'event.created': () => void hits.push('a') },
+    })
+    const b = schedulingWebhooks({
+      secret: SECRET,
+      on: { 'event.created': () => void hits.push('b') },
+    })
+    app = Fastify()
+    await app.register(a, { prefix: '/a' })
+    await app.register(b, { prefix: '/b' })
+    const base = await app.listen({ port: 0, host: '127.0.0.1' })
+    expect(
+      (await deliver(`${base}/b/webhooks/scheduling`, envelope(), { secret: SECRET })).status,
+    ).toBe(200)
+    expect(
+      (await deliver(`${base}/a/webhooks/scheduling`, envelope(), { secret: SECRET })).status,
+    ).toBe(200)
+    expect(hits).toEqual(['b', 'a'])
   })
 })

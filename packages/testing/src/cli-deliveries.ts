@@ -2,7 +2,7 @@ import { serverText } from '@scheduling-kit/core/store'
 import { parseOptions, usageError } from './cli-args.js'
 import { safeJson } from './cli-webhooks.js'
 
-export const DELIVERIES_HELP = `Usage: scheduling-kit deliveries list|show <id>|replay <id> --page <url> [options]
+export const DELIVERIES_HELP = `Usage: scheduling-kit deliveries list|show <id>|replay <id>|purge --page <url> [options]
 
 Reads an app's delivery ledger through its delivery page (ledger.page(), mounted by the app),
 with the page's own authorization: pass what its authorize function checks with --header.
@@ -10,13 +10,15 @@ with the page's own authorization: pass what its authorize function checks with 
   list            The newest deliveries, as a table: status, attempts, type, account, error
   show <id>       One delivery, every field but its body
   replay <id>     Runs the delivery again in the app (its handlers see context.replay)
+  purge           Drops the bodies and entries past the ledger's retention; with --account,
+                  every body of that account (a disconnect, a request to erase)
 
 Options:
   --page <url>          The page's address, e.g. http://127.0.0.1:3000/admin/deliveries
   --header <h>          A request header, "name: value" (repeatable), e.g. the app's admin
                         cookie or an authorization header
   --status <s>          list: received, processing, done, failed, dead or stale
-  --account <key>       list: one connected account's deliveries
+  --account <key>       list: one connected account's deliveries; purge: its bodies
   --type <type>         list: one event type
   --limit <n>           list: at most n deliveries (default 50; pages are followed)
   --json                JSON instead of a table
@@ -29,7 +31,7 @@ Exits 0 on success, 1 when the page refused or failed (its status is printed), 2
 error.`
 
 export interface DeliveriesCommand {
-  action: 'list' | 'show' | 'replay'
+  action: 'list' | 'show' | 'replay' | 'purge'
   id?: string
   page: string
   headers: Record<string, string>
@@ -109,9 +111,46 @@ function table(entries: ListedEntry[]): string {
     .join('\n')
 }
 
+/** A form post to the page, with the anti-forgery token its read `read` set. */
+function post(
+  page: string,
+  headers: Record<string, string>,
+  read: { cookie?: string },
+  form: Record<string, string>,
+) {
+  const token = read.cookie?.split('=')[1] ?? ''
+  const cookie = [headers.cookie, read.cookie].filter(Boolean).join('; ')
+  return call(page, headers, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ ...form, csrf: token }).toString(),
+  })
+}
+
+/** `purge`: what retention says is over, or one account's bodies. */
+async function purge(command: DeliveriesCommand): Promise<number> {
+  const { page, headers } = command
+  const read = await call(`${page}?${new URLSearchParams({ limit: '1' })}`, headers)
+  if (read.status !== 200) return refused(read.status)
+  const { account } = command.filter
+  const done = await post(page, headers, read, {
+    purge: '1',
+    ...(account === undefined ? {} : { account }),
+  })
+  if (done.status !== 200) return refused(done.status)
+  const purged = done.body as { bodies: number; entries: number }
+  if (command.json) console.log(safeJson(purged, 2))
+  else
+    console.log(
+      `Purged ${purged.bodies} bodies and ${purged.entries} entries${account === undefined ? '' : ` of ${serverText(account, 100)}`}.`,
+    )
+  return 0
+}
+
 /** Runs `scheduling-kit deliveries ...`; resolves to the exit code. */
 export async function runDeliveries(command: DeliveriesCommand): Promise<number> {
   const { page, headers } = command
+  if (command.action === 'purge') return purge(command)
   if (command.action === 'list') {
     const entries: ListedEntry[] = []
     let after: string | undefined
@@ -156,13 +195,7 @@ export async function runDeliveries(command: DeliveriesCommand): Promise<number>
     return 0
   }
   // The page takes a replay with the token it set on the read just made.
-  const token = read.cookie?.split('=')[1] ?? ''
-  const cookie = [headers.cookie, read.cookie].filter(Boolean).join('; ')
-  const done = await call(page, headers, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ replay: id, csrf: token }).toString(),
-  })
+  const done = await post(page, headers, read, { replay: id })
   if (done.status !== 200) return refused(done.status)
   const report = done.body as { replayed: number; problems: { why: string }[] }
   if (command.json) console.log(safeJson(report, 2))
@@ -187,11 +220,12 @@ export async function deliveries(args: string[]): Promise<number> {
     return 0
   }
   const [action, id, ...extra] = positionals
-  if (action !== 'list' && action !== 'show' && action !== 'replay')
-    usageError('Name an action: list, show <id> or replay <id>.', DELIVERIES_HELP)
-  if (action !== 'list' && (id === undefined || id === ''))
+  if (action !== 'list' && action !== 'show' && action !== 'replay' && action !== 'purge')
+    usageError('Name an action: list, show <id>, replay <id> or purge.', DELIVERIES_HELP)
+  const byId = action === 'show' || action === 'replay'
+  if (byId && (id === undefined || id === ''))
     usageError(`${action} needs the delivery id.`, DELIVERIES_HELP)
-  if (extra.length > 0 || (action === 'list' && id !== undefined))
+  if (extra.length > 0 || (!byId && id !== undefined))
     usageError(`Unexpected argument "${extra[0] ?? id}".`, DELIVERIES_HELP)
   const page = values.page as string | undefined
   if (page === undefined || !URL.canParse(page))

@@ -11,7 +11,7 @@ Commands:
   trigger    Send one signed event to a webhook receiver and print its answer
   sign       Print the signature header for a body read from standard input
   webhooks   List, get, create or delete an account's webhooks on the API (a real service)
-  deliveries List, show or replay an app's deliveries through its delivery page (its ledger)
+  deliveries List, show, replay or purge an app's deliveries through its delivery page (its ledger)
 
 Run "scheduling-kit <command> --help" for a command's options.`
 

@@ -119,3 +119,61 @@ it('lists, shows and replays through the page with its authorization; refused wi
   expect(usage.code).toBe(2)
   expect(usage.stderr).toContain('replay needs the delivery id')
 }, 30_000)
+
+it("purges through the page: one account's bodies, then what retention says is over; refused without authorization", async () => {
+  let now = 1_000_000
+  const store = new MemoryLedgerStore()
+  const ledger = createDeliveryLedger({
+    store,
+    retention: { bodyMs: 10_000, entryMs: 20_000 },
+    now: () => now,
+  })
+  const entry = (id: string, account: string, receivedAt: number) => ({
+    id,
+    payloadId: id,
+    type: 'event.created',
+    account,
+    source: 'webhook' as const,
+    status: 'done' as const,
+    attempts: 1,
+    receivedAt,
+    updatedAt: receivedAt,
+    body: '{"secret":"personal"}',
+    bodyExpiresAt: receivedAt + 10_000,
+  })
+  await store.write(entry('payload_a1', 'acct_a', now), undefined)
+  await store.write(entry('payload_a2', 'acct_a', now), undefined)
+  await store.write(entry('payload_b1', 'acct_b', now), undefined)
+  const page = ledger.page({ authorize: (req) => req.headers.authorization === 'Bearer ops' })
+  const server = createServer((req, res) => page.node(req, res))
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  closers.push(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin/deliveries`
+  const auth = ['--page', url, '--header', 'authorization: Bearer ops']
+
+  const refused = await cli(['purge', '--page', url, '--account', 'acct_a'])
+  expect(refused.code).toBe(1)
+  expect((await store.get('payload_a1'))?.body).toBeDefined()
+
+  const one = await cli(['purge', ...auth, '--account', 'acct_a'])
+  expect(one.stdout.trim()).toBe('Purged 2 bodies and 0 entries of acct_a.')
+  expect((await store.get('payload_a1'))?.body).toBeUndefined()
+  expect((await store.get('payload_a2'))?.body).toBeUndefined()
+  expect((await store.get('payload_b1'))?.body).toBeDefined()
+
+  now += 15_000 // past the bodies' window, within the entries'
+  const bodies = await cli(['purge', ...auth, '--json'])
+  expect(bodies.code).toBe(0)
+  expect(JSON.parse(bodies.stdout)).toEqual({ bodies: 1, entries: 0 })
+  expect((await store.get('payload_b1'))?.status).toBe('done')
+  now += 15_000 // past the entries' window too
+  const all = await cli(['purge', ...auth, '--json'])
+  expect(JSON.parse(all.stdout)).toEqual({ bodies: 0, entries: 3 })
+  expect(await store.get('payload_b1')).toBeUndefined()
+
+  const usage = await cli(['purge', 'payload_a1', ...auth])
+  expect(usage.code).toBe(2)
+}, 30_000)

@@ -98,10 +98,15 @@ export class DeliveryLedger {
   /**
    * The delivery page: entries with their status, attempts and last error, filtered by status,
    * account and type, a replay button each. `authorize` is required (the page refuses to exist
-   * without it); `replay` is the webhook handler's or middleware's.
+   * without it); `replay` is the webhook handler's or middleware's. The page also takes a
+   * purge (`ledger.purge`), as the CLI's `deliveries purge` sends it.
    */
   page(options: LedgerPageOptions): DeliveryPage {
-    return createDeliveryPage(this.#runs.store, options)
+    const store = this.#runs.store
+    return createDeliveryPage(
+      { list: (filter) => store.list(filter), get: (id) => store.get(id) },
+      { purge: (what) => this.purge(what), ...options },
+    )
   }
 
   /** An entry by its ledger id (the delivery's dedupe key), with its status. */

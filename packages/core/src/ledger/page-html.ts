@@ -14,6 +14,8 @@ export interface PageView {
   csrf: string
   /** Whether replay buttons are shown (the page was given `replay`). */
   canReplay: boolean
+  /** Whether the purge form is shown (the page was made by `ledger.page()`). */
+  canPurge?: boolean
   /** A line above the table: what the last action did. */
   notice?: string
 }
@@ -39,6 +41,16 @@ function row(entry: LedgerEntry, view: PageView): string {
     )
   }
   return `<tr data-id="${escapeHtml(entry.id)}">${cells.join('')}</tr>`
+}
+
+/** Drops what retention says is over; with an account filter, that account's bodies. */
+function purgeForm(view: PageView): string {
+  const account = view.filter.account
+  const label =
+    account === undefined || account === ''
+      ? 'Purge what retention says is over'
+      : `Purge every body of ${escapeHtml(account)}`
+  return `<form id="purge" method="post" action=""><input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}"><input type="hidden" name="purge" value="1">${account ? `<input type="hidden" name="account" value="${escapeHtml(account)}">` : ''}<button type="submit">${label}</button></form>`
 }
 
 /** The whole page. */
@@ -67,5 +79,6 @@ ${view.notice === undefined ? '' : `<p id="notice">${escapeHtml(view.notice)}</p
 <tbody>${view.entries.map((e) => row(e, view)).join('\n')}</tbody></table>
 ${view.entries.length === 0 ? '<p id="empty">No delivery matches.</p>' : ''}
 ${view.next === undefined ? '' : `<p><a id="next" href="?${escapeHtml(view.next)}">Older deliveries</a></p>`}
+${view.canPurge ? purgeForm(view) : ''}
 </body></html>`
 }

@@ -40,6 +40,11 @@ export interface LedgerPageOptions {
    * page has no replay buttons.
    */
   replay?: (id: string, options: { reason: string }) => Promise<ReplayReport>
+  /**
+   * Drops what retention says is over, or every body of one account: `ledger.purge`. Given by
+   * `ledger.page()`; without it, the page takes no purge.
+   */
+  purge?: (options: { account?: string }) => Promise<{ bodies: number; entries: number }>
   /** Entries per page. Default 50. */
   pageSize?: number
   /** Where a failure to answer (the store failing) is logged. Default the console. */
@@ -93,7 +98,7 @@ class DeliveryPageRoutes implements DeliveryPage {
     // Where the page is mounted is the app's routing: only the query counts here.
     const url = new URL(request.url, 'http://page.invalid')
     if (!(await this.options.authorize(request))) return refusal(403, 'Not allowed.')
-    if (request.method === 'POST') return this.#replay(request, url)
+    if (request.method === 'POST') return this.#post(request, url)
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const refused = refusal(405, 'GET or POST only.')
       return { ...refused, headers: { ...refused.headers, allow: 'GET, POST' } }
@@ -142,20 +147,21 @@ class DeliveryPageRoutes implements DeliveryPage {
     }
     const next =
       page.next === undefined ? undefined : new URLSearchParams({ ...filter, after: page.next })
-    const notice = q.get('replayed')
+    const notice = q.get('notice')
     const view = {
       entries: page.entries,
       filter,
       csrf: token,
       canReplay: this.options.replay !== undefined,
+      canPurge: this.options.purge !== undefined,
       ...(next === undefined ? {} : { next: next.toString() }),
       ...(notice === null ? {} : { notice }),
     }
     return html(200, renderPage(view), cookie)
   }
 
-  /** A replay: only from this page (same site, its own token), then back to it. */
-  async #replay(request: PageRequest & { body?: string }, url: URL): Promise<PageAnswer> {
+  /** A replay or a purge: only from this page (same site, its own token). */
+  async #post(request: PageRequest & { body?: string }, url: URL): Promise<PageAnswer> {
     const site = header(request.headers, 'sec-fetch-site')
     if (site !== undefined && site !== 'same-origin' && site !== 'none')
       return refusal(403, 'A replay is taken from this page only.')
@@ -165,6 +171,23 @@ class DeliveryPageRoutes implements DeliveryPage {
     const cookie = cookieOf(request.headers)
     if (cookie === undefined || !sameText(cookie, form.get('csrf') ?? ''))
       return refusal(403, 'The page expired: load it again, then replay.')
+    if (form.has('purge')) return this.#purge(form, request)
+    return this.#replay(form, request, url)
+  }
+
+  /** A purge: what retention says is over, or (with `account`) every body of one account. */
+  async #purge(form: URLSearchParams, request: PageRequest): Promise<PageAnswer> {
+    const { purge } = this.options
+    if (purge === undefined) return refusal(400, 'This page takes no purge.')
+    const account = form.get('account') || undefined
+    const purged = await purge(account === undefined ? {} : { account })
+    if (wantsJson(request.headers)) return json(200, purged)
+    const notice = `Purged ${purged.bodies} bodies and ${purged.entries} entries${account === undefined ? '' : ` of ${account}`}.`
+    return back(new URLSearchParams(), notice)
+  }
+
+  /** A replay, then back to the page with what came of it. */
+  async #replay(form: URLSearchParams, request: PageRequest, url: URL): Promise<PageAnswer> {
     const id = form.get('replay')
     const { replay } = this.options
     if (replay === undefined || id === null || id === '') return refusal(400, 'Nothing to replay.')
@@ -172,16 +195,8 @@ class DeliveryPageRoutes implements DeliveryPage {
     if (wantsJson(request.headers)) return json(200, report)
     const why =
       report.problems[0]?.why ?? (report.failed === 1 ? 'its handlers failed again' : 'unknown')
-    const back = new URLSearchParams(url.searchParams)
-    back.set(
-      'replayed',
-      report.replayed === 1 ? `Replayed ${id}.` : `${id} was not replayed: ${why}.`,
-    )
-    return {
-      status: 303,
-      headers: { location: `?${back.toString()}`, ...SECURITY_HEADERS },
-      body: '',
-    }
+    const notice = report.replayed === 1 ? `Replayed ${id}.` : `${id} was not replayed: ${why}.`
+    return back(new URLSearchParams(url.searchParams), notice)
   }
 
   /** A failure to answer: logged with its cause, answered 500 without it. */
@@ -226,6 +241,16 @@ class DeliveryPageRoutes implements DeliveryPage {
     }).catch((error: unknown) => this.#failed(error))
     const text = out.status === 303 ? null : out.body
     return new Response(text, { status: out.status, headers: out.headers })
+  }
+}
+
+/** Back to the page after an action, with a line saying what it did. */
+function back(query: URLSearchParams, notice: string): PageAnswer {
+  query.set('notice', notice)
+  return {
+    status: 303,
+    headers: { location: `?${query.toString()}`, ...SECURITY_HEADERS },
+    body: '',
   }
 }
 

@@ -101,8 +101,19 @@ describe('the delivery page', () => {
       { cookie, 'sec-fetch-site': 'same-origin' },
     )
     expect(replayed.status).toBe(303)
-    expect(replayed.headers.get('location')).toMatch(/^\?status=dead&replayed=Replayed/)
+    expect(replayed.headers.get('location')).toMatch(/^\?status=dead&notice=Replayed/)
     expect((await ledger.get(failed.id))?.status).toBe('done')
+
+    // A purge takes the same checks: without the page's token, every body stays.
+    const purge = { purge: '1', account: '' }
+    expect(body).toContain('id="purge"')
+    expect((await post({ ...purge, csrf: 'f'.repeat(32) }, { cookie })).status).toBe(403)
+    expect(
+      (await post({ ...purge, csrf: token }, { cookie, 'sec-fetch-site': 'cross-site' })).status,
+    ).toBe(403)
+    expect((await ledger.get(failed.id))?.body).toBeDefined()
+    const purged = await post({ ...purge, csrf: token }, { cookie, accept: 'application/json' })
+    expect(await purged.json()).toEqual({ bodies: 0, entries: 0 }) // nothing past retention yet
   })
 
   it('a store that fails: answered 500 without its error, which goes to the log with its cause', async () => {
