@@ -18,6 +18,82 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const SECRET = 'whsec_bench'
 
+/**
+ * A bulk replay's memory: 100 000 failed entries in a MemoryLedgerStore, replayed once 1 000
+ * of them and once all, the live heap (after a collection) sampled every 1 000 entries. A
+ * replay holds one page and its counts, so what it adds is the same whatever the number.
+ * Returns the ratio of the two peaks' growth over the heap before each.
+ */
+async function bulkReplayMemory(): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error('run the bench with --expose-gc')
+  const store = new MemoryLedgerStore({ maxEntries: 200_000 })
+  const now = Date.now()
+  for (let i = 0; i < 100_000; i++) {
+    const id = `payload_bulk_${i}`
+    const body = JSON.stringify({
+      type: 'event.created',
+      id,
+      version: '2020-11-18',
+      occurred_at: '2024-05-01T14:03:22Z',
+      payload: { uri: `https://service.test/events/${i}`, name: 'x'.repeat(200) },
+    })
+    await store.write(
+      {
+        id,
+        payloadId: id,
+        type: 'event.created',
+        source: 'webhook',
+        status: 'failed',
+        attempts: 1,
+        receivedAt: now - i,
+        updatedAt: now - i,
+        body,
+        bodyExpiresAt: now + 86_400_000,
+      },
+      undefined,
+    )
+  }
+  const handler = createWebhookHandler({
+    secret: SECRET,
+    ledger: createDeliveryLedger({ store, maxAttempts: 1_000 }),
+    onAny: () => {},
+  })
+  const run = async (max: number) => {
+    gc()
+    const base = process.memoryUsage().heapUsed
+    let peak = base
+    const started = performance.now()
+    const report = await handler.replay(
+      { status: ['failed', 'done'] },
+      {
+        max,
+        perSecond: 1e9,
+        onProgress: (r) => {
+          if ((r.replayed + r.failed + r.skipped) % 1_000 !== 0) return
+          gc()
+          peak = Math.max(peak, process.memoryUsage().heapUsed)
+        },
+      },
+    )
+    if (report.replayed !== max) throw new Error(`bulk replay ran ${report.replayed} of ${max}`)
+    return { grew: peak - base, ms: performance.now() - started }
+  }
+  const small = await run(1_000)
+  const large = await run(100_000)
+  console.log(
+    '\n| bulk replay, MemoryLedgerStore of 100 000 entries | live heap added (peak) | time |',
+  )
+  console.log('|---|---:|---:|')
+  console.log(
+    `| 1 000 entries | ${(small.grew / 1024).toFixed(0)} KiB | ${small.ms.toFixed(0)} ms |`,
+  )
+  console.log(
+    `| 100 000 entries | ${(large.grew / 1024).toFixed(0)} KiB | ${large.ms.toFixed(0)} ms |`,
+  )
+  return Math.max(large.grew, 64 * 1024) / Math.max(small.grew, 64 * 1024)
+}
+
 /** A signed 2 KiB delivery of its own payload id; with `resource`, it names an Event. */
 function delivery(n: number, run: string, resource: boolean) {
   const body = Buffer.from(
@@ -200,7 +276,15 @@ export async function ledgerBench(): Promise<Target[]> {
   console.log(`| time, second (nothing to feed: ${second.fed} fed) | ${msAgain.toFixed(0)} ms |`)
   if (report.ran !== 3_000 || second.fed !== 0) throw new Error('catchUp did not feed as planned')
 
+  const bulk = await bulkReplayMemory()
+
   return [
+    {
+      what: 'bulk replay: live heap added running 100 000 entries / running 1 000',
+      ratio: bulk,
+      limit: 2,
+      kind: 'max',
+    },
     {
       what: 'ledger (MemoryLedgerStore, no Event id) / in-memory dedupe, per delivery',
       ratio: ratio(inProcess, memory[1]!.name, memory[0]!.name),
