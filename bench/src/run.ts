@@ -6,6 +6,7 @@ import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { instructionsBench } from './instructions.js'
 import { ledgerBench } from './ledger.js'
+import { ledgerInstructionsBench } from './ledger-instructions.js'
 import { pgGrowthBench } from './pg-growth.js'
 import { runtimesBench } from './runtimes.js'
 import { storesBench } from './stores.js'
@@ -14,12 +15,12 @@ import { telemetryBench } from './telemetry.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,stores,pggrowth,subscriptions,cipher,crash,adapters,
+// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,stores,pggrowth,subscriptions,cipher,crash,adapters,
 // instructions,hostile,runtimes picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
   ).split(','),
 )
 const all = [
@@ -29,6 +30,7 @@ const all = [
   ...(only.has('tokens') ? await tokenBench() : []),
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('ledger') ? await ledgerBench() : []),
+  ...(only.has('ledgerinstructions') ? await ledgerInstructionsBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
   ...(only.has('pggrowth') ? await pgGrowthBench() : []),
   ...(only.has('subscriptions') ? await subscriptionsBench() : []),

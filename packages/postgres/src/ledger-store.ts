@@ -10,7 +10,12 @@ import type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '@scheduling-kit/core'
-import { ledgerPageSize, ledgerTimeOf, readLedgerCursor } from '@scheduling-kit/core/store'
+import {
+  ledgerPageSize,
+  ledgerTimeOf,
+  maxBodiesOption,
+  readLedgerCursor,
+} from '@scheduling-kit/core/store'
 import { postgresHealth } from './health.js'
 import {
   DEFAULT_LEDGER_TABLE,
@@ -22,7 +27,14 @@ import {
   tableOf,
 } from './sql.js'
 
-export type PostgresLedgerStoreOptions = PostgresStoreOptions
+export interface PostgresLedgerStoreOptions extends PostgresStoreOptions {
+  /**
+   * The most unexpired bodies one account keeps for replay. Past it, a new delivery of that
+   * account is recorded and run as always, its body not kept (the entry says `bodyCapped`), so a
+   * flood of one account cannot fill the table. Default 10 000.
+   */
+  maxBodiesPerAccount?: number
+}
 
 const WHO = 'PostgresLedgerStore'
 
@@ -31,6 +43,7 @@ interface EntryRow {
   entry: string
   body: string | null
   body_expires_at: string | null
+  body_capped: boolean
 }
 
 /**
@@ -51,8 +64,10 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #marks: string
   readonly #schema: string | undefined
   readonly #name: string
+  readonly #maxBodies: number
 
   constructor(options: PostgresLedgerStoreOptions) {
+    this.#maxBodies = maxBodiesOption(WHO, options.maxBodiesPerAccount)
     this.#table = tableOf(WHO, options, DEFAULT_LEDGER_TABLE)
     this.#pool = options.pool
     this.#schema = options.schema
@@ -74,7 +89,7 @@ export class PostgresLedgerStore implements LedgerStore {
 
   async get(id: string): Promise<StoredLedgerEntry | undefined> {
     const { rows } = await this.#run<EntryRow>(
-      `SELECT version, entry, body, body_expires_at FROM ${this.#table} WHERE id = $1`,
+      `SELECT version, entry, body, body_expires_at, body_capped FROM ${this.#table} WHERE id = $1`,
       [rowKey(id)],
     )
     return rows[0] === undefined ? undefined : assemble(rows[0])
@@ -85,33 +100,40 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows[0] === undefined ? undefined : Number(rows[0].version)
   }
 
-  /** The statement that writes an entry by compare-and-set, as `WITH w AS (...)` can hold it. */
+  /**
+   * The statement that writes an entry by compare-and-set, as `WITH w AS (...)` can hold it. A
+   * first write keeps the body while the account keeps fewer unexpired ones than the most (a
+   * count bounded by it, on the `$kept` index); a later one keeps or drops it, never sets it.
+   */
   #write(entry: LedgerEntry, expected: number | undefined): [string, unknown[]] {
-    const { body, bodyExpiresAt, ...rest } = entry
+    const { body, bodyExpiresAt, bodyCapped: _capped, ...rest } = entry
     // Ids and accounts as row keys: any length fits the indexes (past 1 KiB, their hash).
-    const values: unknown[] = [
-      rowKey(entry.id),
-      JSON.stringify(rest),
-      body ?? null,
-      body === undefined ? null : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
-      entry.status,
-      entry.type,
-    ]
-    if (expected === undefined) {
-      values.push(entry.account === undefined ? null : rowKey(entry.account), entry.receivedAt)
+    const values: unknown[] = [rowKey(entry.id), JSON.stringify(rest), entry.status, entry.type]
+    if (expected !== undefined) {
+      values.push(body !== undefined, expected)
       return [
-        `INSERT INTO ${this.#table}
-           (id, version, entry, body, body_expires_at, status, type, account, received_at)
-         VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (id) DO NOTHING RETURNING version`,
+        `UPDATE ${this.#table} SET version = version + 1, entry = $2, status = $3, type = $4,
+           body = CASE WHEN $5 THEN body END, body_expires_at = CASE WHEN $5 THEN body_expires_at END
+         WHERE id = $1 AND version = $6 RETURNING version`,
         values,
       ]
     }
-    values.push(expected)
+    values.push(
+      body ?? null,
+      body === undefined ? null : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
+      entry.account === undefined ? null : rowKey(entry.account),
+      entry.receivedAt,
+      this.#maxBodies,
+    )
     return [
-      `UPDATE ${this.#table} SET version = version + 1, entry = $2, body = $3,
-         body_expires_at = $4, status = $5, type = $6
-       WHERE id = $1 AND version = $7 RETURNING version`,
+      `INSERT INTO ${this.#table} AS t
+         (id, version, entry, body, body_expires_at, status, type, account, received_at, body_capped)
+       SELECT $1, 1, $2, CASE WHEN NOT f.full THEN $5::text END,
+         CASE WHEN NOT f.full THEN $6::bigint END, $3, $4, $7, $8, f.full
+       FROM (SELECT $5::text IS NOT NULL AND $7::text IS NOT NULL AND (
+         SELECT count(*) FROM (SELECT 1 FROM ${this.#table} k WHERE k.account = $7
+           AND k.body_expires_at > $8::bigint LIMIT $9::integer) AS kept) >= $9::integer AS full) AS f
+       ON CONFLICT (id) DO NOTHING RETURNING version`,
       values,
     ]
   }
@@ -198,7 +220,7 @@ export class PostgresLedgerStore implements LedgerStore {
     }
     values.push(limit + 1)
     const { rows } = await this.#run<EntryRow>(
-      `SELECT version, entry, body, body_expires_at FROM ${this.#table}
+      `SELECT version, entry, body, body_expires_at, body_capped FROM ${this.#table}
        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
        ORDER BY received_at DESC, id COLLATE "C" DESC LIMIT $${values.length}`,
       values,
@@ -270,6 +292,7 @@ export class PostgresLedgerStore implements LedgerStore {
 function assemble(row: EntryRow): StoredLedgerEntry {
   const entry = JSON.parse(row.entry) as StoredLedgerEntry
   entry.version = Number(row.version)
+  if (row.body_capped) entry.bodyCapped = true
   if (row.body !== null) {
     entry.body = row.body
     entry.bodyExpiresAt = Number(row.body_expires_at)

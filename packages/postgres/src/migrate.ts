@@ -160,6 +160,15 @@ const MIGRATIONS: Migration[] = [
       by text NOT NULL
     )`,
   },
+  // ledger@2: each account's kept bodies counted on an index, for `maxBodiesPerAccount`; an
+  // entry whose body was not kept for it says so.
+  {
+    kind: 'ledger',
+    version: 2,
+    sql: (t, name) => `ALTER TABLE ${t} ADD COLUMN body_capped boolean NOT NULL DEFAULT false;
+    CREATE INDEX "${name.slice(0, 55)}$kept" ON ${t} (account, body_expires_at)
+      WHERE body_expires_at IS NOT NULL AND account IS NOT NULL`,
+  },
 ]
 
 /** The newest migration of each kind of table: what a store's `health()` expects applied. */

@@ -41,7 +41,7 @@ runSubscriptionStoreConformance(() => new PostgresSubscriptionStore({ pool: shar
   name: 'PostgresSubscriptionStore: SubscriptionStore conformance',
 })
 
-runLedgerStoreConformance(() => new PostgresLedgerStore({ pool: shared, schema }), {
+runLedgerStoreConformance((o) => new PostgresLedgerStore({ pool: shared, schema, ...o }), {
   describe,
   it,
   name: 'PostgresLedgerStore: LedgerStore conformance',

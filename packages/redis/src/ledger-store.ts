@@ -14,6 +14,7 @@ import {
   encodeStoreKey,
   ledgerPageSize,
   ledgerTimeOf,
+  maxBodiesOption,
   readLedgerCursor,
 } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
@@ -28,13 +29,23 @@ import { checkOptions, DEFAULT_PREFIX, type RedisStoreOptions, script } from './
 // `x` when the body expires, `s` status, `t` type, `r` first recorded, `a` account. Sorted sets
 // index entries by first recording (all, and per account) and bodies by expiry.
 
-export type RedisLedgerStoreOptions = RedisStoreOptions
+export interface RedisLedgerStoreOptions extends RedisStoreOptions {
+  /**
+   * The most unexpired bodies one account keeps for replay. Past it, a new delivery of that
+   * account is recorded and run as always, its body not kept (the entry says `bodyCapped`), so a
+   * flood of one account cannot fill the server. Default 10 000.
+   */
+  maxBodiesPerAccount?: number
+}
 
 // KEYS: entry, by-time, body expiry, account index, a resource's mark (the entry again when
-// none). ARGV: entry JSON, expected version ('' for none), received at, id, body, body expiry,
-// status, type, account ('' for none), then what to do with the mark: '' nothing, 'read'
-// (answer it too), or 'advance' with the mark's JSON, time, rank and delivery (moved on
-// unless the one there is newer). Answers the new version (0: refused), with the mark for 'read'.
+// none), the account's kept bodies. ARGV: entry JSON, expected version ('' for none), received
+// at, id, body, body expiry, status, type, account ('' for none), then what to do with the
+// mark: '' nothing, 'read' (answer it too), or 'advance' with the mark's JSON, time, rank and
+// delivery (moved on unless the one there is newer); last, the most bodies an account keeps.
+// A body is kept from the first write only (later writes keep or drop it), and only while the
+// account keeps fewer unexpired ones than the most (else the entry is marked `c`). Answers the
+// new version (0: refused), with the mark for 'read'.
 const WRITE = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if ARGV[2] == '' then
@@ -47,9 +58,20 @@ redis.call('HSET', KEYS[1], 'e', ARGV[1], 's', ARGV[7], 't', ARGV[8], 'r', ARGV[
 if ARGV[5] == '' then
   redis.call('HDEL', KEYS[1], 'b', 'x')
   redis.call('ZREM', KEYS[3], ARGV[4])
-else
-  redis.call('HSET', KEYS[1], 'b', ARGV[5], 'x', ARGV[6])
-  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[4])
+  if ARGV[9] ~= '' then redis.call('ZREM', KEYS[6], ARGV[4]) end
+elseif ARGV[2] == '' then
+  local keep = true
+  if ARGV[9] ~= '' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', ARGV[3])
+    keep = redis.call('ZCARD', KEYS[6]) < tonumber(ARGV[#ARGV])
+  end
+  if keep then
+    redis.call('HSET', KEYS[1], 'b', ARGV[5], 'x', ARGV[6])
+    redis.call('ZADD', KEYS[3], ARGV[6], ARGV[4])
+    if ARGV[9] ~= '' then redis.call('ZADD', KEYS[6], ARGV[6], ARGV[4]) end
+  else
+    redis.call('HSET', KEYS[1], 'c', '1')
+  end
 end
 if ARGV[2] == '' then
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
@@ -100,10 +122,10 @@ while walked < 2000 do
       walked = walked + 1
       lastScore, lastId = score, id
       if not (untilScore and n >= untilScore) then
-        local f = redis.call('HMGET', prefix .. id, 'v', 'e', 'b', 'x', 's', 't')
+        local f = redis.call('HMGET', prefix .. id, 'v', 'e', 'b', 'x', 's', 't', 'c')
         if f[1] and (not statuses or statuses[f[5]]) and (ARGV[9] == '' or f[6] == ARGV[9]) then
           if #out == limit then return {out, 1, lastScore, lastId} end
-          table.insert(out, {f[1], f[2], f[3] or '', f[4] or ''})
+          table.insert(out, {f[1], f[2], f[3] or '', f[4] or '', f[7] or ''})
         end
       end
     end
@@ -127,7 +149,7 @@ return nv`)
 // prefix, account prefix, mode ('bodies-before', 'entries-before', 'account'), bound (the
 // offset in the account's index for 'account'). At most 500 a call: { dropped, looked at }.
 const PURGE = script(`
-local prefix, accounts, mode, bound = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local prefix, accounts, mode, bound, kept = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local ids
 if mode == 'account' then
   ids = redis.call('ZRANGE', KEYS[3], tonumber(bound), tonumber(bound) + 499)
@@ -144,10 +166,15 @@ for _, id in ipairs(ids) do
     redis.call('DEL', key)
     redis.call('ZREM', KEYS[1], id)
     redis.call('ZREM', KEYS[2], id)
-    if account and account ~= '' then redis.call('ZREM', accounts .. account, id) end
+    if account and account ~= '' then
+      redis.call('ZREM', accounts .. account, id)
+      redis.call('ZREM', kept .. account, id)
+    end
     dropped = dropped + 1
   else
     if redis.call('HEXISTS', key, 'b') == 1 then
+      local account = redis.call('HGET', key, 'a')
+      if account and account ~= '' then redis.call('ZREM', kept .. account, id) end
       redis.call('HDEL', key, 'b', 'x')
       redis.call('HINCRBY', key, 'v', 1)
       dropped = dropped + 1
@@ -173,9 +200,11 @@ return {dropped, #ids}`)
 export class RedisLedgerStore implements LedgerStore {
   readonly #client: RedisStoreOptions['client']
   readonly #base: string
+  readonly #maxBodies: number
 
   constructor(options: RedisLedgerStoreOptions) {
     checkOptions('RedisLedgerStore', options)
+    this.#maxBodies = maxBodiesOption('RedisLedgerStore', options.maxBodiesPerAccount)
     this.#client = options.client
     const prefix = options.prefix ?? DEFAULT_PREFIX
     // The tag is the prefix itself (encoded: no brace can end it early).
@@ -197,9 +226,9 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async get(id: string): Promise<StoredLedgerEntry | undefined> {
-    const [v, e, b, x] = await this.#client.hmget(this.#entry(id), 'v', 'e', 'b', 'x')
+    const [v, e, b, x, c] = await this.#client.hmget(this.#entry(id), 'v', 'e', 'b', 'x', 'c')
     if (v === null || v === undefined || e === null || e === undefined) return undefined
-    return assemble(v, e, b ?? '', x ?? '')
+    return assemble(v, e, b ?? '', x ?? '', c ?? '')
   }
 
   async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
@@ -242,7 +271,7 @@ export class RedisLedgerStore implements LedgerStore {
     resourceId: string | undefined,
     markArgs: ReadonlyArray<string | number>,
   ): Promise<unknown> {
-    const { body, bodyExpiresAt, ...rest } = entry
+    const { body, bodyExpiresAt, bodyCapped: _capped, ...rest } = entry
     const entryKey = this.#entry(entry.id)
     return WRITE(
       this.#client,
@@ -252,6 +281,7 @@ export class RedisLedgerStore implements LedgerStore {
         `${this.#base}bodies`,
         this.#account(entry.account ?? ''),
         resourceId === undefined ? entryKey : `${this.#base}m:${resourceId}`,
+        `${this.#base}kept:${entry.account ?? ''}`,
       ],
       [
         JSON.stringify(rest),
@@ -264,6 +294,7 @@ export class RedisLedgerStore implements LedgerStore {
         entry.type,
         entry.account ?? '',
         ...(markArgs.length === 0 ? [''] : markArgs),
+        this.#maxBodies,
       ],
     )
   }
@@ -295,8 +326,8 @@ export class RedisLedgerStore implements LedgerStore {
         filter.status !== undefined && statuses.length === 0 ? '1' : '0',
         filter.type ?? '',
       ],
-    )) as [[string, string, string, string][], number, string, string]
-    const entries = rows.map(([v, e, b, x]) => assemble(v, e, b, x))
+    )) as [[string, string, string, string, string][], number, string, string]
+    const entries = rows.map(([v, e, b, x, c]) => assemble(v, e, b, x, c))
     const page: LedgerPage = { entries }
     if (Number(more) === 1) {
       // A full page continues after its last entry; a short one after the last it walked.
@@ -337,7 +368,13 @@ export class RedisLedgerStore implements LedgerStore {
         const [count, seen] = (await PURGE(
           this.#client,
           [`${this.#base}by-time`, `${this.#base}bodies`, index],
-          [`${this.#base}e:`, `${this.#base}account:`, mode, mode === 'account' ? offset : bound],
+          [
+            `${this.#base}e:`,
+            `${this.#base}account:`,
+            mode,
+            mode === 'account' ? offset : bound,
+            `${this.#base}kept:`,
+          ],
         )) as [number, number]
         dropped += Number(count)
         if (Number(seen) < 500) return dropped
@@ -352,9 +389,10 @@ export class RedisLedgerStore implements LedgerStore {
   }
 }
 
-function assemble(v: string, e: string, b: string, x: string): StoredLedgerEntry {
+function assemble(v: string, e: string, b: string, x: string, c: string): StoredLedgerEntry {
   const entry = JSON.parse(e) as StoredLedgerEntry
   entry.version = Number(v)
+  if (c === '1') entry.bodyCapped = true
   if (b !== '') {
     entry.body = b
     entry.bodyExpiresAt = Number(x)

@@ -65,9 +65,9 @@ runSubscriptionStoreConformance(
 const ledgerPrefix = uniquePrefix('c-ledger')
 let ledgerClient: ReturnType<typeof client> | undefined
 runLedgerStoreConformance(
-  () => {
+  (o) => {
     ledgerClient ??= client()
-    return new RedisLedgerStore({ client: ledgerClient, prefix: ledgerPrefix, logger: false })
+    return new RedisLedgerStore({ client: ledgerClient, prefix: ledgerPrefix, logger: false, ...o })
   },
   { describe, it, name: 'RedisLedgerStore on a Redis Cluster: LedgerStore conformance' },
 )

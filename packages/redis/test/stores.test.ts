@@ -35,7 +35,7 @@ runSubscriptionStoreConformance(
 
 const ledgerPrefix = uniquePrefix('ledger')
 runLedgerStoreConformance(
-  () => new RedisLedgerStore({ client, prefix: ledgerPrefix, logger: false }),
+  (o) => new RedisLedgerStore({ client, prefix: ledgerPrefix, logger: false, ...o }),
   { describe, it, name: 'RedisLedgerStore: LedgerStore conformance' },
 )
 

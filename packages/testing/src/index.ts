@@ -22,7 +22,7 @@ export {
 export { type DedupeTiming, runDedupeStoreConformance } from './dedupe-conformance.js'
 export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
-export { runLedgerStoreConformance } from './ledger-conformance.js'
+export { type LedgerStoreKitOptions, runLedgerStoreConformance } from './ledger-conformance.js'
 export { runLedgerScenarios } from './ledger-scenarios.js'
 export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'
 export type {

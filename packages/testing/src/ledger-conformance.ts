@@ -30,9 +30,16 @@ function entry(overrides: Partial<LedgerEntry> = {}): LedgerEntry {
 /** The entry as written, without the version the store adds. */
 const fieldsOf = ({ version: _version, ...rest }: StoredLedgerEntry) => rest
 
+/** What the kit asks of a store it makes: a bound of its own for one test. */
+export interface LedgerStoreKitOptions {
+  /** The store's `maxBodiesPerAccount`. */
+  maxBodiesPerAccount?: number
+}
+
 /**
  * Runs the ledger store battery. `createStore` gives a store over an empty (or private)
- * ledger: the kit's entries are tagged at random, and one account per test is its own.
+ * ledger: the kit's entries are tagged at random, and one account per test is its own. It
+ * passes `options` on to the store it makes (`maxBodiesPerAccount`).
  *
  * @example
  * ```ts
@@ -42,7 +49,7 @@ const fieldsOf = ({ version: _version, ...rest }: StoredLedgerEntry) => rest
  * ```
  */
 export function runLedgerStoreConformance(
-  createStore: () => LedgerStore | Promise<LedgerStore>,
+  createStore: (options?: LedgerStoreKitOptions) => LedgerStore | Promise<LedgerStore>,
   options: StoreConformanceOptions,
 ): void {
   const { describe, it } = options ?? {}
@@ -54,11 +61,12 @@ export function runLedgerStoreConformance(
     ledgerLists(createStore, it)
     ledgerMarksAndPurges(createStore, it)
     ledgerCombinedWrites(createStore, it)
+    ledgerBodyBounds(createStore, it)
   })
 }
 
 type It = StoreConformanceOptions['it']
-type Make = () => LedgerStore | Promise<LedgerStore>
+type Make = (options?: LedgerStoreKitOptions) => LedgerStore | Promise<LedgerStore>
 
 function ledgerWrites(make: Make, it: It): void {
   it('an entry is written only when absent, then only at its current version', async () => {
@@ -271,3 +279,74 @@ function ledgerCombinedWrites(make: Make, it: It): void {
     assert.equal((await s.mark(resourceId))?.by, 'q19')
   })
 }
+
+/** Bodies: kept from the first write only, and per account only up to the store's bound. */
+function ledgerBodyBounds(make: Make, it: It): void {
+  it('a later write never sets a body: one purged stays gone, one never kept stays absent', async () => {
+    const s = await make()
+    const now = Date.now()
+    const bare = entry({ status: 'processing' })
+    assert.equal(await s.write(bare, undefined), 1)
+    assert.equal(
+      await s.write(
+        { ...bare, status: 'done', body: '{"late":1}', bodyExpiresAt: now + 60_000 },
+        1,
+      ),
+      2,
+    )
+    assert.equal((await s.get(bare.id))?.body, undefined)
+    const kept = entry({ body: '{"k":1}', bodyExpiresAt: now + 60_000 })
+    assert.equal(await s.write(kept, undefined), 1)
+    assert.equal(await s.write({ ...kept, status: 'done', body: '{"other":1}' }, 1), 2)
+    assert.equal((await s.get(kept.id))?.body, '{"k":1}', 'the first body stays')
+    assert.equal(await s.write(withoutBody({ ...kept, status: 'done' }), 2), 3)
+    assert.equal((await s.get(kept.id))?.body, undefined, 'a write without it drops it')
+  })
+
+  it("maxBodiesPerAccount: past it, an account's new entries are written without their body (bodyCapped); other accounts, expired bodies and a purge make room", async () => {
+    const s = await make({ maxBodiesPerAccount: 3 })
+    const now = Date.now()
+    const flood = `flood-${tag()}`
+    const other = `other-${tag()}`
+    const body = (n: number) => ({ body: `{"n":${n}}`, bodyExpiresAt: now + 60_000 })
+    // One expired body does not count.
+    await s.write(
+      entry({ account: flood, receivedAt: now, body: '{}', bodyExpiresAt: now - 1 }),
+      undefined,
+    )
+    const written: LedgerEntry[] = []
+    for (let n = 0; n < 5; n++) {
+      const e = entry({ account: flood, receivedAt: now + n, ...body(n) })
+      assert.equal(await s.write(e, undefined), 1)
+      written.push(e)
+    }
+    const read = await Promise.all(written.map((e) => s.get(e.id)))
+    assert.deepEqual(
+      read.map((e) => e?.body),
+      ['{"n":0}', '{"n":1}', '{"n":2}', undefined, undefined],
+    )
+    assert.deepEqual(
+      read.map((e) => e?.bodyCapped === true),
+      [false, false, false, true, true],
+    )
+    assert.equal(read[4]?.status, 'processing', 'the entry is written as given, its body aside')
+    // The mark stays through later writes, which never bring a body.
+    assert.equal(await s.write({ ...written[4]!, status: 'done' }, 1), 2)
+    const after = await s.get(written[4]!.id)
+    assert.equal(after?.bodyCapped, true)
+    assert.equal(after?.body, undefined)
+    const listed = await s.list({ account: flood })
+    assert.equal(listed.entries.filter((e) => e.bodyCapped === true).length, 2)
+    // Another account is not held back.
+    const theirs = entry({ account: other, ...body(9) })
+    await s.write(theirs, undefined)
+    assert.equal((await s.get(theirs.id))?.body, '{"n":9}')
+    // Once the account's bodies are purged, new ones are kept again.
+    await s.purge({ account: flood })
+    const again = entry({ account: flood, receivedAt: now + 10, ...body(10) })
+    await s.write(again, undefined)
+    assert.equal((await s.get(again.id))?.body, '{"n":10}')
+  })
+}
+
+const withoutBody = ({ body: _b, bodyExpiresAt: _x, ...rest }: LedgerEntry): LedgerEntry => rest

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createDeliveryLedger, MemoryLedgerStore } from '@scheduling-kit/core'
+import { createDeliveryLedger, type DeliveryPage, MemoryLedgerStore } from '@scheduling-kit/core'
 import { afterEach, expect, it } from 'vitest'
 
 const CLI = new URL('../bin/scheduling-kit.js', import.meta.url).pathname
@@ -22,6 +22,17 @@ function cli(args: string[]) {
     child.stderr.on('data', (d) => (stderr += d))
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
+}
+
+/** Serves a delivery page on a port of its own; its address. */
+async function servePage(page: DeliveryPage): Promise<string> {
+  const server = createServer((req, res) => page.node(req, res))
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  closers.push(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin/deliveries`
 }
 
 /** A control character other than the line feed, DEL, or a bidirectional override. */
@@ -74,13 +85,7 @@ it('lists, shows and replays through the page with its authorization; refused wi
       return { planned: 1, replayed: 1, failed: 0, skipped: 0, problems: [] }
     },
   })
-  const server = createServer((req, res) => page.node(req, res))
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  closers.push(() => {
-    server.closeAllConnections()
-    server.close()
-  })
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin/deliveries`
+  const url = await servePage(page)
   const auth = ['--page', url, '--header', 'authorization: Bearer ops']
 
   const refused = await cli(['list', '--page', url])
@@ -145,13 +150,7 @@ it("purges through the page: one account's bodies, then what retention says is o
   await store.write(entry('payload_a2', 'acct_a', now), undefined)
   await store.write(entry('payload_b1', 'acct_b', now), undefined)
   const page = ledger.page({ authorize: (req) => req.headers.authorization === 'Bearer ops' })
-  const server = createServer((req, res) => page.node(req, res))
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  closers.push(() => {
-    server.closeAllConnections()
-    server.close()
-  })
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin/deliveries`
+  const url = await servePage(page)
   const auth = ['--page', url, '--header', 'authorization: Bearer ops']
 
   const refused = await cli(['purge', '--page', url, '--account', 'acct_a'])

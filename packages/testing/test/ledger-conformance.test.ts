@@ -2,7 +2,7 @@ import { type LedgerStore, MemoryLedgerStore } from '@scheduling-kit/core'
 import { describe, expect, it } from 'vitest'
 import { runLedgerStoreConformance } from '../src/index.js'
 
-runLedgerStoreConformance(() => new MemoryLedgerStore(), {
+runLedgerStoreConformance((o) => new MemoryLedgerStore(o), {
   describe,
   it,
   name: 'MemoryLedgerStore: LedgerStore conformance',
@@ -39,5 +39,19 @@ describe('runLedgerStoreConformance against a broken store', () => {
     expect(failures).toContain(
       "purge drops expired bodies (the entry stays, its version moves on), old entries, and one account's bodies",
     )
+  })
+})
+
+describe('runLedgerStoreConformance against a store without a body bound', () => {
+  it('fails a store that keeps every body of a flooding account', async () => {
+    const failures: string[] = []
+    const tests: Array<[string, () => Promise<void>]> = []
+    runLedgerStoreConformance(() => new MemoryLedgerStore(), {
+      describe: (_name, fn) => fn(),
+      it: (name, fn) => void tests.push([name, fn]),
+    })
+    for (const [name, fn] of tests) await fn().catch(() => failures.push(name))
+    expect(failures).toHaveLength(1)
+    expect(failures[0]).toMatch(/^maxBodiesPerAccount/)
   })
 })

@@ -7,7 +7,13 @@ export { cipherOption, RecordSealer } from '../credentials/sealed.js'
 export { serverText } from '../errors/errors.js'
 export { HealthProblem, healthDetail, runCheck } from '../health/health.js'
 export { healthReport } from '../health/report.js'
-export { ledgerPageSize, ledgerTimeOf, readLedgerCursor } from '../ledger/store.js'
+export {
+  DEFAULT_BODIES_PER_ACCOUNT,
+  ledgerPageSize,
+  ledgerTimeOf,
+  maxBodiesOption,
+  readLedgerCursor,
+} from '../ledger/store.js'
 export { consoleLogger } from '../log.js'
 export { decodeStoreKey, encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'

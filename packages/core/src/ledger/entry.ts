@@ -54,6 +54,11 @@ export interface LedgerEntry {
    */
   body?: string
   bodyExpiresAt?: number
+  /**
+   * Set by the store: its account kept `maxBodiesPerAccount` bodies already when it arrived,
+   * so its body was not kept (it ran as always; a replay cannot run it, `catchUp` recovers it).
+   */
+  bodyCapped?: true
   /** Who runs its handlers now, and until when (renewed while they run). */
   owner?: string
   leaseUntil?: number

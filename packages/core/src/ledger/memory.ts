@@ -12,6 +12,7 @@ import {
   ledgerPageSize,
   listOrder,
   matches,
+  maxBodiesOption,
   readLedgerCursor,
 } from './store.js'
 
@@ -22,6 +23,11 @@ export interface MemoryLedgerStoreOptions {
    * again later) rather than forgetting a failed or dead one. Default 100 000.
    */
   maxEntries?: number
+  /**
+   * The most unexpired bodies one account keeps for replay. Past it, a new delivery of that
+   * account is recorded and run as always, its body not kept (`bodyCapped`). Default 10 000.
+   */
+  maxBodiesPerAccount?: number
 }
 
 /**
@@ -33,9 +39,13 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #entries = new Map<string, StoredLedgerEntry>()
   readonly #marks = new Map<string, StoredResourceMark>()
   readonly #max: number
+  readonly #maxBodies: number
+  /** Per account, the entries that kept a body (an expired or dropped one leaves on a count). */
+  readonly #kept = new Map<string, { ids: Set<string>; sweptAt: number }>()
 
   constructor(options: MemoryLedgerStoreOptions = {}) {
     this.#max = options.maxEntries ?? 100_000
+    this.#maxBodies = maxBodiesOption('MemoryLedgerStore', options.maxBodiesPerAccount)
   }
 
   /** Entries held now. */
@@ -57,8 +67,40 @@ export class MemoryLedgerStore implements LedgerStore {
     if (current?.version !== expected) return Promise.resolve(undefined)
     if (current === undefined && this.#entries.size >= this.#max) this.#makeRoom()
     const version = (expected ?? 0) + 1
-    this.#entries.set(entry.id, { ...entry, version })
+    this.#entries.set(entry.id, { ...this.#withBody(entry, current), version })
     return Promise.resolve(version)
+  }
+
+  /** The entry with the body it may keep: from its first write only, within its account's count. */
+  #withBody(entry: LedgerEntry, current: StoredLedgerEntry | undefined): LedgerEntry {
+    if (current !== undefined) {
+      // Nearly always: the body as first written, or none (no copy made).
+      if (!current.bodyCapped && entry.body === current.body) return entry
+      const base = current.bodyCapped
+        ? { ...withoutBody(entry), bodyCapped: true as const }
+        : withoutBody(entry)
+      return entry.body === undefined || current.body === undefined
+        ? base
+        : { ...base, body: current.body, bodyExpiresAt: current.bodyExpiresAt! }
+    }
+    if (entry.body === undefined || entry.account === undefined) return entry
+    let kept = this.#kept.get(entry.account)
+    if (kept === undefined) {
+      kept = { ids: new Set(), sweptAt: 0 }
+      this.#kept.set(entry.account, kept)
+    }
+    // At the count, drop the ids whose body expired or went, at most once a second.
+    if (kept.ids.size >= this.#maxBodies && entry.receivedAt - kept.sweptAt >= 1_000) {
+      kept.sweptAt = entry.receivedAt
+      for (const id of kept.ids) {
+        const held = this.#entries.get(id)
+        if (held?.body === undefined || (held.bodyExpiresAt ?? 0) <= entry.receivedAt)
+          kept.ids.delete(id)
+      }
+    }
+    if (kept.ids.size >= this.#maxBodies) return { ...withoutBody(entry), bodyCapped: true }
+    kept.ids.add(entry.id)
+    return entry
   }
 
   /** Drops the oldest handled entry; throws `store_full` when every entry still matters. */
@@ -122,6 +164,7 @@ export class MemoryLedgerStore implements LedgerStore {
   purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {
     let bodies = 0
     let entries = 0
+    if (what.account !== undefined) this.#kept.delete(what.account)
     for (const [id, entry] of this.#entries) {
       if (what.entriesBefore !== undefined && entry.receivedAt < what.entriesBefore) {
         this.#entries.delete(id)

@@ -37,7 +37,7 @@ function row(entry: LedgerEntry, view: PageView): string {
   ]
   if (view.canReplay) {
     cells.push(
-      `<td><form method="post" action=""><input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}"><input type="hidden" name="replay" value="${escapeHtml(entry.id)}"><button class="replay" type="submit"${entry.body === undefined ? ' disabled title="body past its retention"' : ''}>Replay</button></form></td>`,
+      `<td><form method="post" action=""><input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}"><input type="hidden" name="replay" value="${escapeHtml(entry.id)}"><button class="replay" type="submit"${entry.body === undefined ? ` disabled title="${entry.bodyCapped ? 'body not kept: its account kept the most bodies' : 'body past its retention'}"` : ''}>Replay</button></form></td>`,
     )
   }
   return `<tr data-id="${escapeHtml(entry.id)}">${cells.join('')}</tr>`

@@ -75,7 +75,12 @@ async function replayOne<E extends LedgerEnvelope>(
   const entry = await ledger.get(id)
   if (entry === undefined) return { skipped: 'no such entry' }
   const text = await ledger.bodyOf(entry)
-  if (text === undefined) return { skipped: 'its body is past the retention (the entry stays)' }
+  if (text === undefined)
+    return {
+      skipped: entry.bodyCapped
+        ? 'its body was not kept: its account kept maxBodiesPerAccount bodies then (catchUp recovers its state)'
+        : 'its body is past the retention (the entry stays)',
+    }
   const event = runner.parse(text)
   const start = async (): Promise<OneOutcome> => {
     const admission = await ledger.admitReplay(id, newOwnerId())

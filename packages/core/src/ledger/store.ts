@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors/errors.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type {
   DeliveryStatus,
@@ -54,6 +55,11 @@ export interface LedgerStore {
   /**
    * Writes `entry` when the stored version is `expected` (`undefined`: only when there is no
    * entry). Resolves to the new version, or `undefined` when another write came first.
+   *
+   * A body is kept from an entry's first write only: a later write keeps the stored body, or
+   * drops it when it has none, never sets one. A first write keeps it only while the entry's
+   * account keeps fewer unexpired bodies than the store's `maxBodiesPerAccount`; past it the
+   * entry is written without it and read back with `bodyCapped: true`.
    */
   write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined>
   /** Entries matching the filter, newest first (by first recording, then id). */
@@ -83,6 +89,17 @@ export interface LedgerStore {
     expected: number | undefined,
     mark: ResourceMark,
   ): Promise<number | undefined>
+}
+
+/** Default of the stores' `maxBodiesPerAccount`. */
+export const DEFAULT_BODIES_PER_ACCOUNT = 10_000
+
+/** A store's `maxBodiesPerAccount`, checked: a positive whole number, default 10 000. */
+export function maxBodiesOption(store: string, value: number | undefined): number {
+  if (value === undefined) return DEFAULT_BODIES_PER_ACCOUNT
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new ConfigError(`${store}: maxBodiesPerAccount must be a whole number, 1 or more.`)
+  return value
 }
 
 /** Every status an entry can have. */

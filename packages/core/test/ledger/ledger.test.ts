@@ -3,6 +3,7 @@ import { createCredentialCipher } from '../../src/credentials/cipher.js'
 import { generateCredentialKey } from '../../src/credentials/keys.js'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
+import type { LedgerStore } from '../../src/ledger/store.js'
 import type { WebhookContext } from '../../src/webhooks/context.js'
 import type { WebhookHandler } from '../../src/webhooks/contract.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
@@ -180,7 +181,20 @@ describe('the delivery ledger through the webhook handler', () => {
 
   it('bodies are sealed with the cipher (bound to their entry), opened for replay, and a tampered one is refused', async () => {
     const cipher = createCredentialCipher({ keys: { k1: generateCredentialKey() }, current: 'k1' })
-    const store = new MemoryLedgerStore()
+    const inner = new MemoryLedgerStore()
+    // The store as an attacker with the database sees it: a body may be moved between rows.
+    const moved = new Map<string, string>()
+    const store: LedgerStore = {
+      get: async (id) => {
+        const entry = await inner.get(id)
+        return entry === undefined || !moved.has(id) ? entry : { ...entry, body: moved.get(id)! }
+      },
+      write: (e, v) => inner.write(e, v),
+      list: (f) => inner.list(f),
+      mark: (r) => inner.mark(r),
+      setMark: (m, v) => inner.setMark(m, v),
+      purge: (p) => inner.purge(p),
+    }
     const ledger = createDeliveryLedger({ store, cipher, logger: quiet })
     const seen: string[] = []
     const handler = createWebhookHandler({
@@ -200,8 +214,7 @@ describe('the delivery ledger through the webhook handler', () => {
     expect(seen).toEqual([a.id, b.id, a.id])
     // B's sealed body moved onto A's entry does not open.
     const entryB = (await ledger.get(b.id))!
-    const current = (await ledger.get(a.id))!
-    await store.write({ ...current, body: entryB.body }, current.version)
+    moved.set(a.id, entryB.body!)
     const report = await handler.replay(a.id)
     expect(report.skipped).toBe(1)
     expect(report.problems[0]!.why).toMatch(/credential_mismatch|credential_tampered/)
@@ -261,6 +274,32 @@ describe('the delivery ledger through the webhook handler', () => {
     expect(await ledger.purge({ account: 'alice' })).toEqual({ bodies: 2, entries: 0 })
     expect((await ledger.get('b1'))?.body).toBe('{}')
     expect((await ledger.get('a1'))?.body).toBeUndefined()
+  })
+
+  it('a flood of one account past maxBodiesPerAccount: every delivery runs and is recorded, past the bound without its body; a replay says why; another account keeps its bodies', async () => {
+    const ledger = createDeliveryLedger({
+      store: new MemoryLedgerStore({ maxBodiesPerAccount: 2 }),
+    })
+    const runs: string[] = []
+    const send = (n: number, account: string) => {
+      const event = envelope('event.created', { id: `payload_flood_${account}_${n}` })
+      return ledger.deliver(
+        { envelope: event, key: event.id, account, text: JSON.stringify(event) },
+        () => void runs.push(event.id),
+      )
+    }
+    for (let n = 0; n < 5; n++) expect(await send(n, 'alice')).toBe('ran')
+    expect(await send(0, 'bob')).toBe('ran')
+    expect(runs).toHaveLength(6)
+    const alice = (await ledger.list({ account: 'alice' })).entries
+    expect(alice.map((e) => e.status)).toEqual(Array(5).fill('done'))
+    expect(alice.filter((e) => e.body !== undefined)).toHaveLength(2)
+    expect(alice.filter((e) => e.bodyCapped)).toHaveLength(3)
+    expect((await ledger.get('payload_flood_bob_0'))?.body).toBeDefined()
+    const handler = createWebhookHandler({ secret: SECRET, ledger, onAny: () => {} })
+    const report = await handler.replay('payload_flood_alice_4')
+    expect(report.skipped).toBe(1)
+    expect(report.problems[0]!.why).toMatch(/not kept: its account kept maxBodiesPerAccount/)
   })
 
   it('a delivery whose holder died (its lease lapsed) runs again on the next arrival; one within its lease is answered 409', async () => {
