@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs'
+import { createTestEvent, sendTestEvent } from '@scheduling-kit/testing'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startStack } from '../src/stack.js'
@@ -192,6 +193,41 @@ describe('the example app and the fake service in a real browser', () => {
     )
     expect((await stack.example.ledger.get(event.id))?.source).toBe('replay')
     await shot(page, 'deliveries-replayed')
+
+    // What the page shows besides handled deliveries: a forged request (refused, never
+    // recorded), a duplicate (the service's redeliver of a handled one), and a late copy of an
+    // Event's booking after its cancellation (stale).
+    const hook = stack.service.webhooks().find((w) => w.id === stack.webhookId)!
+    const hookUrl = `${stack.appUrl}/webhooks/scheduling`
+    const forged = await sendTestEvent(hookUrl, createTestEvent('event.created'), {
+      secret: 'not-the-secret',
+      webhookId: hook.id,
+    })
+    expect(forged.status).toBe(401)
+    const payload = { id: `event_late_${Date.now()}` }
+    const created = await stack.service.trigger('event.created', { payload })
+    await stack.service.trigger('event.canceled', { payload })
+    await stack.service.idle()
+    // Another delivery of the booking, as old as the first: older than the cancellation applied.
+    const copy = createTestEvent('event.created', {
+      occurred_at: created.event.occurred_at,
+      payload: created.event.payload as Record<string, unknown>,
+    })
+    const late = await sendTestEvent(hookUrl, copy, { secret: hook.secret, webhookId: hook.id })
+    expect(late.body).toContain('"stale":true')
+    const done = stack.service.deliveries().find((d) => d.payloadId === created.event.id && d.ok)!
+    await stack.service.redeliver(done.deliveryId)
+    await page.goto(`${stack.appUrl}/admin/deliveries`)
+    const recent = page.locator('#recent')
+    expect(await recent.locator('tr.recent-refused').first().textContent()).toContain('401')
+    expect(await recent.locator('tr.recent-duplicate').first().textContent()).toContain(
+      created.event.id,
+    )
+    await page.goto(`${stack.appUrl}/admin/deliveries?status=stale`)
+    expect(await page.locator(`#deliveries tr[data-id="${copy.id}"] .status`).textContent()).toBe(
+      'stale',
+    )
+    await shot(page, 'deliveries-stale')
     await context.close()
   })
 })

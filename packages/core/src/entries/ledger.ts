@@ -25,5 +25,6 @@ export type {
   PageNodeResponse,
   PageRequest,
 } from '../ledger/page.js'
+export type { RecentAnswer } from '../ledger/recent.js'
 export type { ReplayOptions, ReplayReport, ReplayRunner } from '../ledger/replay.js'
 export type { LedgerFilter, LedgerPage, LedgerPurge, LedgerStore } from '../ledger/store.js'

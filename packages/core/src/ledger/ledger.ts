@@ -16,6 +16,7 @@ import {
 import type { StoredLedgerEntry } from './entry.js'
 import type { DeliveryLedgerOptions } from './options.js'
 import { createDeliveryPage, type DeliveryPage, type LedgerPageOptions } from './page.js'
+import { type RecentAnswer, RecentAnswers } from './recent.js'
 import {
   type ReplayOptions,
   type ReplayReport,
@@ -33,6 +34,7 @@ import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
 /** The ledger of one app's deliveries; see `createDeliveryLedger`. */
 export class DeliveryLedger {
   readonly #runs: LedgerRuns
+  readonly #recent = new RecentAnswers()
 
   constructor(options: DeliveryLedgerOptions) {
     this.#runs = new LedgerRuns(options)
@@ -56,12 +58,45 @@ export class DeliveryLedger {
       finalAttempt?: boolean
     },
   ): Promise<DeliveryOutcome> {
-    return deliverRecorded(this.#runs, delivery, run, options?.finalAttempt)
+    const outcome = deliverRecorded(this.#runs, delivery, run, options?.finalAttempt)
+    return outcome.then((came) => {
+      if (came === 'done') this.#duplicate(delivery)
+      return came
+    })
   }
 
   /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
-  recordQueued(delivery: VerifiedDelivery): Promise<boolean> {
-    return recordQueued(this.#runs, delivery)
+  async recordQueued(delivery: VerifiedDelivery): Promise<boolean> {
+    const recorded = await recordQueued(this.#runs, delivery)
+    if (!recorded) this.#duplicate(delivery)
+    return recorded
+  }
+
+  #duplicate(delivery: VerifiedDelivery): void {
+    this.#recent.note({
+      kind: 'duplicate',
+      at: this.#runs.now(),
+      status: 200,
+      id: delivery.key,
+      type: delivery.envelope.type,
+      ...(delivery.webhookId === undefined ? {} : { webhookId: delivery.webhookId }),
+    })
+  }
+
+  /**
+   * A request the webhook handler refused (never verified, so never recorded), for the
+   * delivery page's list of requests answered without a run. The handler tells it; a 409 of a
+   * delivery running now is not a refusal.
+   */
+  noteRefused(error: { status: number; code: string }, webhookId?: string): void {
+    if (error.code === 'delivery_in_progress') return
+    this.#recent.note({
+      kind: 'refused',
+      at: this.#runs.now(),
+      status: error.status,
+      code: error.code,
+      ...(webhookId === undefined ? {} : { webhookId }),
+    })
   }
 
   /**
@@ -104,9 +139,21 @@ export class DeliveryLedger {
   page(options: LedgerPageOptions): DeliveryPage {
     const store = this.#runs.store
     return createDeliveryPage(
-      { list: (filter) => store.list(filter), get: (id) => store.get(id) },
+      {
+        list: (filter) => store.list(filter),
+        get: (id) => store.get(id),
+        recent: () => this.recent(),
+      },
       { purge: (what) => this.purge(what), ...options },
     )
+  }
+
+  /**
+   * The requests this process answered without a run, newest first: refusals (never verified,
+   * so never recorded) and duplicates. Kept in memory, the last 100.
+   */
+  recent(): RecentAnswer[] {
+    return this.#recent.list()
   }
 
   /** An entry by its ledger id (the delivery's dedupe key), with its status. */

@@ -1,5 +1,6 @@
 import { escapeHtml } from '../http/html.js'
 import type { LedgerEntry } from './entry.js'
+import type { RecentAnswer } from './recent.js'
 
 // The delivery page's HTML, as a pure function of what it shows: every value escaped, no
 // script, one form per replay button carrying the page's anti-forgery token.
@@ -14,6 +15,8 @@ export interface PageView {
   csrf: string
   /** Whether replay buttons are shown (the page was given `replay`). */
   canReplay: boolean
+  /** Requests this process answered without a run, newest first (the first page only). */
+  recent?: readonly RecentAnswer[]
   /** Whether the purge form is shown (the page was made by `ledger.page()`). */
   canPurge?: boolean
   /** A line above the table: what the last action did. */
@@ -41,6 +44,19 @@ function row(entry: LedgerEntry, view: PageView): string {
     )
   }
   return `<tr data-id="${escapeHtml(entry.id)}">${cells.join('')}</tr>`
+}
+
+/** Requests answered without a run: refused ones were never verified, so never recorded. */
+function recentTable(recent: readonly RecentAnswer[]): string {
+  if (recent.length === 0) return ''
+  const rows = recent.map(
+    (a) =>
+      `<tr class="recent-${escapeHtml(a.kind)}"><td>${time(a.at)}</td><td class="kind">${escapeHtml(a.kind)}</td><td>${a.status} ${escapeHtml(a.code ?? '')}</td><td class="id">${escapeHtml(a.id ?? '')}</td><td>${escapeHtml(a.type ?? '')}</td><td class="id">${escapeHtml(a.webhookId ?? '')}</td></tr>`,
+  )
+  return `<h2>Answered without a run (this process, the last ${recent.length})</h2>
+<p>Refused requests were never verified, so the ledger does not record them; a duplicate changes no entry.</p>
+<table id="recent"><thead><tr><th>at</th><th>what</th><th>answer</th><th>id</th><th>type</th><th>webhook (as sent)</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>`
 }
 
 /** Drops what retention says is over; with an account filter, that account's bodies. */
@@ -79,6 +95,7 @@ ${view.notice === undefined ? '' : `<p id="notice">${escapeHtml(view.notice)}</p
 <tbody>${view.entries.map((e) => row(e, view)).join('\n')}</tbody></table>
 ${view.entries.length === 0 ? '<p id="empty">No delivery matches.</p>' : ''}
 ${view.next === undefined ? '' : `<p><a id="next" href="?${escapeHtml(view.next)}">Older deliveries</a></p>`}
+${recentTable(view.recent ?? [])}
 ${view.canPurge ? purgeForm(view) : ''}
 </body></html>`
 }

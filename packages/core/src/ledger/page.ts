@@ -19,6 +19,7 @@ import {
   wantsJson,
 } from './page-http.js'
 
+import type { RecentAnswer } from './recent.js'
 import type { ReplayReport } from './replay.js'
 import { DELIVERY_STATUSES, type LedgerPage as EntriesPage, type LedgerFilter } from './store.js'
 
@@ -55,6 +56,8 @@ export interface LedgerPageOptions {
 interface PageLedger {
   list(filter: LedgerFilter): Promise<EntriesPage>
   get?(id: string): Promise<LedgerEntry | undefined>
+  /** Requests this process answered without a run (refused, duplicate). */
+  recent?(): readonly RecentAnswer[]
 }
 
 /** The page, mountable on any framework: `node(req, res)` or `fetch(request)`. */
@@ -141,9 +144,10 @@ class DeliveryPageRoutes implements DeliveryPage {
       limit: this.#pageSize,
       ...(after ? { after } : {}),
     })
+    const recent = after ? [] : (this.ledger.recent?.() ?? [])
     if (asJson) {
       const more = page.next === undefined ? {} : { next: page.next }
-      return json(200, { entries: page.entries.map(shown), ...more }, cookie)
+      return json(200, { entries: page.entries.map(shown), recent, ...more }, cookie)
     }
     const next =
       page.next === undefined ? undefined : new URLSearchParams({ ...filter, after: page.next })
@@ -154,6 +158,7 @@ class DeliveryPageRoutes implements DeliveryPage {
       csrf: token,
       canReplay: this.options.replay !== undefined,
       canPurge: this.options.purge !== undefined,
+      recent,
       ...(next === undefined ? {} : { next: next.toString() }),
       ...(notice === null ? {} : { notice }),
     }

@@ -142,6 +142,7 @@ class Endpoint implements WebhookHandler {
       // The framework's error handler prints `stack`: make it tell what threw, too.
       if (forwarded) error.stack = describeError(error)
       const logger = forwarded ? undefined : this.#loggerFor(request)
+      if (error.status < 500) this.#settings.ledger?.noteRefused(error, state.webhookId)
       await this.#report(error, state, logger)
       return { ...errorAnswer(error), error }
     }

@@ -276,6 +276,41 @@ describe('the delivery ledger through the webhook handler', () => {
     expect((await ledger.get('a1'))?.body).toBeUndefined()
   })
 
+  it("a queue's job that never ran (its entry still received) is found by a replay of received entries, and run once", async () => {
+    let now = Date.now()
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), now: () => now })
+    const runs: string[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      onAny: (e) => void runs.push(e.id),
+    })
+    const lost = envelope()
+    const fresh = envelope()
+    const text = (e: { id: string }) => JSON.stringify(e)
+    expect(await ledger.recordQueued({ envelope: lost, key: lost.id, text: text(lost) })).toBe(true)
+    now += 3_600_000
+    expect(await ledger.recordQueued({ envelope: fresh, key: fresh.id, text: text(fresh) })).toBe(
+      true,
+    )
+    // Older than an hour in the queue: its job is taken as lost.
+    const report = await handler.replay(
+      { status: 'received', until: now - 600_000 },
+      { reason: 'queued over an hour ago', perSecond: 1_000 },
+    )
+    expect(report).toMatchObject({ planned: 1, replayed: 1 })
+    expect(runs).toEqual([lost.id])
+    expect((await ledger.get(lost.id))?.status).toBe('done')
+    expect((await ledger.get(fresh.id))?.status).toBe('received')
+    // The job, should it turn up after all, finds its entry done: it does not run again.
+    expect(
+      await ledger.deliver({ envelope: lost, key: lost.id, text: text(lost) }, () =>
+        runs.push('twice'),
+      ),
+    ).toBe('done')
+    expect(runs).toEqual([lost.id])
+  })
+
   it('a flood of one account past maxBodiesPerAccount: every delivery runs and is recorded, past the bound without its body; a replay says why; another account keeps its bodies', async () => {
     const ledger = createDeliveryLedger({
       store: new MemoryLedgerStore({ maxBodiesPerAccount: 2 }),

@@ -116,6 +116,53 @@ describe('the delivery page', () => {
     expect(await purged.json()).toEqual({ bodies: 0, entries: 0 }) // nothing past retention yet
   })
 
+  it("lists the requests answered without a run: a forged one (never recorded), a duplicate; the sender's webhook id escaped; a 409 is no refusal", async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), logger: quiet })
+    const handler = createWebhookHandler({ secret: 'test-secret', ledger, logger: quiet })
+    const hooks = await serveHandler(handler)
+    servers.push(hooks)
+    const event = envelope('event.created')
+    expect((await deliver(hooks.url, JSON.stringify(event))).status).toBe(200)
+    expect((await deliver(hooks.url, JSON.stringify(event))).status).toBe(200) // a retry
+    const forged = envelope('event.canceled')
+    const refused = await deliver(hooks.url, JSON.stringify(forged), {
+      secret: 'not-the-secret',
+      webhookId: 'wh_<script>x</script>',
+    })
+    expect(refused.status).toBe(401)
+    expect(await ledger.get(forged.id)).toBeUndefined() // never recorded
+    expect(ledger.recent().map((a) => [a.kind, a.status])).toEqual([
+      ['refused', 401],
+      ['duplicate', 200],
+    ])
+    const page = ledger.page({ authorize: () => true })
+    const url = await servePage(page)
+    const html = await (await fetch(url)).text()
+    expect(html).toContain('id="recent"')
+    expect(html).toContain('signature_invalid')
+    expect(html).toContain(`<td class="id">${event.id}</td>`)
+    expect(html).not.toContain('<script>x')
+    expect(html).toContain('wh_&lt;script&gt;x&lt;/script&gt;')
+    const asJson = (await (
+      await fetch(url, { headers: { accept: 'application/json' } })
+    ).json()) as {
+      recent: { kind: string }[]
+    }
+    expect(asJson.recent.map((a) => a.kind)).toEqual(['refused', 'duplicate'])
+  })
+
+  it('keeps the last 100 answers, newest first, each field capped', () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    for (let i = 0; i < 150; i++)
+      ledger.noteRefused({ status: 401, code: `c${i}` }, 'w'.repeat(500))
+    ledger.noteRefused({ status: 409, code: 'delivery_in_progress' })
+    const recent = ledger.recent()
+    expect(recent).toHaveLength(100)
+    expect(recent[0]!.code).toBe('c149')
+    expect(recent[99]!.code).toBe('c50')
+    expect(recent[0]!.webhookId!.length).toBeLessThanOrEqual(65)
+  })
+
   it('a store that fails: answered 500 without its error, which goes to the log with its cause', async () => {
     const store = new MemoryLedgerStore()
     store.list = async () => {
