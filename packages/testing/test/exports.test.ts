@@ -25,6 +25,7 @@ const NAMES = [
   'FakeSchedulingService',
   'FakeSchedulingServiceOptions',
   'InstanceLog',
+  'LedgerStoreKitOptions',
   'ListedEvent',
   'OAuthFlowOptions',
   'RaceStop',
