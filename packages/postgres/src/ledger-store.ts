@@ -19,6 +19,7 @@ import {
 import { postgresHealth } from './health.js'
 import {
   DEFAULT_LEDGER_TABLE,
+  holdsTableName,
   marksTableName,
   type PostgresPool,
   type PostgresStoreOptions,
@@ -62,6 +63,7 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #pool: PostgresPool
   readonly #table: string
   readonly #marks: string
+  readonly #holds: string
   readonly #schema: string | undefined
   readonly #name: string
   readonly #maxBodies: number
@@ -72,7 +74,9 @@ export class PostgresLedgerStore implements LedgerStore {
     this.#pool = options.pool
     this.#schema = options.schema
     this.#name = options.table ?? DEFAULT_LEDGER_TABLE
-    this.#marks = `${this.#table.slice(0, this.#table.lastIndexOf('.'))}.${marksTableName(this.#name)}`
+    const schema = this.#table.slice(0, this.#table.lastIndexOf('.'))
+    this.#marks = `${schema}.${marksTableName(this.#name)}`
+    this.#holds = `${schema}.${holdsTableName(this.#name)}`
   }
 
   /** Whether the database answers and the table is migrated, for a readiness route. */
@@ -260,6 +264,28 @@ export class PostgresLedgerStore implements LedgerStore {
             [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by, expected],
           )
     return rows[0] === undefined ? undefined : Number(rows[0].version)
+  }
+
+  /** One statement: takes, renews or releases a resource's hold (one round trip). */
+  async holdResource(
+    resourceId: string,
+    owner: string,
+    until: number,
+    now: number,
+  ): Promise<boolean> {
+    const { rowCount } =
+      until === 0
+        ? await this.#run(`DELETE FROM ${this.#holds} WHERE resource_id = $1 AND owner = $2`, [
+            resourceId,
+            owner,
+          ])
+        : await this.#run(
+            `INSERT INTO ${this.#holds} AS h (resource_id, owner, until) VALUES ($1, $2, $3)
+             ON CONFLICT (resource_id) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
+             WHERE h.owner = EXCLUDED.owner OR h.until <= $4`,
+            [resourceId, owner, until, now],
+          )
+    return rowCount === 1
   }
 
   async purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {

@@ -5,6 +5,7 @@ import {
   DEFAULT_SCHEMA,
   DEFAULT_SUBSCRIPTION_TABLE,
   DEFAULT_TOKEN_TABLE,
+  holdsTableName,
   identifier,
   MIGRATIONS_TABLE,
   marksTableName,
@@ -161,13 +162,23 @@ const MIGRATIONS: Migration[] = [
     )`,
   },
   // ledger@2: each account's kept bodies counted on an index, for `maxBodiesPerAccount`; an
-  // entry whose body was not kept for it says so.
+  // entry whose body was not kept for it says so; `<table>$holds`, the resource holds that run
+  // one delivery of an Event at a time across processes.
   {
     kind: 'ledger',
     version: 2,
-    sql: (t, name) => `ALTER TABLE ${t} ADD COLUMN body_capped boolean NOT NULL DEFAULT false;
+    sql: (
+      t,
+      name,
+      schema,
+    ) => `ALTER TABLE ${t} ADD COLUMN body_capped boolean NOT NULL DEFAULT false;
     CREATE INDEX "${name.slice(0, 55)}$kept" ON ${t} (account, body_expires_at)
-      WHERE body_expires_at IS NOT NULL AND account IS NOT NULL`,
+      WHERE body_expires_at IS NOT NULL AND account IS NOT NULL;
+    CREATE TABLE ${schema}.${holdsTableName(name)} (
+      resource_id text PRIMARY KEY,
+      owner text NOT NULL,
+      until bigint NOT NULL
+    )`,
   },
 ]
 

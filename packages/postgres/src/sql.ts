@@ -182,3 +182,8 @@ export const msFromNow = (n: number) => `clock_timestamp() + $${n} * interval '1
 export function marksTableName(table: string): string {
   return `"${table.slice(0, 50)}$marks"`
 }
+
+/** The table of a ledger's resource holds: `"<ledger table>$holds"`, quoted. */
+export function holdsTableName(table: string): string {
+  return `"${table.slice(0, 50)}$holds"`
+}

@@ -133,6 +133,21 @@ while walked < 2000 do
 end
 return {out, 1, lastScore, lastId}`)
 
+// KEYS: a resource's hold. ARGV: owner, until (0: release), now. Taken when free, lapsed or
+// the owner's own; released only by its owner. Expires by itself a minute after `until`.
+const HOLD = script(`
+local o = redis.call('HGET', KEYS[1], 'o')
+if ARGV[2] == '0' then
+  if o == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+  return 0
+end
+if o and o ~= ARGV[1] and tonumber(redis.call('HGET', KEYS[1], 'u') or '0') > tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'u', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[2]) - tonumber(ARGV[3]), 0) + 60000)
+return 1`)
+
 // KEYS: the mark. ARGV: mark JSON, expected version ('' for none), time, rank, delivery.
 const SET_MARK = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
@@ -356,6 +371,18 @@ export class RedisLedgerStore implements LedgerStore {
       ],
     )
     return version === 0 ? undefined : Number(version)
+  }
+
+  /** One script: takes, renews or releases a resource's hold (one round trip). */
+  async holdResource(
+    resourceId: string,
+    owner: string,
+    until: number,
+    now: number,
+  ): Promise<boolean> {
+    return (
+      Number(await HOLD(this.#client, [`${this.#base}h:${resourceId}`], [owner, until, now])) === 1
+    )
   }
 
   async purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {

@@ -16,17 +16,25 @@ import { Redis } from 'ioredis'
 import { createDeliveryLedger, createWebhookHandler } from '@scheduling-kit/core'
 import { RedisLedgerStore } from './dist/index.js'
 const client = new Redis(process.env.REDIS_URL)
+const store = new RedisLedgerStore({ client, prefix: process.env.PREFIX, logger: false })
+// A mutation run: the store as one without holds (each process then orders its own only).
+if (process.env.NO_HOLDS === '1') store.holdResource = undefined
 const ledger = createDeliveryLedger({
-  store: new RedisLedgerStore({ client, prefix: process.env.PREFIX, logger: false }),
+  store,
   leaseMs: Number(process.env.LEASE_MS),
+  orderWaitMs: Number(process.env.ORDER_WAIT_MS ?? 5000),
 })
 const handler = createWebhookHandler({
   secret: process.env.SECRET,
   ledger,
   logger: { debug() {}, info() {}, warn() {}, error() {} },
   onAny: async (event) => {
-    await client.rpush(process.env.PREFIX + 'runs', event.id + ' ' + process.pid)
+    const P = process.env.PREFIX
+    await client.rpush(P + 'runs', event.id + ' ' + process.pid)
+    await client.rpush(P + 'log', 'start ' + event.payload.id + ' ' + event.id)
     await new Promise((r) => setTimeout(r, Number(process.env.HOLD_MS)))
+    await client.set(P + 'state:' + event.payload.id, event.payload.state)
+    await client.rpush(P + 'log', 'end ' + event.payload.id + ' ' + event.id)
   },
 })
 const server = createServer(async (req, res) => {
@@ -106,7 +114,7 @@ it('six instances receiving the same 20 deliveries at once: each runs once in al
 
 it('an instance SIGKILLed while running a delivery: the retry after its lease runs it elsewhere, and the entry ends done', async () => {
   const prefix = uniquePrefix('ledger-kill')
-  const env = { PREFIX: prefix, LEASE_MS: '1500', HOLD_MS: '3000' }
+  const env = { PREFIX: prefix, LEASE_MS: '1500', HOLD_MS: '3000', ORDER_WAIT_MS: '200' }
   const [doomed, survivor] = await Promise.all([instance(env), instance(env)])
   const body = envelope(1, prefix)
   const id = (JSON.parse(body) as { id: string }).id
@@ -152,3 +160,71 @@ it('20 trials: an instance SIGKILLed at a random instant while 10 deliveries run
     other!.child.kill('SIGKILL')
   }
 }, 120_000)
+
+/** Changes of one Event: created, rescheduled, canceled, a second apart. */
+function changes(event: string, prefix: string): string[] {
+  const tag = prefix.replaceAll(/[^a-z0-9]/g, '')
+  return ['event.created', 'event.rescheduled', 'event.canceled'].map((type, i) =>
+    JSON.stringify({
+      type,
+      id: `payload_${tag}_${event}_${i}`,
+      occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, i)).toISOString(),
+      payload: { id: event, state: type === 'event.canceled' ? 'canceled' : 'confirmed' },
+    }),
+  )
+}
+
+/** Whether some Event's handlers overlapped: a start before the end of the one before it. */
+function overlaps(log: string[]): string[] {
+  const open = new Map<string, string>()
+  const found: string[] = []
+  for (const line of log) {
+    const [what, event, payload] = line.split(' ') as [string, string, string]
+    if (what === 'start') {
+      if (open.has(event)) found.push(`${event}: ${payload} began while ${open.get(event)} ran`)
+      open.set(event, payload)
+    } else open.delete(event)
+  }
+  return found
+}
+
+async function orderRun(env: Record<string, string>, prefix: string) {
+  const apps = await Promise.all(Array.from({ length: 3 }, () => instance(env)))
+  const events = Array.from({ length: 4 }, (_, i) => `event_order_${i}`)
+  // Each change sent to every instance at once, all of them together, shuffled.
+  const sends = events
+    .flatMap((event) => changes(event, prefix))
+    .flatMap((body) =>
+      apps.map(
+        ({ port }) =>
+          () =>
+            post(port, body),
+      ),
+    )
+    .sort(() => Math.random() - 0.5)
+  const statuses = await Promise.all(sends.map((send) => send()))
+  return { statuses, events, log: await redis().lrange(`${prefix}log`, 0, -1) }
+}
+
+it('three instances, each change of four Events sent to all at once: the handlers of one Event never overlap across processes, and each ends canceled', async () => {
+  const prefix = uniquePrefix('ledger-order')
+  const { statuses, events, log } = await orderRun(
+    { PREFIX: prefix, LEASE_MS: '30000', HOLD_MS: '60' },
+    prefix,
+  )
+  expect(statuses.every((s) => s === 200 || s === 409)).toBe(true)
+  expect(overlaps(log)).toEqual([])
+  for (const event of events)
+    expect(await redis().get(`${prefix}state:${event}`), event).toBe('canceled')
+  const holds = await redis().keys(`*${prefix}*h:*`)
+  expect(holds, 'every hold released').toEqual([])
+}, 60_000)
+
+it('the same run on a store without holds (a mutation run): handlers of one Event overlap across processes, so the test above can fail', async () => {
+  const prefix = uniquePrefix('ledger-order-off')
+  const { log } = await orderRun(
+    { PREFIX: prefix, LEASE_MS: '30000', HOLD_MS: '60', NO_HOLDS: '1' },
+    prefix,
+  )
+  expect(overlaps(log).length).toBeGreaterThan(0)
+}, 60_000)

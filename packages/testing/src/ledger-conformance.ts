@@ -62,6 +62,7 @@ export function runLedgerStoreConformance(
     ledgerMarksAndPurges(createStore, it)
     ledgerCombinedWrites(createStore, it)
     ledgerBodyBounds(createStore, it)
+    ledgerHolds(createStore, it)
   })
 }
 
@@ -350,3 +351,38 @@ function ledgerBodyBounds(make: Make, it: It): void {
 }
 
 const withoutBody = ({ body: _b, bodyExpiresAt: _x, ...rest }: LedgerEntry): LedgerEntry => rest
+
+/** Resource holds, when the store has them (a store several processes share). */
+function ledgerHolds(make: Make, it: It): void {
+  it('holdResource (when the store has it): taken when free, refused to another owner until it lapses, renewed by its owner, released by its owner only', async () => {
+    const s = await make()
+    if (s.holdResource === undefined) return
+    const r = `event_${tag()}`
+    const now = Date.now()
+    assert.equal(await s.holdResource(r, 'a', now + 1_000, now), true)
+    assert.equal(await s.holdResource(r, 'b', now + 1_000, now), false)
+    assert.equal(await s.holdResource(r, 'a', now + 2_000, now + 500), true, 'renewed')
+    assert.equal(await s.holdResource(r, 'b', now + 3_000, now + 1_500), false, 'renewal counts')
+    assert.equal(await s.holdResource(r, 'b', now + 5_000, now + 2_000), true, 'lapsed: taken')
+    assert.equal(await s.holdResource(r, 'a', 0, now + 2_001), false, 'a is no longer its owner')
+    assert.equal(await s.holdResource(r, 'c', now + 6_000, now + 2_002), false, "still b's")
+    assert.equal(await s.holdResource(r, 'b', 0, now + 2_003), true, 'released by b')
+    assert.equal(await s.holdResource(r, 'c', now + 6_000, now + 2_004), true)
+    assert.equal(
+      await s.holdResource(`event_${tag()}`, 'b', now + 1_000, now),
+      true,
+      'one hold per resource',
+    )
+  })
+
+  it('holdResource (when the store has it): of 20 owners taking one free resource at once, one holds it', async () => {
+    const s = await make()
+    if (s.holdResource === undefined) return
+    const r = `event_${tag()}`
+    const now = Date.now()
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.holdResource!(r, `o${i}`, now + 60_000, now)),
+    )
+    assert.equal(taken.filter(Boolean).length, 1)
+  })
+}

@@ -25,8 +25,11 @@ export type Admission =
 export interface LeasedLedger {
   /** Renews `running`'s lease while its handlers run, until the returned release is called. */
   hold(running: Running): () => void
-  /** Runs `work` after every earlier work of this process on the same resource has ended. */
-  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>): Promise<T>
+  /**
+   * Runs `work` after every earlier work of this process on the same resource has ended, and
+   * under the resource's hold across processes when the store has holds (`busy` without it).
+   */
+  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T>
   /** Whether a delivery is queued or running in its resource's turn in this process. */
   inTurnHere(id: string): boolean
   delivery(
@@ -148,7 +151,7 @@ export async function deliverRecorded(
   if (recorded.resourceId !== undefined && ledger.inTurnHere(recorded.id)) return 'busy'
   return recorded.resourceId === undefined
     ? start()
-    : ledger.inTurn(recorded.resourceId, recorded.id, start)
+    : ledger.inTurn(recorded.resourceId, recorded.id, start, 'busy')
 }
 
 /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */

@@ -24,6 +24,12 @@ export interface DeliveryLedgerOptions {
   /** The lease a running delivery holds, renewed every third of it. Default 60 000 ms. */
   leaseMs?: number
   /**
+   * With a store several processes share: how long a delivery waits for another process's
+   * delivery of the same Event to end before it is answered 409 (the service tries again
+   * later). Default 5 000 ms.
+   */
+  orderWaitMs?: number
+  /**
    * A delivery older than the last one applied to its resource: `'skip'` (the default) records
    * it `stale` and runs nothing; `'run'` runs it with `context.stale`.
    */
@@ -57,6 +63,7 @@ export function resolveLedgerOptions(options: DeliveryLedgerOptions) {
     entryMs: positive(options.retention?.entryMs, 30 * DAY, 'retention.entryMs'),
     maxAttempts: positive(options.maxAttempts, 5, 'maxAttempts'),
     leaseMs: positive(options.leaseMs, 60_000, 'leaseMs'),
+    orderWaitMs: positive(options.orderWaitMs, 5_000, 'orderWaitMs'),
     stale: options.stale ?? 'skip',
   } as const
 }

@@ -103,7 +103,9 @@ async function replayOne<E extends LedgerEnvelope>(
   // In turn with the Event's other deliveries in this process, as the service's are.
   if (entry.resourceId !== undefined && ledger.inTurnHere(id))
     return { skipped: 'it is running now' }
-  return entry.resourceId === undefined ? start() : ledger.inTurn(entry.resourceId, id, start)
+  return entry.resourceId === undefined
+    ? start()
+    : ledger.inTurn(entry.resourceId, id, start, { skipped: 'its Event runs elsewhere now' })
 }
 
 /** An entry that could not be taken up (its body does not open, the store failed): why. */

@@ -1,4 +1,6 @@
+import { newOwnerId } from '../claims/owner.js'
 import type { CredentialCipher } from '../credentials/types.js'
+import { sleep } from '../http/fetch.js'
 import { openBody, sealBody } from './bodies.js'
 import { tellDeadLetter } from './dead-letters.js'
 import type { Admission, Running } from './deliver.js'
@@ -32,6 +34,7 @@ export class LedgerRuns {
   readonly entryMs: number
   readonly maxAttempts: number
   readonly leaseMs: number
+  readonly orderWaitMs: number
   readonly stale: 'skip' | 'run'
   readonly now: () => number
   /** The deliveries running in this process: one timer renews all their leases. */
@@ -46,6 +49,7 @@ export class LedgerRuns {
     this.entryMs = settings.entryMs
     this.maxAttempts = settings.maxAttempts
     this.leaseMs = settings.leaseMs
+    this.orderWaitMs = settings.orderWaitMs
     this.stale = settings.stale
     this.now = options.now ?? Date.now
   }
@@ -60,10 +64,16 @@ export class LedgerRuns {
     return this.#inTurn.has(id)
   }
 
-  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` once every earlier work of this process on the resource has ended and, with a
+   * store several processes share, once this process holds the resource (`busy` when another
+   * process's delivery of it did not end within `orderWaitMs`).
+   */
+  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T> {
     this.#inTurn.add(id)
     const before = this.#turns.get(resourceId)
-    const mine = (before === undefined ? work() : before.then(work)).finally(() =>
+    const held = () => this.#holding(resourceId, work, busy)
+    const mine = (before === undefined ? held() : before.then(held)).finally(() =>
       this.#inTurn.delete(id),
     )
     const tail = mine.then(
@@ -77,6 +87,26 @@ export class LedgerRuns {
     return mine
   }
 
+  /** `work` under the resource's hold across processes, when the store has holds. */
+  async #holding<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
+    const { store } = this
+    if (store.holdResource === undefined) return work()
+    const owner = newOwnerId()
+    const take = () => store.holdResource!(resourceId, owner, this.now() + this.leaseMs, this.now())
+    if (!(await waitFor(take, this.orderWaitMs))) return busy
+    const resource = { resourceId, owner }
+    this.#resources.add(resource)
+    try {
+      return await work()
+    } finally {
+      this.#resources.delete(resource)
+      await store.holdResource(resourceId, owner, 0, this.now()).catch(() => {})
+    }
+  }
+
+  /** The resources this process holds across processes now: renewed with the leases. */
+  readonly #resources = new Set<{ resourceId: string; owner: string }>()
+
   hold(running: Running): () => void {
     this.#held.add(running)
     if (this.#ticker === undefined) {
@@ -84,11 +114,15 @@ export class LedgerRuns {
       // cleared per delivery would cost more than the rest of the ledger's work in process.
       this.#ticker = setInterval(
         () => {
-          if (this.#held.size === 0) {
+          if (this.#held.size === 0 && this.#resources.size === 0) {
             clearInterval(this.#ticker)
             this.#ticker = undefined
           }
           for (const held of this.#held) this.renew(held).catch(() => {})
+          for (const { resourceId, owner } of this.#resources)
+            this.store
+              .holdResource?.(resourceId, owner, this.now() + this.leaseMs, this.now())
+              .catch(() => {})
         },
         Math.floor(this.leaseMs / 3),
       )
@@ -241,5 +275,18 @@ export class LedgerRuns {
     })
     if (dead !== undefined) await tellDeadLetter(this.options, dead)
     return dead
+  }
+}
+
+/**
+ * Tries `take` until it succeeds or `waitMs` passed: 20 ms apart at first, doubling to 250.
+ * A store failure is thrown.
+ */
+async function waitFor(take: () => Promise<boolean>, waitMs: number): Promise<boolean> {
+  const until = Date.now() + waitMs
+  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+    if (await take()) return true
+    if (Date.now() + pause > until) return false
+    await sleep(pause)
   }
 }

@@ -71,6 +71,14 @@ export interface LedgerStore {
   /** Drops bodies and entries; resolves to how many of each. */
   purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }>
   /**
+   * Optional, for a store several processes share: the hold that runs one delivery of a
+   * resource (an Event) at a time across them. Takes it for `owner` until `until` when no other
+   * owner holds it past `now` (the owner holding it renews it); with `until` 0, releases it when
+   * `owner` holds it. Resolves to whether `owner` holds it now. Without it, deliveries of one
+   * Event run one at a time within each process only.
+   */
+  holdResource?(resourceId: string, owner: string, until: number, now: number): Promise<boolean>
+  /**
    * Optional, one round trip instead of two: `write`, then the mark of `resourceId` read in
    * the same round trip. The ledger uses it, when a store has it, as a delivery starts.
    */
