@@ -6,7 +6,6 @@
 // warm up, then N more. A third process does all of that but the N. Per delivery, a variant
 // costs (its total - the third's) / N. Three processes per variant; the median, and the spread.
 import { execFileSync } from 'node:child_process'
-import { createHmac } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,8 +13,8 @@ import { fileURLToPath } from 'node:url'
 import { createDeliveryLedger, createWebhookHandler, MemoryLedgerStore } from '@scheduling-kit/core'
 import type { Target } from './harness.js'
 import { haveCallgrind } from './instructions.js'
+import { SECRET, signedRequest } from './signed.js'
 
-const SECRET = 'whsec_bench'
 const WARM = 3_000
 const COUNT = 10_000
 
@@ -32,13 +31,7 @@ function request(n: number, resource: boolean) {
         : { note: 'x'.repeat(1900) },
     }),
   )
-  const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`
-  return {
-    method: 'POST',
-    path: '/webhooks/scheduling',
-    headers: { 'content-type': 'application/json', 'x-service-signature': signature },
-    body,
-  }
+  return signedRequest(body)
 }
 
 /** One variant's process: what the parent counts. */

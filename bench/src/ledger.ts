@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import {
   createDeliveryLedger,
   createSchedulingClient,
@@ -13,10 +13,10 @@ import { startFakeSchedulingService } from '@scheduling-kit/testing'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { type Case, measure, ratio, type Target, table } from './harness.js'
+import { SECRET, signedRequest } from './signed.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const SECRET = 'whsec_bench'
 
 /**
  * A bulk replay's memory: 100 000 failed entries in a MemoryLedgerStore, replayed once 1 000
@@ -106,13 +106,7 @@ function delivery(n: number, run: string, resource: boolean) {
         : { note: 'x'.repeat(1900) },
     }),
   )
-  const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`
-  return {
-    method: 'POST',
-    path: '/webhooks/scheduling',
-    headers: { 'content-type': 'application/json', 'x-service-signature': signature },
-    body,
-  }
+  return signedRequest(body)
 }
 
 /** Counts the commands a Redis client sends: each awaited one is a round trip here. */

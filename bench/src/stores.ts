@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { createBullMQQueue } from '@scheduling-kit/bullmq'
 import { createWebhookHandler, type DedupeStore, MemoryDedupeStore } from '@scheduling-kit/core'
 import { migrate, PostgresDedupeStore, PostgresTokenStore } from '@scheduling-kit/postgres'
@@ -6,10 +6,10 @@ import { RedisDedupeStore, RedisTokenStore } from '@scheduling-kit/redis'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { type Case, measure, type Target, table } from './harness.js'
+import { SECRET, signedRequest } from './signed.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const SECRET = 'whsec_bench'
 const RECORD = {
   accessToken: 'at_bench',
   refreshToken: 'rt_bench',
@@ -28,13 +28,7 @@ function delivery(n: number, run: string) {
       payload: { note: 'x'.repeat(1900) },
     }),
   )
-  const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`
-  return {
-    method: 'POST',
-    path: '/webhooks/scheduling',
-    headers: { 'content-type': 'application/json', 'x-service-signature': signature },
-    body,
-  }
+  return signedRequest(body)
 }
 
 /**
