@@ -24,6 +24,11 @@ export { createTestEvent, type TestEventOverrides } from './events.js'
 export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export { type LedgerStoreKitOptions, runLedgerStoreConformance } from './ledger-conformance.js'
 export { runLedgerScenarios } from './ledger-scenarios.js'
+export {
+  type QueueKit,
+  type QueueUnderTest,
+  runWebhookQueueConformance,
+} from './queue-conformance.js'
 export { type RefreshRaceFaultsOptions, runRefreshRaceFaults } from './race-faults.js'
 export type {
   RaceStop,

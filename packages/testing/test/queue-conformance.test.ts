@@ -1,0 +1,109 @@
+// The queue battery must fail a queue that breaks its promises: run by hand against an
+// in-memory queue made broken one way at a time (it loses jobs, it runs a retried delivery
+// twice, it never retries, it takes jobs while its backend is down).
+import type {
+  AnyWebhookEvent,
+  DeliveryLedger,
+  WebhookHandler,
+  WebhookQueue,
+} from '@scheduling-kit/core'
+import { describe, expect, it } from 'vitest'
+import { type QueueKit, runWebhookQueueConformance } from '../src/index.js'
+
+type Flaw = 'loses' | 'twice' | 'no-retry' | 'none'
+
+interface Job {
+  key: string
+  event: AnyWebhookEvent
+  attempts: number
+}
+
+/** A queue in memory with workers polling it; `flaw` breaks one promise. */
+function memoryKit(flaw: Flaw): QueueKit {
+  return {
+    timeoutMs: 3_000,
+    create: async ({ attempts }) => {
+      const jobs: Job[] = []
+      const keys = new Set<string>()
+      const stops: Array<() => void> = []
+      const queue: WebhookQueue & { close(): Promise<void> } = {
+        enqueue(event, _context, delivery) {
+          if (flaw === 'loses') return
+          if (flaw !== 'twice' && keys.has(delivery.key)) return
+          keys.add(delivery.key)
+          jobs.push({ key: delivery.key, event, attempts: 0 })
+        },
+        close: async () => {
+          for (const stop of stops) stop()
+        },
+      }
+      const worker = async (o: { handler: WebhookHandler; ledger?: DeliveryLedger }) => {
+        let stopped = false
+        const loop = async () => {
+          while (!stopped) {
+            const job = jobs.shift()
+            if (job === undefined) {
+              await new Promise((r) => setTimeout(r, 5))
+              continue
+            }
+            job.attempts++
+            const final = flaw === 'no-retry' || job.attempts >= attempts
+            const run = () => o.handler.dispatch(job.event, { webhookId: undefined })
+            try {
+              if (o.ledger === undefined) await run()
+              else {
+                const text = JSON.stringify(job.event)
+                const outcome = await o.ledger.deliver(
+                  { envelope: job.event, key: job.key, text },
+                  run,
+                  { finalAttempt: final },
+                )
+                if (outcome === 'busy') jobs.push(job)
+              }
+            } catch {
+              if (!final) setTimeout(() => jobs.push(job), 10)
+            }
+          }
+        }
+        void loop()
+        const stop = () => {
+          stopped = true
+        }
+        stops.push(stop)
+        return { close: async () => stop() }
+      }
+      return { queue, worker }
+    },
+    unreachable: async () => ({
+      enqueue: () => Promise.reject(new Error('down')),
+      close: async () => {},
+    }),
+  }
+}
+
+async function failures(flaw: Flaw): Promise<string[]> {
+  const tests: Array<[string, () => Promise<void>]> = []
+  runWebhookQueueConformance(memoryKit(flaw), {
+    describe: (_name, fn) => fn(),
+    it: (name, fn) => void tests.push([name, fn as () => Promise<void>]),
+  })
+  const failed: string[] = []
+  for (const [name, fn] of tests) await fn().catch(() => failed.push(name))
+  return failed
+}
+
+describe('runWebhookQueueConformance against an in-memory queue', () => {
+  it('passes the queue that keeps its promises', async () => {
+    expect(await failures('none')).toEqual([])
+  }, 60_000)
+
+  it('fails one that loses jobs, one that runs a retried delivery twice, one that never retries', async () => {
+    expect(await failures('loses')).toContainEqual(
+      expect.stringMatching(/^a delivery is answered 200 once its job is stored/),
+    )
+    expect(await failures('twice')).toContainEqual(expect.stringMatching(/^never run twice/))
+    expect(await failures('no-retry')).toContainEqual(
+      expect.stringMatching(/^a failing handler is retried/),
+    )
+  }, 60_000)
+})
