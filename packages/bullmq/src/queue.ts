@@ -7,7 +7,7 @@ import type {
   WebhookContext,
   WebhookQueue,
 } from '@scheduling-kit/core'
-import { consoleLogger, wholeNumber } from '@scheduling-kit/core/queue'
+import { consoleLogger, GroupCommit, wholeNumber } from '@scheduling-kit/core/queue'
 import { checkPersistence, redisHealth } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -31,6 +31,13 @@ export interface BullMQQueueOptions {
   keepCompleted?: { age?: number; count?: number }
   /** Longest an enqueue may take before the delivery is answered 503, in ms. Default 5 000. */
   timeoutMs?: number
+  /**
+   * Most jobs one write to Redis carries. Above 1, deliveries that arrive while a write is
+   * under way are added together by the next one (`addBulk`), each answered 200 only once the
+   * write that carried its job resolved. Default 1: on Redis, concurrent adds already share the
+   * client's pipeline, and grouping them measured no faster (bench/RESULTS.md, 2026-11-26).
+   */
+  batchSize?: number
   /**
    * Told once connected when Redis keeps no append-only file: a restart would lose queued
    * deliveries already answered 200. Default the console; `false` skips the check.
@@ -108,6 +115,18 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     defaultJobOptions,
   })
   queue.on('error', () => {})
+  // Concurrent deliveries' jobs in one write: one round trip for a group, each answered once
+  // its group is stored.
+  const batchSize = positive(who, 'batchSize', options.batchSize, 1)
+  const writes = new GroupCommit<{ name: string; data: WebhookJobData; opts: JobsOptions }>(
+    (jobs) =>
+      jobs.length === 1
+        ? queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts)
+        : queue.addBulk(jobs),
+    batchSize,
+    // Several groups under way at once: the client pipelines them on its one connection.
+    4,
+  )
 
   /**
    * Resolves when the client is connected; waits for a first connection under way, and
@@ -158,7 +177,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
       )
     })
     try {
-      await Promise.race([queue.add(event.type, data, { jobId }), timeout])
+      await Promise.race([writes.add({ name: event.type, data, opts: { jobId } }), timeout])
     } finally {
       clearTimeout(timer)
     }

@@ -1,20 +1,32 @@
 // The shared queue battery (`runWebhookQueueConformance`) against BullMQ on Redis: each test on
 // a queue of its own, its workers on their own connections.
-import { runWebhookQueueConformance } from '@scheduling-kit/testing'
+import { type QueueUnderTest, runWebhookQueueConformance } from '@scheduling-kit/testing'
 import { describe, it } from 'vitest'
 import { createBullMQQueue, createWebhookWorker } from '../src/index.js'
 import { connection, freePort, uniqueQueue } from './helpers.js'
 
 const quiet = { warn() {}, error() {} }
 
-runWebhookQueueConformance(
-  {
-    create: async ({ attempts, backoffMs }) => {
+/** The kit over BullMQ queues made with `extra` options. */
+function bullmqKit(extra: { batchSize?: number }) {
+  return {
+    create: async ({ attempts, backoffMs }: { attempts: number; backoffMs: number }) => {
       const queueName = uniqueQueue('conformance')
-      const queue = createBullMQQueue({ connection, queueName, attempts, backoffMs, logger: false })
+      const queue = createBullMQQueue({
+        connection,
+        queueName,
+        attempts,
+        backoffMs,
+        logger: false,
+        ...extra,
+      })
       return {
         queue,
-        worker: async ({ handler, ledger, concurrency }) => {
+        worker: async ({
+          handler,
+          ledger,
+          concurrency,
+        }: Parameters<QueueUnderTest['worker']>[0]) => {
           const worker = createWebhookWorker({
             handler,
             connection,
@@ -30,7 +42,19 @@ runWebhookQueueConformance(
       }
     },
     unreachable: async () =>
-      createBullMQQueue({ connection: { port: await freePort() }, logger: false }),
-  },
-  { describe, it, name: 'BullMQ: WebhookQueue conformance' },
-)
+      createBullMQQueue({ connection: { port: await freePort() }, logger: false, ...extra }),
+  }
+}
+
+runWebhookQueueConformance(bullmqKit({}), {
+  describe,
+  it,
+  name: 'BullMQ: WebhookQueue conformance',
+})
+
+// Grouped writes (addBulk): the same promises, each delivery answered once its group is stored.
+runWebhookQueueConformance(bullmqKit({ batchSize: 64 }), {
+  describe,
+  it,
+  name: 'BullMQ with batchSize 64: WebhookQueue conformance',
+})

@@ -1,8 +1,10 @@
 // @scheduling-kit/core/queue: what a durable queue's package (BullMQ, PostgreSQL) is built from:
+// writes grouped across concurrent deliveries (group commit),
 // a delivery run once across workers under a claim (or recorded in the ledger), the owner ids claims are held by, the job's
 // span, health checks and messages that name no secret. Every name here is pinned by
 // test/package/exports.test.ts.
 
+export { GroupCommit } from '../batching/group-commit.js'
 export { newOwnerId } from '../claims/owner.js'
 export { type RunOnceOptions, type RunOnceOutcome, runOnce } from '../claims/run-once.js'
 export { serverText } from '../errors/errors.js'

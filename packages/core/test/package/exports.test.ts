@@ -277,6 +277,7 @@ const ENTRIES = {
     'consoleLogger',
     'DeliveryOutcome',
     'encodeStoreKey',
+    'GroupCommit',
     'HealthProblem',
     'healthReport',
     'inJobSpan',

@@ -1,0 +1,67 @@
+// Group commit: work items that arrive while a write is in flight are written together by the
+// next one. At one item at a time, each is written at once, alone (no waiting for company);
+// under load, a write carries everything that arrived during the one before, up to `maxSize`.
+// A caller's promise settles only with the write that carried its item. A queue package uses
+// it so that concurrent deliveries share one round trip, each answered once its job is stored.
+
+/** An item waiting for its write, and how to tell its caller. */
+interface Waiting<T> {
+  item: T
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
+/** Writes items in groups; see the top of this file. */
+export class GroupCommit<T> {
+  readonly #waiting: Waiting<T>[] = []
+  #inFlight = 0
+
+  /**
+   * @param write Writes a group durably; rejects when none of it may be taken as written.
+   * @param maxSize Most items per write. Default 64.
+   * @param maxInFlight Writes under way at once. Default 1.
+   */
+  constructor(
+    readonly write: (items: T[]) => Promise<unknown>,
+    readonly maxSize = 64,
+    readonly maxInFlight = 1,
+  ) {}
+
+  /** Resolves once the write that carried `item` resolved; rejects with its error. */
+  add(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#waiting.push({ item, resolve, reject })
+      if (this.#inFlight < this.maxInFlight) this.#next()
+    })
+  }
+
+  /** Items waiting for a write now (not counting those being written). */
+  get waiting(): number {
+    return this.#waiting.length
+  }
+
+  #next(): void {
+    if (this.#waiting.length === 0) return
+    const group = this.#waiting.splice(0, this.maxSize)
+    this.#inFlight++
+    let written: Promise<unknown>
+    try {
+      written = this.write(group.map((w) => w.item))
+    } catch (error) {
+      written = Promise.reject(error)
+    }
+    written.then(
+      () => this.#settled(group, undefined, true),
+      (error: unknown) => this.#settled(group, error, false),
+    )
+  }
+
+  #settled(group: Waiting<T>[], error: unknown, ok: boolean): void {
+    this.#inFlight--
+    for (const w of group) {
+      if (ok) w.resolve()
+      else w.reject(error)
+    }
+    this.#next()
+  }
+}
