@@ -1,0 +1,162 @@
+// What the storm and the fault tests share: the worker process, the deliveries' ids, the
+// handler that acknowledges them (as the service would retry a refused one), and the count.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { WebhookHandler } from '@scheduling-kit/core'
+import { createTestEvent, signedRequest } from '@scheduling-kit/testing'
+import type pg from 'pg'
+
+export const SECRET = 'storm-secret'
+export const RECOVER_MS = 3_000
+
+/** A worker process of `engine` on `schema`, once it is ready. */
+export function startWorker(engine: string, schema: string, url: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./storm-worker.ts', import.meta.url).pathname],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        SCHEMA: schema,
+        ENGINE: engine,
+        RECOVER_MS: String(RECOVER_MS),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d) => String(d).includes('ready') && resolve(child))
+    child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)))
+  })
+}
+
+/** A payload id whose last hex digits decide whether its first attempt fails (30%). */
+export const payloadId = (n: number, run: string): `payload_${string}` =>
+  `payload_${run}_${createHash('sha256').update(`${run}${n}`).digest('hex').slice(0, 8)}`
+
+/**
+ * Sends each delivery through `handler`, `concurrency` at a time, sending a refused one again
+ * (as the service retries) until it is answered 200. Resolves to how many were refused first.
+ */
+export async function acknowledge(
+  handler: WebhookHandler,
+  ids: string[],
+  concurrency: number,
+): Promise<number> {
+  let next = 0
+  let refused = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++] as `payload_${string}`
+        const { body, headers } = await signedRequest(createTestEvent('event.created', { id }), {
+          secret: SECRET,
+        })
+        for (let tries = 0; ; tries++) {
+          const answer = await handler.handle({
+            method: 'POST',
+            path: '/webhooks/scheduling',
+            headers,
+            body,
+          })
+          if (answer?.status === 200) break
+          refused++
+          if (tries > 600) throw new Error(`${id} was never taken`)
+          await new Promise((r) => setTimeout(r, 100))
+        }
+      }
+    }),
+  )
+  return refused
+}
+
+/** Waits up to `ms` for every id to have run; then each id's runs, by the processes that ran it. */
+export async function runsOf(
+  pool: pg.Pool,
+  schema: string,
+  count: number,
+  ms: number,
+): Promise<{ rows: { id: string; pids: number[] }[]; tail: number }> {
+  const started = Date.now()
+  while (Date.now() - started < ms) {
+    const { rows } = await pool
+      .query(`SELECT count(DISTINCT id)::int AS n FROM ${schema}.storm_runs`)
+      .catch(() => ({ rows: [{ n: -1 }] }))
+    if (rows[0].n === count) break
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  const tail = Date.now() - started
+  const { rows } = await pool.query<{ id: string; pids: number[] }>(
+    `SELECT id, array_agg(pid ORDER BY ctid) AS pids FROM ${schema}.storm_runs GROUP BY id`,
+  )
+  return { rows, tail }
+}
+
+/** Runs by a process that lived on, before another run of the same delivery: a fault. */
+export const unexplained = (rows: { id: string; pids: number[] }[], killed: Set<number>) =>
+  rows.filter((r) => r.pids.length > 1 && r.pids.slice(0, -1).some((pid) => !killed.has(pid)))
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** A PostgreSQL server of the test's own, to crash and start again. */
+export interface OwnPostgres {
+  url: string
+  /** Stops it at once, as a crash would (`-m immediate`), then starts it again. */
+  crashAndRestart(downMs: number): Promise<void>
+  stop(): void
+}
+
+export async function ownPostgres(): Promise<OwnPostgres> {
+  const root = '/usr/lib/postgresql'
+  const version = readdirSync(root).find((v) => existsSync(join(root, v, 'bin', 'initdb')))
+  if (version === undefined) throw new Error('PostgreSQL server binaries are not installed')
+  const bin = join(root, version, 'bin')
+  const isRoot = process.getuid?.() === 0
+  const as = (cmd: string, args: string[]): [string, string[]] =>
+    isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
+  const dir = mkdtempSync(join(tmpdir(), 'sk-engine-pg-'))
+  if (isRoot) {
+    const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout)
+    const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout)
+    chownSync(dir, uid, gid)
+  }
+  chmodSync(dir, 0o700)
+  const data = join(dir, 'data')
+  const run = (cmd: string, args: string[]) => {
+    const [c, a] = as(join(bin, cmd), args)
+    const result = spawnSync(c, a, { stdio: ['ignore', 'ignore', 'ignore'] })
+    if (result.status !== 0) throw new Error(`${cmd} ${args[0]} failed`)
+  }
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync'])
+  const port = await freePort()
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`
+  const start = () =>
+    run('pg_ctl', ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', options])
+  start()
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async crashAndRestart(downMs) {
+      run('pg_ctl', ['stop', '-w', '-m', 'immediate', '-D', data])
+      await new Promise((r) => setTimeout(r, downMs))
+      start()
+    },
+    stop() {
+      try {
+        run('pg_ctl', ['stop', '-w', '-m', 'fast', '-D', data])
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  }
+}
