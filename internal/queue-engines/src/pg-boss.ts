@@ -97,18 +97,24 @@ export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
     async worker(worker) {
       const ids: string[] = []
       for (let i = 0; i < (worker.concurrency ?? 1); i++) {
-        ids.push(
-          await boss.work<EngineJob>(
-            options.queueName,
-            { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
-            async ([job]) => {
+        let id: string | undefined
+        id = await boss.work<EngineJob>(
+          options.queueName,
+          { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
+          async ([job]) => {
+            try {
               if (job === undefined) return
               const final = job.retryCount >= job.retryLimit
               if ((await runJob(worker, job.data, final)) === 'busy')
                 throw new Error('its Event runs now: tried again later')
-            },
-          ),
+            } finally {
+              // A job was found: fetch again at once. pg-boss 10's worker otherwise waits its
+              // polling interval after every fetch, so one job a fetch ran 2 a second.
+              if (id !== undefined) boss.notifyWorker(id)
+            }
+          },
         )
+        ids.push(id)
       }
       workers.push(...ids)
       return { close: async () => void (await Promise.all(ids.map((id) => boss.offWork({ id })))) }
