@@ -1,6 +1,6 @@
 import { createPostgresBackend, withBackend } from 'bullmq'
+import { type Engine, type EngineOptions, runJob } from './engine.js'
 import { type EngineJob, hexIdOf, jobOf } from './job.js'
-import { type Engine, type EngineOptions, runJob } from './pg-boss.js'
 
 const { Queue, Worker } = withBackend(createPostgresBackend)
 
@@ -16,6 +16,10 @@ export async function bullmqPostgresEngine(options: EngineOptions): Promise<Engi
   queue.on('error', () => {})
   const workers: InstanceType<typeof Worker<EngineJob>>[] = []
   return {
+    async pending() {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+      return Object.values(counts).reduce((a, b) => a + b, 0)
+    },
     queue: {
       async enqueue(event, context, delivery) {
         await queue.add(event.type, jobOf(event, context, delivery), {
@@ -55,6 +59,5 @@ export async function bullmqPostgresEngine(options: EngineOptions): Promise<Engi
       await w.waitUntilReady()
       return { close: () => w.close() }
     },
-    cleanup: async () => {},
   }
 }

@@ -1,3 +1,4 @@
 export { bullmqPostgresEngine } from './bullmq-postgres.js'
+export { type Engine, type EngineOptions, type EngineWorkerOptions, runJob } from './engine.js'
 export { type EngineJob, hexIdOf, jobOf, uuidOf } from './job.js'
-export { type Engine, type EngineOptions, pgBossEngine, runJob } from './pg-boss.js'
+export { pgBossEngine } from './pg-boss.js'

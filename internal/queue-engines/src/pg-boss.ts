@@ -1,63 +1,6 @@
-import type { DeliveryLedger, WebhookHandler, WebhookQueue } from '@scheduling-kit/core'
 import PgBoss from 'pg-boss'
+import { type Engine, type EngineOptions, runJob } from './engine.js'
 import { type EngineJob, jobOf, uuidOf } from './job.js'
-
-export interface EngineOptions {
-  connectionString: string
-  schema: string
-  queueName: string
-  attempts: number
-  backoffMs: number
-  /**
-   * How long a job a dead worker held stays taken before it runs again, in ms: pg-boss 10's
-   * expiry (checked by its maintenance), BullMQ's lock. Default each engine's own.
-   */
-  recoverMs?: number
-}
-
-export interface EngineWorkerOptions {
-  handler: Pick<WebhookHandler, 'dispatch'>
-  ledger?: Pick<DeliveryLedger, 'deliver'>
-  concurrency?: number
-}
-
-/** A queue and its workers on one engine. */
-export interface Engine {
-  queue: WebhookQueue & { close(): Promise<void> }
-  worker(options: EngineWorkerOptions): Promise<{ close(): Promise<void> }>
-  /** Drops the engine's schema. */
-  cleanup(): Promise<void>
-}
-
-/** Runs one job's handlers, through the ledger when given. */
-export async function runJob(
-  options: EngineWorkerOptions,
-  job: EngineJob,
-  finalAttempt: boolean,
-): Promise<'done' | 'busy'> {
-  const run = () =>
-    options.handler.dispatch(job.event, {
-      webhookId: job.webhookId,
-      secretIndex: job.secretIndex,
-      account: job.account,
-    })
-  if (options.ledger === undefined) {
-    await run()
-    return 'done'
-  }
-  const outcome = await options.ledger.deliver(
-    {
-      envelope: job.event,
-      key: job.key,
-      webhookId: job.webhookId,
-      account: job.account,
-      text: JSON.stringify(job.event),
-    },
-    run,
-    { finalAttempt },
-  )
-  return outcome === 'busy' ? 'busy' : 'done'
-}
 
 /** pg-boss 10: a job per delivery (its id from the key), retries with backoff, workers polling. */
 export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
@@ -66,7 +9,9 @@ export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
     schema: options.schema,
     ...(options.recoverMs === undefined ? {} : { maintenanceIntervalSeconds: 1 }),
   })
-  boss.on('error', () => {})
+  boss.on('error', (error) => {
+    if (process.env.ENGINE_DEBUG) console.error('pg-boss error:', error.message)
+  })
   let started = false
   try {
     await boss.start()
@@ -77,8 +22,16 @@ export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
   }
   const retryLimit = options.attempts - 1
   const retryDelay = Math.max(1, Math.round(options.backoffMs / 1000))
-  const workers: string[] = []
   return {
+    async pending() {
+      const { rows } = await boss
+        .getDb()
+        .executeSql(
+          `SELECT count(*)::int AS n FROM ${options.schema}.job WHERE name = $1 AND state IN ('created', 'retry', 'active')`,
+          [options.queueName],
+        )
+      return (rows as { n: number }[])[0]!.n
+    },
     queue: {
       async enqueue(event, context, delivery) {
         if (!started) throw new Error('pg-boss did not start: the database is unreachable')
@@ -116,9 +69,7 @@ export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
         )
         ids.push(id)
       }
-      workers.push(...ids)
       return { close: async () => void (await Promise.all(ids.map((id) => boss.offWork({ id })))) }
     },
-    cleanup: async () => {},
   }
 }

@@ -6,9 +6,15 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { WebhookHandler } from '@scheduling-kit/core'
+import {
+  createDeliveryLedger,
+  createWebhookHandler,
+  type WebhookHandler,
+} from '@scheduling-kit/core'
+import { migrate, PostgresLedgerStore } from '@scheduling-kit/postgres'
 import { createTestEvent, signedRequest } from '@scheduling-kit/testing'
 import type pg from 'pg'
+import type { Engine, EngineOptions } from '../src/index.js'
 
 export const SECRET = 'storm-secret'
 export const RECOVER_MS = 3_000
@@ -33,6 +39,49 @@ export function startWorker(engine: string, schema: string, url: string): Promis
     child.stdout!.on('data', (d) => String(d).includes('ready') && resolve(child))
     child.on('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)))
   })
+}
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+
+/**
+ * A run's tables on `pool` (the ledger's, and the runs the worker records), the engine's queue
+ * on its own schema, and the webhook handler that acknowledges into it with the ledger.
+ */
+export async function stormApp(
+  pool: pg.Pool,
+  url: string,
+  make: (options: EngineOptions) => Promise<Engine>,
+  schema: string,
+): Promise<{ engine: Engine; handler: WebhookHandler; drop(): Promise<void> }> {
+  await migrate(pool, { schema })
+  await pool.query(`CREATE TABLE ${schema}.storm_runs (id text, pid int)`)
+  await pool.query(`CREATE TABLE ${schema}.storm_failed (id text PRIMARY KEY)`)
+  const engine = await make({
+    connectionString: url,
+    schema: `${schema}_engine`,
+    queueName: 'hooks',
+    attempts: 10,
+    backoffMs: 1_000,
+    recoverMs: RECOVER_MS,
+  })
+  const handler = createWebhookHandler({
+    secret: SECRET,
+    queue: engine.queue,
+    ledger: createDeliveryLedger({
+      store: new PostgresLedgerStore({ pool, schema }),
+      logger: quiet,
+    }),
+    logger: quiet,
+  })
+  return {
+    engine,
+    handler,
+    async drop() {
+      await engine.queue.close().catch(() => {})
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema}_engine CASCADE`)
+    },
+  }
 }
 
 /** A payload id whose last hex digits decide whether its first attempt fails (30%). */

@@ -43,3 +43,6 @@ const engine = await make({
 })
 await engine.worker({ handler, ledger, concurrency: 8 })
 console.log('ready')
+process.on('exit', (code) => {
+  if (env.ENGINE_DEBUG) console.error(`worker ${process.pid} exits (${code})`)
+})

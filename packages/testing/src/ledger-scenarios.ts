@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import {
   type AnyWebhookEvent,
   ConfigError,
@@ -12,6 +10,7 @@ import {
   type WebhookHandler,
 } from '@scheduling-kit/core'
 import { createTestEvent } from './events.js'
+import { serveWebhooks } from './handler-server.js'
 import { startFakeSchedulingService } from './service.js'
 import type { FakeSchedulingService } from './service-types.js'
 import { sendTestEvent } from './sign.js'
@@ -37,7 +36,7 @@ interface App {
 
 async function startApp(service: FakeSchedulingService, store: LedgerStore, accounts: string[]) {
   const tokens = Object.fromEntries(accounts.map((a) => [a, service.auth.grant(a).access_token]))
-  let server: Server | undefined
+  let server: Awaited<ReturnType<typeof serveWebhooks>> | undefined
   let port = 0
   const states = new Map<string, string | undefined>()
   const applied = new Map<string, number>()
@@ -48,25 +47,14 @@ async function startApp(service: FakeSchedulingService, store: LedgerStore, acco
     applied,
     url: placeholder,
     async start() {
-      server = createServer(async (req, res) => {
-        const answer = await app.handler.handle({
-          method: req.method ?? 'GET',
-          path: req.url ?? '/',
-          headers: req.headers,
-          body: req,
-        })
-        if (answer === undefined) res.writeHead(404).end()
-        else res.writeHead(answer.status, answer.headers).end(answer.body)
-      })
-      await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve))
-      port = (server.address() as AddressInfo).port
-      app.url = `http://127.0.0.1:${port}/webhooks/scheduling`
+      // The same port each time: the service's webhooks point at it.
+      server = await serveWebhooks(() => app.handler, port)
+      port = server.port
+      app.url = server.url
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server?.closeAllConnections()
-        server?.close(() => resolve())
-      }),
+    stop: async () => {
+      await server?.close()
+    },
   }
   await app.start()
   const subscriptions = createWebhookSubscriptions({

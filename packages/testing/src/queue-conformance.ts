@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import {
   type AnyWebhookEvent,
   ConfigError,
@@ -13,6 +11,7 @@ import {
   type WebhookQueue,
 } from '@scheduling-kit/core'
 import { createTestEvent } from './events.js'
+import { serveWebhooks } from './handler-server.js'
 import { sendTestEvent } from './sign.js'
 import type { StoreConformanceOptions } from './store-conformance.js'
 
@@ -64,27 +63,7 @@ async function until(check: () => boolean | Promise<boolean>, ms: number, what: 
 }
 
 /** An HTTP server answering with `handler`, on a port of its own. */
-async function serve(handler: WebhookHandler): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer(async (req, res) => {
-    const answer = await handler.handle({
-      method: req.method ?? 'GET',
-      path: req.url ?? '/',
-      headers: req.headers,
-      body: req,
-    })
-    if (answer === undefined) res.writeHead(404).end()
-    else res.writeHead(answer.status, answer.headers).end(answer.body)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/scheduling`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
-}
+const serve = (handler: WebhookHandler) => serveWebhooks(() => handler)
 
 /** Runs `body` with a queue of the kit's, then closes whatever it started. */
 async function withQueue(
