@@ -81,4 +81,8 @@ declare global {
   const MyRedisTokenStore: new (client: unknown) => TokenStore
   const MyDedupeStore: new (db: unknown, timing: unknown) => DedupeStore
   const MySubscriptionStore: new (db: unknown) => SubscriptionStore
+  const MyLedgerStore: new (
+    db: unknown,
+    options?: { maxBodiesPerAccount?: number },
+  ) => import('@scheduling-kit/core').LedgerStore
 }
