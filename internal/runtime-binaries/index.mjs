@@ -100,6 +100,13 @@ async function binary(runtime, version) {
   }
 }
 
+/** One Node binary of the matrix (`node20`, `node22`, `node24`), fetched or found in the cache. */
+export function nodeBinary(name) {
+  const version = here.runtimes[name]
+  if (version === undefined || !name.startsWith('node')) throw new Error(`no Node runtime ${name}`)
+  return binary('node', version)
+}
+
 /** Every runtime binary of the matrix: a path to run, or why there is none. */
 export async function runtimeBinaries() {
   const { node20, node22, node24, bun, deno } = here.runtimes

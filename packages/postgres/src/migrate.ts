@@ -24,6 +24,11 @@ export interface MigrateOptions {
   subscriptionTable?: string
   /** Default `scheduling_kit_ledger`: pass the same `table` to `PostgresLedgerStore`. */
   ledgerTable?: string
+  /**
+   * Only these kinds of tables, for a package that needs one of them (the PostgreSQL queue's
+   * worker needs the dedupe table). Default all four.
+   */
+  only?: readonly ('tokens' | 'dedupe' | 'subscriptions' | 'ledger')[]
 }
 
 export interface MigrateResult {
@@ -255,6 +260,7 @@ export async function migrate(
     )
     const have = new Set(done.rows.map((r) => `${r.table_name}@${r.version}`))
     for (const migration of MIGRATIONS) {
+      if (options.only !== undefined && !options.only.includes(migration.kind)) continue
       const name = names[migration.kind]
       const id = `${name}@${migration.version}`
       if (have.has(id)) continue

@@ -1,0 +1,149 @@
+import type {
+  AnyWebhookEvent,
+  HealthOptions,
+  HealthReport,
+  Logger,
+  QueueDelivery,
+  WebhookContext,
+  WebhookQueue,
+} from '@scheduling-kit/core'
+import {
+  consoleLogger,
+  GroupCommit,
+  HealthProblem,
+  healthReport,
+  runCheck,
+  wholeNumber,
+} from '@scheduling-kit/core/queue'
+import type { JobInsert, PgBoss } from 'pg-boss'
+import { BossStarter, checkPool, newBoss, type QueuePool } from './boss.js'
+import { checkQueueName, checkSchema, jobIdFor, type PostgresJobData } from './job.js'
+import { type JobSettings, jobSettings, queueSettings } from './settings.js'
+
+export interface PostgresQueueOptions extends JobSettings {
+  /** The app's `pg` Pool: jobs are written through it. */
+  pool: QueuePool
+  /** Default `scheduling-webhooks`; the worker must use the same. */
+  queueName?: string
+  /** Schema of the queue's tables. Default `scheduling_kit_queue`; the worker and `migrate` must use the same. */
+  schema?: string
+  /** Longest an enqueue may take before the delivery is answered 503, in ms. Default 5 000. */
+  timeoutMs?: number
+  /**
+   * Most jobs one statement writes. Deliveries that arrive while a write is under way are
+   * written together by the next one, in one statement (one transaction), each answered 200
+   * only once the statement that carried its job committed. Default 64; 1 writes each alone.
+   */
+  batchSize?: number
+  /** Install pg-boss's tables when missing (as `migrate()` does). Default true. */
+  migrate?: boolean
+  /** Told when PostgreSQL is not reachable at start. Default the console. */
+  logger?: Pick<Logger, 'warn'>
+}
+
+/** The queue `createPostgresQueue` returns: a `WebhookQueue`, with pg-boss and a `close()`. */
+export interface PostgresWebhookQueue extends WebhookQueue {
+  /** `pg-boss` and the queue's name, for the enqueue span. */
+  readonly messaging: { system: 'pg-boss'; destination: string }
+  /** Whether the queue takes jobs now: started, and PostgreSQL answering. */
+  health(options?: HealthOptions): Promise<HealthReport>
+  /** The pg-boss instance, to inspect jobs (`findJobs`, `getQueueStats`). */
+  readonly boss: PgBoss
+  /** Resolves once started (PostgreSQL reached, the queue created). */
+  ready(): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * A durable `WebhookQueue` on PostgreSQL alone (pg-boss 12): a delivery is answered 200 only
+ * once its job is committed, and 503 at once while PostgreSQL cannot take it (the service then
+ * delivers it again). Every retry of one delivery maps to one job (its id is made from the
+ * dedupe key). Concurrent deliveries share one statement. Run the handlers in
+ * `createPostgresWorker`.
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * const queue = createPostgresQueue({ pool })
+ * app.use(schedulingWebhooks({ secret, queue }))
+ * ```
+ */
+export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebhookQueue {
+  const who = 'createPostgresQueue'
+  const pool = checkPool(who, options?.pool)
+  const name = checkQueueName(who, options.queueName)
+  const schema = checkSchema(who, options.schema)
+  const timeoutMs = wholeNumber(who, 'timeoutMs', options.timeoutMs, 5_000)
+  const batchSize = wholeNumber(who, 'batchSize', options.batchSize, 64)
+  const perJob = jobSettings(who, options)
+  const boss = newBoss({ pool, schema, migrate: options.migrate !== false, supervise: false })
+  const starter = new BossStarter(
+    who,
+    boss,
+    () => boss.createQueue(name, queueSettings(perJob)),
+    options.logger ?? consoleLogger,
+  )
+  const writes = new GroupCommit<JobInsert<PostgresJobData> & { id: string }>(async (jobs) => {
+    // Two retries of one delivery in one group are one job: pg-boss refuses a batch that names
+    // an id twice, and the first carries both.
+    const unique = new Map(jobs.map((job) => [job.id, job]))
+    await boss.insert(name, [...unique.values()])
+  }, batchSize)
+
+  async function enqueue(
+    event: AnyWebhookEvent,
+    context: WebhookContext,
+    delivery?: QueueDelivery,
+  ): Promise<void> {
+    const refused = starter.notStarted()
+    if (refused !== undefined) throw refused
+    const data: PostgresJobData = {
+      event,
+      webhookId: context.webhookId,
+      secretIndex: context.secretIndex,
+      ...(context.account === undefined ? {} : { account: context.account }),
+      ...(delivery?.trace === undefined ? {} : { trace: delivery.trace }),
+      ...(delivery?.key === undefined ? {} : { key: delivery.key }),
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`PostgreSQL did not commit the job within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
+    })
+    try {
+      await Promise.race([
+        writes.add({ id: jobIdFor(delivery?.key ?? event.id), data, ...perJob }),
+        timeout,
+      ])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  return {
+    boss,
+    enqueue,
+    messaging: { system: 'pg-boss', destination: name },
+    ready: () => starter.started(),
+    async health(healthOptions) {
+      const started = await runCheck(
+        'queue',
+        () => {
+          const why = starter.notStarted()
+          if (why !== undefined) throw new HealthProblem(why.message)
+          return undefined
+        },
+        healthOptions?.timeoutMs,
+      )
+      const reached = await runCheck(
+        'postgres',
+        () => pool.query('SELECT 1').then(() => undefined),
+        healthOptions?.timeoutMs,
+      )
+      return healthReport([started, reached])
+    },
+    close: () => starter.close(false),
+  }
+}

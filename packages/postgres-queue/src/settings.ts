@@ -1,0 +1,66 @@
+import { ConfigError } from '@scheduling-kit/core'
+import { wholeNumber } from '@scheduling-kit/core/queue'
+import type { JobInsert, Queue } from 'pg-boss'
+
+/** How each job is retried, watched and kept: set on the queue, carried by every job. */
+export interface JobSettings {
+  /** Attempts per job before it is kept as failed (a dead letter in the ledger). Default 10. */
+  attempts?: number
+  /**
+   * First retry delay, doubled at each attempt (with pg-boss's jitter), in ms, rounded to whole
+   * seconds (at least 1). Default 1 000 (10 attempts: about 17 minutes).
+   */
+  backoffMs?: number
+  /**
+   * A running job's worker writes a heartbeat every half of this; a job whose heartbeat is this
+   * old (its worker died or hangs) is retried. In seconds, at least 10. Default 10.
+   */
+  heartbeatSeconds?: number
+  /** Longest one attempt may run before it is failed and retried, in seconds. Default 900. */
+  expireInSeconds?: number
+  /**
+   * How long a completed job is kept, in seconds, so a late retry of its delivery finds it and
+   * is not queued again. Default 86 400 (24 hours).
+   */
+  keepCompletedSeconds?: number
+}
+
+/** The settings as pg-boss's job fields. */
+export type PerJob = Required<
+  Pick<
+    JobInsert,
+    | 'retryLimit'
+    | 'retryDelay'
+    | 'retryBackoff'
+    | 'heartbeatSeconds'
+    | 'expireInSeconds'
+    | 'deleteAfterSeconds'
+  >
+>
+
+export function jobSettings(who: string, settings: JobSettings): PerJob {
+  const attempts = wholeNumber(who, 'attempts', settings.attempts, 10)
+  const backoffMs = wholeNumber(who, 'backoffMs', settings.backoffMs, 1_000)
+  const heartbeatSeconds = wholeNumber(who, 'heartbeatSeconds', settings.heartbeatSeconds, 10)
+  if (heartbeatSeconds < 10) {
+    throw new ConfigError(`${who}: heartbeatSeconds must be at least 10 (pg-boss's floor).`)
+  }
+  return {
+    retryLimit: attempts - 1,
+    retryDelay: Math.max(1, Math.round(backoffMs / 1000)),
+    retryBackoff: true,
+    heartbeatSeconds,
+    expireInSeconds: wholeNumber(who, 'expireInSeconds', settings.expireInSeconds, 900),
+    deleteAfterSeconds: wholeNumber(
+      who,
+      'keepCompletedSeconds',
+      settings.keepCompletedSeconds,
+      86_400,
+    ),
+  }
+}
+
+/** The queue's own options: the same as its jobs'. */
+export function queueSettings(perJob: PerJob): Omit<Queue, 'name'> {
+  return { ...perJob }
+}

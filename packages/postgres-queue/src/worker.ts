@@ -1,0 +1,223 @@
+import {
+  ConfigError,
+  type DedupeStore,
+  type DeliveryLedger,
+  type HealthOptions,
+  type HealthReport,
+  isWebhookError,
+  type Logger,
+  type WebhookHandler,
+} from '@scheduling-kit/core'
+import {
+  consoleLogger,
+  HealthProblem,
+  healthReport,
+  inJobSpan,
+  runCheck,
+  runOnce,
+  serverText,
+  wholeNumber,
+} from '@scheduling-kit/core/queue'
+import { migrate as migrateTables, PostgresDedupeStore } from '@scheduling-kit/postgres'
+import type { JobWithMetadata, PgBoss } from 'pg-boss'
+import { BossStarter, checkPool, newBoss, type QueuePool } from './boss.js'
+import { checkQueueName, checkSchema, type PostgresJobData } from './job.js'
+
+export interface PostgresWorkerOptions {
+  /** What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's `.handler`. */
+  handler: Pick<WebhookHandler, 'dispatch'>
+  /** The app's `pg` Pool. */
+  pool: QueuePool
+  /** Default `scheduling-webhooks`: the queue's. */
+  queueName?: string
+  /** Default `scheduling_kit_queue`: the queue's. */
+  schema?: string
+  /** Jobs handled at once by this worker. Default 1. */
+  concurrency?: number
+  /** How often an idle worker looks for jobs, in ms (at least 500). Default 500. */
+  pollMs?: number
+  /**
+   * The delivery ledger the webhook handler records in (`createDeliveryLedger`): each job's
+   * outcome is written there, it is the worker's record of what ran (`dedupe` unused), and a
+   * job that fails its last attempt is a dead letter there (`onDeadLetter`), replayable.
+   */
+  ledger?: Pick<DeliveryLedger, 'deliver'>
+  /**
+   * Marks jobs handled, so none runs twice after a worker died between its handler's end and
+   * pg-boss's record of it. Default a `PostgresDedupeStore` in the queue's schema (its table is
+   * created on start); `false` turns it off (at-least-once).
+   */
+  dedupe?: DedupeStore | false
+  /** How long a job's dedupe claim lasts if its worker dies, in ms; renewed while it runs. Default 30 000. */
+  claimMs?: number
+  /** Install pg-boss's tables (and the dedupe table) when missing. Default true. */
+  migrate?: boolean
+  /** Told of jobs that failed (with the attempt) and of a database not reachable at start. Default the console. */
+  logger?: Pick<Logger, 'warn' | 'error'>
+}
+
+/** The worker `createPostgresWorker` returns. */
+export interface PostgresWorker {
+  /** The pg-boss instance the worker runs on. */
+  readonly boss: PgBoss
+  /** Resolves once started (PostgreSQL reached, the worker polling). */
+  ready(): Promise<void>
+  /** Whether the worker takes jobs: started, and PostgreSQL answering. */
+  health(options?: HealthOptions): Promise<HealthReport>
+  /** Stops taking jobs, waits for those running, and stops pg-boss (the pool stays the app's). */
+  close(): Promise<void>
+}
+
+/** Thrown for a job another attempt holds: pg-boss retries it later. */
+class HeldElsewhere extends Error {
+  constructor() {
+    super('another attempt of this delivery (or a change of its Event) runs now: retried later')
+  }
+}
+
+/**
+ * Runs `handler.dispatch` for each queued delivery, with pg-boss's retries and exponential
+ * backoff (set on the queue: `attempts`, `backoffMs`), heartbeats (a dead worker's job runs
+ * again within `heartbeatSeconds`), and failed jobs kept (and, with a ledger, dead letters
+ * there, replayable).
+ *
+ * @example
+ * ```ts
+ * // worker.ts, its own process
+ * const webhooks = createWebhookHandler({ secret, on: { 'event.created': saveBooking } })
+ * createPostgresWorker({ handler: webhooks, pool, concurrency: 8 })
+ * ```
+ */
+export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWorker {
+  const who = 'createPostgresWorker'
+  if (typeof options?.handler?.dispatch !== 'function') {
+    throw new ConfigError(
+      `${who}: handler must have dispatch(): pass the webhook handler (or middleware.handler).`,
+    )
+  }
+  const pool = checkPool(who, options.pool)
+  const name = checkQueueName(who, options.queueName)
+  const schema = checkSchema(who, options.schema)
+  const concurrency = wholeNumber(who, 'concurrency', options.concurrency, 1)
+  const pollMs = wholeNumber(who, 'pollMs', options.pollMs, 500, { min: 500 })
+  const claimMs = wholeNumber(who, 'claimMs', options.claimMs, 30_000)
+  const log = options.logger ?? consoleLogger
+  const { handler, ledger } = options
+  const dedupe =
+    ledger !== undefined || options.dedupe === false
+      ? undefined
+      : (options.dedupe ??
+        new PostgresDedupeStore({
+          pool: pool as never,
+          schema,
+          leaseMs: claimMs,
+          ttlMs: 7 * 24 * 60 * 60_000,
+        }))
+  const ownDedupe = ledger === undefined && options.dedupe === undefined
+  const migrate = options.migrate !== false
+  const boss = newBoss({ pool, schema, migrate, supervise: true })
+
+  async function dispatch(job: JobWithMetadata<PostgresJobData>): Promise<void> {
+    const { event, webhookId, secretIndex, account } = job.data
+    try {
+      await handler.dispatch(event, { webhookId, secretIndex, account })
+    } catch (error) {
+      // The handler's own error (message and stack) is the job's failure, not the HTTP wording.
+      throw isWebhookError(error) && error.code === 'handler_failed' ? error.cause : error
+    }
+  }
+
+  async function run(job: JobWithMetadata<PostgresJobData>): Promise<void> {
+    const { event, webhookId, account, key } = job.data
+    if (ledger !== undefined) {
+      const outcome = await ledger.deliver(
+        { envelope: event, key: key ?? event.id, webhookId, account, text: JSON.stringify(event) },
+        () => dispatch(job),
+        { finalAttempt: job.retryCount >= job.retryLimit },
+      )
+      if (outcome === 'busy') throw new HeldElsewhere()
+      return
+    }
+    if (dedupe === undefined) return dispatch(job)
+    const once = await runOnce(
+      {
+        store: dedupe,
+        key: job.id,
+        renewMs: Math.max(1, Math.floor(claimMs / 3)),
+        settleMs: claimMs,
+        onCompleteFailure: 'ignore',
+      },
+      () => dispatch(job),
+    )
+    if (!once.ran && once.claim !== 'completed') throw new HeldElsewhere()
+  }
+
+  async function work([job]: JobWithMetadata<PostgresJobData>[]): Promise<void> {
+    if (job === undefined) return
+    try {
+      // Each job in its consumer span, continuing the delivery's trace (`process <queue>`).
+      await inJobSpan(
+        {
+          system: 'pg-boss',
+          destination: name,
+          messageId: job.id,
+          attemptsMade: job.retryCount,
+          event: job.data.event,
+          trace: job.data.trace,
+        },
+        () => run(job),
+      )
+    } catch (error) {
+      if (!(error instanceof HeldElsewhere)) {
+        const { type, id } = job.data.event
+        log.warn(
+          `${who}: ${serverText(String(type), 100)} (${serverText(String(id), 100)}) failed on attempt ${job.retryCount + 1} of ${job.retryLimit + 1}: ${(error as Error)?.message}`,
+        )
+      }
+      throw error
+    }
+  }
+
+  const starter = new BossStarter(
+    who,
+    boss,
+    async () => {
+      if (migrate && ownDedupe) await migrateTables(pool as never, { schema, only: ['dedupe'] })
+      await boss.createQueue(name)
+      await boss.work(
+        name,
+        {
+          batchSize: 1,
+          localConcurrency: concurrency,
+          pollingIntervalSeconds: pollMs / 1000,
+          includeMetadata: true,
+        } as const,
+        work,
+      )
+    },
+    log,
+  )
+
+  return {
+    boss,
+    ready: () => starter.started(),
+    async health(healthOptions) {
+      const started = await runCheck(
+        'worker',
+        () => {
+          const why = starter.notStarted()
+          if (why !== undefined) throw new HealthProblem(why.message)
+          return undefined
+        },
+        healthOptions?.timeoutMs,
+      )
+      const reached = await runCheck(
+        'postgres',
+        () => pool.query('SELECT 1').then(() => undefined),
+        healthOptions?.timeoutMs,
+      )
+      return healthReport([started, reached])
+    },
+    close: () => starter.close(true),
+  }
+}

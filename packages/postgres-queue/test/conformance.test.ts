@@ -1,0 +1,53 @@
+// The queue through the shared queue battery (the one @scheduling-kit/bullmq passes), each test
+// on a schema of its own: written grouped (the default) and one job a statement.
+import { type QueueKit, runWebhookQueueConformance } from '@scheduling-kit/testing'
+import { afterAll, describe, it } from 'vitest'
+import { createPostgresQueue, createPostgresWorker } from '../src/index.js'
+import { closedPort, freshSchema, newPool, quiet } from './helpers.js'
+
+const pool = newPool()
+afterAll(() => pool.end())
+
+function kit(batchSize: number): QueueKit {
+  return {
+    create: async ({ attempts, backoffMs }) => {
+      const schema = freshSchema()
+      const queue = createPostgresQueue({
+        pool,
+        schema,
+        attempts,
+        backoffMs,
+        batchSize,
+        logger: quiet,
+      })
+      await queue.ready()
+      return {
+        queue,
+        worker: async (o) => {
+          const worker = createPostgresWorker({ pool, schema, logger: quiet, ...o })
+          await worker.ready()
+          return worker
+        },
+        cleanup: async () => {
+          await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+        },
+      }
+    },
+    unreachable: async () => {
+      const down = newPool(`postgres://postgres@127.0.0.1:${await closedPort()}/test`)
+      const queue = createPostgresQueue({ pool: down, logger: quiet })
+      return { ...queue, close: async () => (await queue.close(), await down.end()) }
+    },
+  }
+}
+
+runWebhookQueueConformance(kit(64), {
+  describe,
+  it,
+  name: 'createPostgresQueue: WebhookQueue conformance',
+})
+runWebhookQueueConformance(kit(1), {
+  describe,
+  it,
+  name: 'createPostgresQueue, batchSize 1: WebhookQueue conformance',
+})

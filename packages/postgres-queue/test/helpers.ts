@@ -1,0 +1,27 @@
+// What the tests share: the database, a schema of each test's own, a closed port.
+import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:net'
+import pg from 'pg'
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/** A fresh schema name: each test its own queue tables. */
+export const freshSchema = (prefix = 'sk_pgq') => `${prefix}_${randomBytes(4).toString('hex')}`
+
+export function newPool(url = DATABASE_URL, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2_000 })
+  // An idle client's error (the server went away) would end the process without a listener.
+  pool.on('error', () => {})
+  return pool
+}
+
+/** A port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+export const quiet = { debug() {}, info() {}, warn() {}, error() {} }
