@@ -25,3 +25,5 @@ export {
 } from './harness.js'
 export { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
 export { runConformance } from './suite.js'
+export { type LocalBouncer, startPgbouncer } from './pgbouncer.js'
+export { type OwnPostgres, ownPostgres } from './own-postgres.js'

@@ -1,11 +1,7 @@
 // What the storm and the fault tests share: the worker process, the deliveries' ids, the
 // handler that acknowledges them (as the service would retry a refused one), and the count.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import {
   createDeliveryLedger,
   createWebhookHandler,
@@ -149,63 +145,3 @@ export async function runsOf(
 /** Runs by a process that lived on, before another run of the same delivery: a fault. */
 export const unexplained = (rows: { id: string; pids: number[] }[], killed: Set<number>) =>
   rows.filter((r) => r.pids.length > 1 && r.pids.slice(0, -1).some((pid) => !killed.has(pid)))
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** A PostgreSQL server of the test's own, to crash and start again. */
-export interface OwnPostgres {
-  url: string
-  /** Stops it at once, as a crash would (`-m immediate`), then starts it again. */
-  crashAndRestart(downMs: number): Promise<void>
-  stop(): void
-}
-
-export async function ownPostgres(): Promise<OwnPostgres> {
-  const root = '/usr/lib/postgresql'
-  const version = readdirSync(root).find((v) => existsSync(join(root, v, 'bin', 'initdb')))
-  if (version === undefined) throw new Error('PostgreSQL server binaries are not installed')
-  const bin = join(root, version, 'bin')
-  const isRoot = process.getuid?.() === 0
-  const as = (cmd: string, args: string[]): [string, string[]] =>
-    isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
-  const dir = mkdtempSync(join(tmpdir(), 'sk-engine-pg-'))
-  if (isRoot) {
-    const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout)
-    const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout)
-    chownSync(dir, uid, gid)
-  }
-  chmodSync(dir, 0o700)
-  const data = join(dir, 'data')
-  const run = (cmd: string, args: string[]) => {
-    const [c, a] = as(join(bin, cmd), args)
-    const result = spawnSync(c, a, { stdio: ['ignore', 'ignore', 'ignore'] })
-    if (result.status !== 0) throw new Error(`${cmd} ${args[0]} failed`)
-  }
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync'])
-  const port = await freePort()
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`
-  const start = () =>
-    run('pg_ctl', ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', options])
-  start()
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async crashAndRestart(downMs) {
-      run('pg_ctl', ['stop', '-w', '-m', 'immediate', '-D', data])
-      await new Promise((r) => setTimeout(r, downMs))
-      start()
-    },
-    stop() {
-      try {
-        run('pg_ctl', ['stop', '-w', '-m', 'fast', '-D', data])
-      } finally {
-        rmSync(dir, { recursive: true, force: true })
-      }
-    },
-  }
-}

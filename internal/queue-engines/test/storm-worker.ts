@@ -3,7 +3,7 @@
 import { createDeliveryLedger, createWebhookHandler } from '@scheduling-kit/core'
 import { PostgresLedgerStore } from '@scheduling-kit/postgres'
 import pg from 'pg'
-import { bullmqPostgresEngine, pgBossEngine } from '../src/index.js'
+import { bullmqPostgresEngine, pgBossEngine, postgresQueueEngine } from '../src/index.js'
 
 const env = process.env as Record<string, string>
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 4 })
@@ -32,7 +32,11 @@ const handler = createWebhookHandler({
     ])
   },
 })
-const make = env.ENGINE === 'pg-boss' ? pgBossEngine : bullmqPostgresEngine
+const make = {
+  'pg-boss': pgBossEngine,
+  bullmq: bullmqPostgresEngine,
+  'postgres-queue': postgresQueueEngine,
+}[env.ENGINE!]!
 const engine = await make({
   connectionString: env.DATABASE_URL!,
   schema: `${schema}_engine`,

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bullmqPostgresEngine, pgBossEngine } from '../src/index.js'
+import { bullmqPostgresEngine, pgBossEngine, postgresQueueEngine } from '../src/index.js'
 import {
   acknowledge,
   payloadId,
@@ -22,6 +22,7 @@ const admin = new pg.Pool({ connectionString: DATABASE_URL })
 afterAll(() => admin.end())
 
 describe.each([
+  ['postgres-queue', postgresQueueEngine],
   ['pg-boss', pgBossEngine],
   ['bullmq', bullmqPostgresEngine],
 ] as const)('%s: the storm', (engine, make) => {

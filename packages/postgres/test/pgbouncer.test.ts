@@ -1,3 +1,4 @@
+import { type LocalBouncer, startPgbouncer } from '@scheduling-kit/conformance'
 import {
   runDedupeStoreConformance,
   runRefreshRace,
@@ -12,8 +13,7 @@ import {
   PostgresSubscriptionStore,
   PostgresTokenStore,
 } from '../src/index.js'
-import { uniqueSchema } from './helpers.js'
-import { type LocalBouncer, startPgbouncer } from './pgbouncer.js'
+import { DATABASE_URL, uniqueSchema } from './helpers.js'
 
 // The stores behind pgbouncer in transaction mode (each statement may run on another server
 // connection: no session state survives), started by this file in front of the tests' server.
@@ -21,7 +21,7 @@ let bouncer: LocalBouncer
 let pool: pg.Pool
 let schema: string
 beforeAll(async () => {
-  bouncer = await startPgbouncer()
+  bouncer = await startPgbouncer(DATABASE_URL)
   pool = new pg.Pool({ connectionString: bouncer.url, max: 10 })
   pool.on('error', () => {})
   schema = uniqueSchema('bouncer')

@@ -2,11 +2,10 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from '@scheduling-kit/conformance'
 import pg from 'pg'
-import { DATABASE_URL } from './helpers.js'
+import { freePort } from './http.js'
 
-/** A pgbouncer in transaction mode in front of the tests' PostgreSQL, started by a test. */
+/** A pgbouncer in transaction mode in front of a PostgreSQL, started by a test (the Postgres store's and the PostgreSQL queue's). */
 export interface LocalBouncer {
   /** The database URL through pgbouncer. */
   url: string
@@ -21,8 +20,8 @@ function runAs(): { uid: number; gid: number } | undefined {
   return { uid: id('-u'), gid: id('-g') }
 }
 
-export async function startPgbouncer(): Promise<LocalBouncer> {
-  const target = new URL(DATABASE_URL)
+export async function startPgbouncer(databaseUrl: string): Promise<LocalBouncer> {
+  const target = new URL(databaseUrl)
   const database = target.pathname.slice(1) || 'postgres'
   const user = decodeURIComponent(target.username || 'postgres')
   const dir = mkdtempSync(join(tmpdir(), 'sk-pgbouncer-'))
