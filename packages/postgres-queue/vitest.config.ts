@@ -1,1 +1,3 @@
-export { default } from '../../vitest.shared.js'
+import { withCommands } from '../../vitest.shared.js'
+
+export default withCommands({ pgbouncer: ['PGBOUNCER', 'test/pgbouncer.test.ts'] })

@@ -3,7 +3,7 @@
 import { type QueueKit, runWebhookQueueConformance } from '@scheduling-kit/testing'
 import { afterAll, describe, it } from 'vitest'
 import { createPostgresQueue, createPostgresWorker } from '../src/index.js'
-import { closedPort, freshSchema, newPool, quiet } from './helpers.js'
+import { freshSchema, newPool, quiet, unreachableQueue } from './helpers.js'
 
 const pool = newPool()
 afterAll(() => pool.end())
@@ -33,11 +33,7 @@ function kit(batchSize: number): QueueKit {
         },
       }
     },
-    unreachable: async () => {
-      const down = newPool(`postgres://postgres@127.0.0.1:${await closedPort()}/test`)
-      const queue = createPostgresQueue({ pool: down, logger: quiet })
-      return { ...queue, close: async () => (await queue.close(), await down.end()) }
-    },
+    unreachable: unreachableQueue,
   }
 }
 

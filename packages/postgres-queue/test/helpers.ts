@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import pg from 'pg'
+import { createPostgresQueue } from '../src/index.js'
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -25,3 +26,16 @@ export async function closedPort(): Promise<number> {
 }
 
 export const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+
+/** A queue on a pool whose server cannot be reached (a closed port): the kits' 503 case. */
+export async function unreachableQueue() {
+  const down = newPool(`postgres://postgres@127.0.0.1:${await closedPort()}/test`)
+  const queue = createPostgresQueue({ pool: down, logger: quiet })
+  return {
+    ...queue,
+    close: async () => {
+      await queue.close()
+      await down.end()
+    },
+  }
+}
