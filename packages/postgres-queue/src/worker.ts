@@ -184,16 +184,27 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
     async () => {
       if (migrate && ownDedupe) await migrateTables(pool as never, { schema, only: ['dedupe'] })
       await boss.createQueue(name)
-      await boss.work(
-        name,
-        {
-          batchSize: 1,
-          localConcurrency: concurrency,
-          pollingIntervalSeconds: pollMs / 1000,
-          includeMetadata: true,
-        } as const,
-        work,
-      )
+      // One pg-boss worker per job at once, each told to fetch again at once after a job: a
+      // pg-boss worker otherwise waits its polling interval after every fetch, jobs found or
+      // not, so one job a fetch would run two a second.
+      for (let i = 0; i < concurrency; i++) {
+        let id: string | undefined
+        id = await boss.work(
+          name,
+          {
+            batchSize: 1,
+            pollingIntervalSeconds: pollMs / 1000,
+            includeMetadata: true,
+          } as const,
+          async (jobs: JobWithMetadata<PostgresJobData>[]) => {
+            try {
+              await work(jobs)
+            } finally {
+              if (id !== undefined && jobs.length > 0) boss.notifyWorker(id)
+            }
+          },
+        )
+      }
     },
     log,
   )
