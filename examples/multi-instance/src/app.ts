@@ -1,9 +1,9 @@
-// One instance of the app: every instance shares Redis for the tokens (one refresh per expiry
-// across all of them), the sign-in states and webhook dedupe, the durable queue, and the
-// connected accounts' webhooks, which every instance reconciles on a schedule.
+// One instance of the app: every instance shares one Redis, or one PostgreSQL database
+// (src/backend.ts), for the tokens (one refresh per expiry across all of them), the sign-in
+// states and webhook dedupe, the durable queue, and the connected accounts' webhooks, which
+// every instance reconciles on a schedule.
 import './telemetry.js'
 import type { AddressInfo } from 'node:net'
-import { createBullMQQueue } from '@scheduling-kit/bullmq'
 import {
   checkHealth,
   createCredentialCipher,
@@ -14,31 +14,22 @@ import {
   schedulingOAuth,
   schedulingWebhooks,
 } from '@scheduling-kit/express'
-import { RedisDedupeStore, RedisSubscriptionStore, RedisTokenStore } from '@scheduling-kit/redis'
 import express from 'express'
-import { Redis } from 'ioredis'
+import { appBackend } from './backend.js'
 import { fromEnv } from './config.js'
 
 const config = fromEnv()
-// Requests of a delivery fail at once while Redis is down, and within 10 s when it hangs
-// (answered 5xx, the service retries), instead of waiting in ioredis's offline queue. Not 2 s:
-// the time-out is a timer of this process, and on a machine whose cores are busy the event loop
-// can lag that long, so the timer can fire before a reply that already arrived is read.
-const redis = new Redis(config.redisUrl, {
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 1,
-  commandTimeout: 10_000,
-})
-redis.on('error', (error) => console.error(`[${config.instance}] redis: ${error.message}`))
-await new Promise((resolve) => redis.once('ready', resolve))
 
-// Tokens and webhook secrets are sealed in Redis: a dump or a replica shows neither.
+// Tokens and webhook secrets are sealed at rest: a dump or a replica shows neither.
 const keyList = config.credentialKeys.split(',').map((entry) => entry.split(':'))
 const cipher = createCredentialCipher({
   keys: Object.fromEntries(keyList),
   current: keyList[0]![0]!,
 })
-const tokenStore = new RedisTokenStore({ client: redis, prefix: config.prefix, cipher })
+const { tokenStore, stateStore, dedupe, subscriptionStore, queue } = await appBackend(
+  config,
+  cipher,
+)
 const oauthOptions = {
   clientId: config.clientId,
   clientSecret: config.clientSecret,
@@ -52,12 +43,7 @@ const subscriptions = createWebhookSubscriptions({
   url: `${config.publicUrl}/webhooks/accounts`,
   tokens: manager,
   apiUrl: config.apiUrl,
-  store: new RedisSubscriptionStore({ client: redis, prefix: config.prefix, cipher }),
-})
-const dedupe = new RedisDedupeStore({ client: redis, prefix: config.prefix })
-const queue = createBullMQQueue({
-  connection: { url: config.redisUrl },
-  queueName: config.queueName,
+  store: subscriptionStore,
 })
 
 const app = express()
@@ -79,7 +65,7 @@ const oauth = schedulingOAuth({
   apiUrl: config.apiUrl,
   tokenStore,
   // The login may reach one instance and the callback another: the state is single-use across all.
-  stateStore: new RedisDedupeStore({ client: redis, prefix: `${config.prefix}state:` }),
+  stateStore,
   cookieSecret: config.cookieSecret,
   subscriptions,
 })

@@ -3,7 +3,13 @@ export interface Config {
   port: number
   instance: string
   publicUrl: string
+  /** Where the instances share their data: one Redis, or one PostgreSQL database and nothing else. */
+  backend: 'redis' | 'postgres'
+  /** With the `redis` backend. */
   redisUrl: string
+  /** With the `postgres` backend: the database, and the schema of the demo's tables. */
+  databaseUrl: string
+  schema: string
   clientId: string
   clientSecret: string
   authUrl: string
@@ -20,7 +26,10 @@ const KEYS = {
   port: 'PORT',
   instance: 'INSTANCE',
   publicUrl: 'PUBLIC_URL',
+  backend: 'DEMO_BACKEND',
   redisUrl: 'REDIS_URL',
+  databaseUrl: 'DATABASE_URL',
+  schema: 'DEMO_SCHEMA',
   clientId: 'SCHEDULING_CLIENT_ID',
   clientSecret: 'SCHEDULING_CLIENT_SECRET',
   authUrl: 'SCHEDULING_AUTH_URL',
@@ -51,7 +60,10 @@ export function fromEnv(env = process.env): Config {
     port: Number(env.PORT ?? 0),
     instance: env.INSTANCE ?? 'app',
     publicUrl: read(KEYS.publicUrl),
-    redisUrl: read(KEYS.redisUrl),
+    backend: env.DEMO_BACKEND === 'postgres' ? 'postgres' : 'redis',
+    ...(env.DEMO_BACKEND === 'postgres'
+      ? { redisUrl: '', databaseUrl: read(KEYS.databaseUrl), schema: read(KEYS.schema) }
+      : { redisUrl: read(KEYS.redisUrl), databaseUrl: '', schema: '' }),
     clientId: read(KEYS.clientId),
     clientSecret: read(KEYS.clientSecret),
     authUrl: read(KEYS.authUrl),

@@ -1,21 +1,23 @@
 // pnpm demo:multi: three instances of the app behind a round-robin proxy and one worker
-// process, sharing Redis for tokens, sign-in states, webhook dedupe and the queue. Connects an
+// process, sharing Redis for tokens, sign-in states, webhook dedupe and the queue; with
+// `--postgres`, sharing one PostgreSQL database for all of it instead, no Redis running (the
+// queue is @scheduling-kit/postgres-queue, and its processes run on Node 22). Connects an
 // account (login and callback on different instances), races the token refresh across all
 // three, sends a storm of deliveries with replays, connects more accounts (each its own
 // webhook) and has every instance reconcile them at once, and ends with a summary table.
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { type AnyWebhookEvent, createCredentialCipher } from '@scheduling-kit/express'
-import { RedisSubscriptionStore, RedisTokenStore } from '@scheduling-kit/redis'
+import { nodeBinary } from '@scheduling-kit/runtime-binaries'
 import {
   completeOAuthFlow,
   createTestEvent,
   sendTestEvent,
   startFakeSchedulingService,
 } from '@scheduling-kit/testing'
-import { Redis } from 'ioredis'
 import { ensureServices } from '../../../scripts/services.mjs'
 import { type Config, toEnv } from './config.js'
+import { type DemoData, PostgresData, RedisData } from './data.js'
 import { startProxy } from './proxy.js'
 
 const INSTANCES = 3
@@ -45,9 +47,20 @@ async function until(what: string, test: () => Promise<boolean>, timeoutMs = 60_
   }
 }
 
+const postgres = process.argv.includes('--postgres') || process.env.DEMO_BACKEND === 'postgres'
+// pg-boss 12, under the PostgreSQL queue, needs Node 22.12 or newer: the instances and the
+// worker run on the matrix's Node 22 then (fetched once into a cache).
+let execPath = process.execPath
+if (postgres) {
+  const node = await nodeBinary('node22')
+  if (node.path === undefined) throw new Error(`Node 22: ${node.unavailable ?? node.missing}`)
+  execPath = node.path
+}
+
 const children: ChildProcess[] = []
 function start(file: string, env: Record<string, string>): Promise<{ port?: number }> {
   const child = fork(new URL(file, import.meta.url), [], {
+    execPath,
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -59,29 +72,43 @@ function start(file: string, env: Record<string, string>): Promise<{ port?: numb
   })
 }
 
-const services = await ensureServices({ postgres: false })
+const services = await ensureServices(postgres ? { redis: false } : { postgres: false })
 const redisUrl = services.env.REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const databaseUrl =
+  services.env.DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const service = await startFakeSchedulingService({ retrySchedule: [200, 400, 800, 1_600, 3_200] })
 const proxy = await startProxy()
-const redis = new Redis(redisUrl)
+const run = randomBytes(4).toString('hex')
+const credentialKeys = `demo-1:${randomBytes(32).toString('base64url')}`
+const keyList = credentialKeys.split(',').map((entry) => entry.split(':'))
+const cipher = createCredentialCipher({
+  keys: Object.fromEntries(keyList),
+  current: keyList[0]![0]!,
+})
+const backend: Pick<Config, 'backend' | 'redisUrl' | 'databaseUrl' | 'schema'> = postgres
+  ? { backend: 'postgres', redisUrl: '', databaseUrl, schema: `demo_${run}` }
+  : { backend: 'redis', redisUrl, databaseUrl: '', schema: '' }
+const data: DemoData = postgres
+  ? new PostgresData(backend, cipher)
+  : new RedisData({ redisUrl, prefix: `demo:${run}:` }, cipher)
 try {
+  if (data instanceof PostgresData) await data.setUp()
   const settings = service.connectApp(proxy.url)
-  const run = randomBytes(4).toString('hex')
   const shared: Partial<Config> = {
+    ...backend,
     publicUrl: proxy.url,
-    redisUrl,
     clientId: settings.clientId,
     clientSecret: settings.clientSecret,
     authUrl: settings.authUrl,
     apiUrl: settings.apiUrl,
     webhookSecret: settings.webhookSecret,
     cookieSecret: randomBytes(32).toString('hex'),
-    credentialKeys: `demo-1:${randomBytes(32).toString('base64url')}`,
+    credentialKeys,
     queueName: `demo-${run}`,
     prefix: `demo:${run}:`,
   }
   console.log(
-    `Fake scheduling service on ${service.url}; load balancer on ${proxy.url}; Redis ${redisUrl}`,
+    `Fake scheduling service on ${service.url}; load balancer on ${proxy.url}; ${postgres ? `PostgreSQL ${databaseUrl} (schema ${backend.schema}), no Redis` : `Redis ${redisUrl}`}`,
   )
   const ports = await Promise.all(
     Array.from({ length: INSTANCES }, (_, i) =>
@@ -92,7 +119,7 @@ try {
   await start('./worker.ts', toEnv({ ...shared, instance: 'worker' }))
   console.log(`${INSTANCES} app instances on ports ${ports.join(', ')}, and a worker process\n`)
 
-  // 0. Every instance says it is ready: Redis answers for its stores and its queue.
+  // 0. Every instance says it is ready: Redis (or PostgreSQL) answers for its stores and its queue.
   const ready = await Promise.all(
     ports.map((port) => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.status)),
   )
@@ -105,27 +132,14 @@ try {
   // 1. Connect: the login reaches one instance, the callback the next.
   const { cookie, callback } = await completeOAuthFlow(`${proxy.url}/auth/scheduling/login`)
   check('connected: callback redirected back to the app', 302, callback.status)
-  const keyList = shared.credentialKeys!.split(',').map((entry) => entry.split(':'))
-  const cipher = createCredentialCipher({
-    keys: Object.fromEntries(keyList),
-    current: keyList[0]![0]!,
-  })
-  const tokens = new RedisTokenStore({
-    client: redis,
-    prefix: shared.prefix,
-    logger: false,
-    cipher,
-  })
+  const { tokens } = data
 
   // 2. The refresh race: the token expires; 300 callers spread over the three instances.
   let refreshesPerExpiry: number[] = []
   let failedCalls = 0
   const failures: string[] = []
   for (let round = 0; round < EXPIRIES; round++) {
-    const key = (await redis.keys(`${shared.prefix}token:*`))[0]!.slice(
-      `${shared.prefix}token:{`.length,
-      -1,
-    )
+    const key = (await data.tokenKeys())[0]!
     const { version: _, ...record } = (await tokens.get(key))!
     await tokens.set(key, { ...record, expiresAt: Date.now() - 1_000 })
     service.expireToken(record.accessToken)
@@ -173,13 +187,12 @@ try {
     if (res.status === 200 && JSON.parse(res.body).duplicate === true) duplicates++
   }
   await service.idle()
-  const handledKey = `${shared.prefix}handled`
   await until(
     'the worker to handle every delivery',
-    async () => (await redis.llen(handledKey)) >= DELIVERIES,
+    async () => (await data.handled()).length >= DELIVERIES,
   )
   await new Promise((r) => setTimeout(r, 300)) // room for a second run of anything, to be counted
-  const handled = await redis.lrange(handledKey, 0, -1)
+  const handled = await data.handled()
   check(
     'deliveries answered 200 (first attempt)',
     DELIVERIES,
@@ -238,47 +251,39 @@ try {
   )
   for (const account of ['acct_1', 'acct_2', 'acct_3'])
     await service.trigger('event.created', { account })
-  const perAccount = `${shared.prefix}handled-accounts`
   await until(
     "the worker to handle the accounts' events",
-    async () => (await redis.llen(perAccount)) >= 3,
+    async () => (await data.handledByAccount()).length >= 3,
   )
-  const attributed = (await redis.lrange(perAccount, 0, -1)).map((line) => line.split(' ')[0])
+  const attributed = (await data.handledByAccount()).map((line) => line.split(' ')[0])
   check('events handled, by account', 'acct_1 acct_2 acct_3', attributed.sort().join(' '))
 
-  // 6. At rest: every token and webhook secret, looked for in everything Redis holds for the app.
+  // 6. At rest: every token and webhook secret, looked for in everything stored for the app.
   const secrets: string[] = []
-  const subscriptionStore = new RedisSubscriptionStore({
-    client: redis,
-    prefix: shared.prefix,
-    logger: false,
-    cipher,
-  })
-  for await (const account of subscriptionStore.keys()) {
-    for (const w of (await subscriptionStore.get(account))?.webhooks ?? []) secrets.push(w.secret)
+  for await (const account of data.subscriptions.keys?.() ?? []) {
+    for (const w of (await data.subscriptions.get(account))?.webhooks ?? []) secrets.push(w.secret)
   }
-  const tokenKeys = (await redis.keys(`${shared.prefix}token:*`)).map((k) =>
-    k.slice(`${shared.prefix}token:{`.length, -1),
-  )
-  for (const key of tokenKeys) {
+  for (const key of await data.tokenKeys()) {
     const record = await tokens.get(key)
     if (record !== undefined) secrets.push(record.accessToken, record.refreshToken)
   }
-  let dump = ''
-  for (const key of await redis.keys(`${shared.prefix}*`)) {
-    const type = await redis.type(key)
-    if (type === 'hash') dump += JSON.stringify(await redis.hgetall(key))
-    else if (type === 'string') dump += (await redis.get(key)) ?? ''
-  }
+  const dump = await data.dump()
   const shown = secrets.filter((secret) =>
     [secret, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex')].some(
       (form) => dump.includes(form),
     ),
   )
-  check(`tokens and secrets in Redis in the clear (of ${secrets.length})`, 0, shown.length)
+  check(
+    `tokens and secrets in ${postgres ? 'PostgreSQL' : 'Redis'} in the clear (of ${secrets.length})`,
+    0,
+    shown.length,
+  )
 } finally {
   for (const child of children) child.kill()
-  redis.disconnect()
+  await Promise.all(
+    children.map((c) => c.exitCode === null && new Promise((r) => c.once('exit', r))),
+  )
+  await data.close()
   proxy.server.closeAllConnections()
   proxy.server.close()
   await service.close()
