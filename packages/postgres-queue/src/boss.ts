@@ -102,7 +102,7 @@ export class BossStarter {
       this.state = { kind: 'starting', attempt, error: error as Error }
       if (attempt === 1) {
         this.#log.warn(
-          `${this.#who}: PostgreSQL is not reachable yet (${(error as Error).message}): trying again; deliveries are answered 503 until then.`,
+          `${this.#who}: could not start yet (${(error as Error).message}): trying again every few seconds; deliveries are answered 503 until then.`,
         )
       }
       // pg-boss refuses a second start() of an instance whose start failed partway: stop it first.
@@ -130,7 +130,7 @@ export class BossStarter {
     if (state.kind === 'started') return undefined
     if (state.kind === 'closed') return new Error(`${this.#who} is closed`)
     return new Error(
-      `PostgreSQL is not reachable: the queue has not started${state.error ? ` (${state.error.message})` : ''}`,
+      `the queue has not started${state.error ? ` (${state.error.message})` : ' yet'}`,
     )
   }
 

@@ -51,3 +51,21 @@ export function checkSchema(who: string, schema: string | undefined): string {
   }
   return value
 }
+
+/**
+ * The key a delivery's job is ordered by when the queue keeps order per Event: the Event's id
+ * (or URI) its payload names, as the ledger's ordering guard reads it; else the delivery's own
+ * key, which orders it against nothing.
+ */
+export function orderKeyOf(event: AnyWebhookEvent, deliveryKey: string): string {
+  const payload = (event as { payload?: { id?: unknown; uri?: unknown } }).payload
+  const id =
+    payload !== null && typeof payload === 'object'
+      ? typeof payload.id === 'string'
+        ? payload.id
+        : payload.uri
+      : undefined
+  return typeof id === 'string' && id.length > 0 && id.length <= 256
+    ? `event:${id}`
+    : `delivery:${deliveryKey}`
+}

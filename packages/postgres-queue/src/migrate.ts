@@ -1,12 +1,15 @@
 import { migrate as migrateTables } from '@scheduling-kit/postgres'
 import { checkPool, newBoss, type QueuePool } from './boss.js'
 import { checkQueueName, checkSchema } from './job.js'
+import { ensureQueue } from './settings.js'
 
 export interface QueueMigrateOptions {
   /** Default `scheduling_kit_queue`: the queue's and the worker's. */
   schema?: string
   /** Default `scheduling-webhooks`: the queue's and the worker's. */
   queueName?: string
+  /** Make the queue with order per Event (the queue's `orderByEvent`). Default false. */
+  orderByEvent?: boolean
 }
 
 /**
@@ -28,7 +31,7 @@ export async function migrate(pool: QueuePool, options: QueueMigrateOptions = {}
   const boss = newBoss({ pool, schema, migrate: true, supervise: false })
   await boss.start()
   try {
-    await boss.createQueue(name)
+    await ensureQueue(boss, name, undefined, options.orderByEvent === true)
     await migrateTables(pool as never, { schema, only: ['dedupe'] })
   } finally {
     await boss.stop({ graceful: false })

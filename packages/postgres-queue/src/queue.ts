@@ -17,8 +17,8 @@ import {
 } from '@scheduling-kit/core/queue'
 import type { JobInsert, PgBoss } from 'pg-boss'
 import { BossStarter, checkPool, newBoss, type QueuePool } from './boss.js'
-import { checkQueueName, checkSchema, jobIdFor, type PostgresJobData } from './job.js'
-import { type JobSettings, jobSettings, queueSettings } from './settings.js'
+import { checkQueueName, checkSchema, jobIdFor, orderKeyOf, type PostgresJobData } from './job.js'
+import { ensureQueue, type JobSettings, jobSettings } from './settings.js'
 
 export interface PostgresQueueOptions extends JobSettings {
   /** The app's `pg` Pool: jobs are written through it. */
@@ -35,6 +35,16 @@ export interface PostgresQueueOptions extends JobSettings {
    * only once the statement that carried its job committed. Default 64; 1 writes each alone.
    */
   batchSize?: number
+  /**
+   * Keep order per Event in the queue itself (pg-boss's `key_strict_fifo`): a change of an
+   * Event is not fetched while an earlier job of the same Event is running, waiting for a retry,
+   * or failed. Then no two changes of one Event run at once in any number of workers, even
+   * without the ledger; with the ledger its guard still skips a change older than one applied.
+   * A job that failed every attempt holds its Event's later changes until you retry or delete
+   * it (`health()` counts them: `queue.blocked`). Set when the queue is first made: an existing
+   * queue keeps its order (use a new `queueName`, and pass the same to `migrate()`). Default false.
+   */
+  orderByEvent?: boolean
   /** Install pg-boss's tables when missing (as `migrate()` does). Default true. */
   migrate?: boolean
   /** Told when PostgreSQL is not reachable at start. Default the console. */
@@ -77,10 +87,11 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
   const batchSize = wholeNumber(who, 'batchSize', options.batchSize, 64)
   const perJob = jobSettings(who, options)
   const boss = newBoss({ pool, schema, migrate: options.migrate !== false, supervise: false })
+  const orderByEvent = options.orderByEvent === true
   const starter = new BossStarter(
     who,
     boss,
-    () => boss.createQueue(name, queueSettings(perJob)),
+    () => ensureQueue(boss, name, perJob, orderByEvent),
     options.logger ?? consoleLogger,
   )
   const writes = new GroupCommit<JobInsert<PostgresJobData> & { id: string }>(
@@ -120,8 +131,10 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
       )
     })
     try {
+      const key = delivery?.key ?? event.id
+      const job = { id: jobIdFor(key), data, ...perJob }
       await Promise.race([
-        writes.add({ id: jobIdFor(delivery?.key ?? event.id), data, ...perJob }),
+        writes.add(orderByEvent ? { ...job, singletonKey: orderKeyOf(event, key) } : job),
         timeout,
       ])
     } finally {
@@ -149,7 +162,24 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
         () => pool.query('SELECT 1').then(() => undefined),
         healthOptions?.timeoutMs,
       )
-      return healthReport([started, reached])
+      const checks = [started, reached]
+      if (orderByEvent && started.ok && reached.ok) {
+        checks.push(
+          await runCheck(
+            'queue.blocked',
+            async () => {
+              const blocked = await boss.getBlockedKeys(name, { limit: 1_000 })
+              if (blocked.length > 0)
+                throw new HealthProblem(
+                  `${blocked.length === 1_000 ? '1 000 or more Events are' : blocked.length === 1 ? '1 Event is' : `${blocked.length} Events are`} held by a job that failed every attempt: retry or delete it (boss.retry, boss.deleteJob) to run their later changes`,
+                )
+              return 'no Event held by a failed job'
+            },
+            healthOptions?.timeoutMs,
+          ),
+        )
+      }
+      return healthReport(checks)
     },
     close: () => starter.close(false),
   }

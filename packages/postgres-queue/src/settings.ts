@@ -1,6 +1,6 @@
 import { ConfigError } from '@scheduling-kit/core'
 import { wholeNumber } from '@scheduling-kit/core/queue'
-import type { JobInsert, Queue } from 'pg-boss'
+import type { JobInsert, PgBoss } from 'pg-boss'
 
 /** How each job is retried, watched and kept: set on the queue, carried by every job. */
 export interface JobSettings {
@@ -60,7 +60,22 @@ export function jobSettings(who: string, settings: JobSettings): PerJob {
   }
 }
 
-/** The queue's own options: the same as its jobs'. */
-export function queueSettings(perJob: PerJob): Omit<Queue, 'name'> {
-  return { ...perJob }
+/**
+ * Makes the queue when missing, with its jobs' settings and its order (`key_strict_fifo` when
+ * kept per Event); an existing queue whose order differs is refused, saying so.
+ */
+export async function ensureQueue(
+  boss: PgBoss,
+  name: string,
+  perJob: PerJob | undefined,
+  orderByEvent: boolean,
+): Promise<void> {
+  const policy = orderByEvent ? 'key_strict_fifo' : 'standard'
+  await boss.createQueue(name, { ...perJob, policy })
+  const made = await boss.getQueue(name)
+  if (made !== null && made.policy !== policy) {
+    throw new Error(
+      `the queue ${name} exists ${made.policy === 'key_strict_fifo' ? 'with' : 'without'} order per Event; orderByEvent ${orderByEvent} needs a queue of its own (another queueName)`,
+    )
+  }
 }

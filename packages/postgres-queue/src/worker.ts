@@ -183,7 +183,10 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
     boss,
     async () => {
       if (migrate && ownDedupe) await migrateTables(pool as never, { schema, only: ['dedupe'] })
-      await boss.createQueue(name)
+      // The queue is the app's (createPostgresQueue) or migrate()'s to make, with its order:
+      // until it exists, the worker waits for it.
+      if ((await boss.getQueue(name)) === null)
+        throw new Error(`the queue ${name} does not exist yet: start the app, or run migrate()`)
       // One pg-boss worker per job at once, each told to fetch again at once after a job: a
       // pg-boss worker otherwise waits its polling interval after every fetch, jobs found or
       // not, so one job a fetch would run two a second.

@@ -8,7 +8,7 @@ import { freshSchema, newPool, quiet, unreachableQueue } from './helpers.js'
 const pool = newPool()
 afterAll(() => pool.end())
 
-function kit(batchSize: number): QueueKit {
+function kit(batchSize: number, orderByEvent = false): QueueKit {
   return {
     create: async ({ attempts, backoffMs }) => {
       const schema = freshSchema()
@@ -18,6 +18,7 @@ function kit(batchSize: number): QueueKit {
         attempts,
         backoffMs,
         batchSize,
+        orderByEvent,
         logger: quiet,
       })
       await queue.ready()
@@ -46,4 +47,9 @@ runWebhookQueueConformance(kit(1), {
   describe,
   it,
   name: 'createPostgresQueue, batchSize 1: WebhookQueue conformance',
+})
+runWebhookQueueConformance(kit(64, true), {
+  describe,
+  it,
+  name: 'createPostgresQueue, orderByEvent: WebhookQueue conformance',
 })

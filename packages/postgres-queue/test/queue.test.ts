@@ -120,7 +120,7 @@ it('PostgreSQL unreachable at boot: 503 at once meanwhile, then the queue and wo
     expect(await deliver(handler, 'payload_boot')).toBe(503)
     expect(Date.now() - started).toBeLessThan(5_000)
     expect((await queue.health()).ok).toBe(false)
-    await vi.waitFor(() => expect(warnings.join()).toMatch(/not reachable yet/), {
+    await vi.waitFor(() => expect(warnings.join()).toMatch(/could not start yet/), {
       timeout: 10_000,
     })
     expect(warnings.join()).not.toMatch(/password|postgres:\/\//)
