@@ -24,6 +24,6 @@ export {
   type ParserPlacement,
 } from './harness.js'
 export { type Answer, cookieHeader, deliver, envelope, freePort, request } from './http.js'
-export { runConformance } from './suite.js'
-export { type LocalBouncer, startPgbouncer } from './pgbouncer.js'
 export { type OwnPostgres, ownPostgres } from './own-postgres.js'
+export { type LocalBouncer, startPgbouncer } from './pgbouncer.js'
+export { runConformance } from './suite.js'
