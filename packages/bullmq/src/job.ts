@@ -1,22 +1,12 @@
 import { createHash } from 'node:crypto'
-import { type AnyWebhookEvent, ConfigError } from '@scheduling-kit/core'
-import { encodeStoreKey } from '@scheduling-kit/core/queue'
+import { ConfigError } from '@scheduling-kit/core'
+import { encodeStoreKey, type QueuedDelivery } from '@scheduling-kit/core/queue'
 
 /** Default name of the queue. */
 export const DEFAULT_QUEUE_NAME = 'scheduling-webhooks'
 
 /** What a job holds: the event and the parts of its delivery context a handler may use. */
-export interface WebhookJobData {
-  event: AnyWebhookEvent
-  webhookId: string | undefined
-  secretIndex: number
-  /** The connected account it belongs to, when the handler verifies with subscriptions. */
-  account?: string
-  /** The W3C trace context of the delivery's enqueue span, when OpenTelemetry recorded it. */
-  trace?: Record<string, string>
-  /** The delivery's dedupe key (its ledger id); the job id is its hash. */
-  key?: string
-}
+export type WebhookJobData = QueuedDelivery
 
 /**
  * The job id of a delivery: `wh-` and the SHA-256 of its dedupe key, so every retry of one

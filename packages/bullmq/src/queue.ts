@@ -7,7 +7,13 @@ import type {
   WebhookContext,
   WebhookQueue,
 } from '@scheduling-kit/core'
-import { consoleLogger, GroupCommit, wholeNumber } from '@scheduling-kit/core/queue'
+import {
+  consoleLogger,
+  GroupCommit,
+  queuedDelivery,
+  wholeNumber,
+  withinMs,
+} from '@scheduling-kit/core/queue'
 import { checkPersistence, redisHealth } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
@@ -157,30 +163,16 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     context: WebhookContext,
     delivery?: QueueDelivery,
   ) {
-    const data: WebhookJobData = {
-      event,
-      webhookId: context.webhookId,
-      secretIndex: context.secretIndex,
-      ...(context.account === undefined ? {} : { account: context.account }),
-      ...(delivery?.trace === undefined ? {} : { trace: delivery.trace }),
-      ...(delivery?.key === undefined ? {} : { key: delivery.key }),
-    }
+    const data = queuedDelivery(event, context, delivery)
     // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
     // 503 now and the service retries it, rather than after `timeoutMs`.
     await connected()
     const jobId = jobIdFor(delivery?.key ?? event.id)
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`Redis did not store the job within ${timeoutMs} ms`)),
-        timeoutMs,
-      )
-    })
-    try {
-      await Promise.race([writes.add({ name: event.type, data, opts: { jobId } }), timeout])
-    } finally {
-      clearTimeout(timer)
-    }
+    await withinMs(
+      writes.add({ name: event.type, data, opts: { jobId } }),
+      timeoutMs,
+      `Redis did not store the job within ${timeoutMs} ms`,
+    )
   }
 
   return {

@@ -4,12 +4,12 @@ import {
   type DeliveryLedger,
   type HealthOptions,
   type HealthReport,
-  isWebhookError,
   type Logger,
   type WebhookHandler,
 } from '@scheduling-kit/core'
 import {
   consoleLogger,
+  dispatchQueued,
   HealthProblem,
   healthReport,
   inJobSpan,
@@ -123,15 +123,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           logger: false,
         }))
 
-  async function dispatch(job: Job<WebhookJobData>): Promise<void> {
-    const { event, webhookId, secretIndex, account } = job.data
-    try {
-      await handler.dispatch(event, { webhookId, secretIndex, account })
-    } catch (error) {
-      // The handler's own error (message and stack) is the job's failure, not the HTTP wording.
-      throw isWebhookError(error) && error.code === 'handler_failed' ? error.cause : error
-    }
-  }
+  const dispatch = (job: Job<WebhookJobData>) => dispatchQueued(handler, job.data)
 
   async function run(job: Job<WebhookJobData>, token?: string): Promise<string> {
     const { event } = job.data

@@ -1,5 +1,6 @@
-import type { Logger } from '@scheduling-kit/core'
+import type { HealthOptions, Logger } from '@scheduling-kit/core'
 import { ConfigError } from '@scheduling-kit/core'
+import { HealthProblem, runCheck } from '@scheduling-kit/core/queue'
 import { PgBoss } from 'pg-boss'
 
 /** What the queue needs of the app's pool: a `pg` Pool. */
@@ -140,4 +141,28 @@ export class BossStarter {
     clearTimeout(this.#timer)
     if (was === 'started') await this.#boss.stop({ graceful })
   }
+}
+
+/** The checks the queue's and the worker's `health()` share: started (`name`), and PostgreSQL answering. */
+export async function startedChecks(
+  name: string,
+  starter: BossStarter,
+  pool: QueuePool,
+  options?: HealthOptions,
+) {
+  const started = await runCheck(
+    name,
+    () => {
+      const why = starter.notStarted()
+      if (why !== undefined) throw new HealthProblem(why.message)
+      return undefined
+    },
+    options?.timeoutMs,
+  )
+  const reached = await runCheck(
+    'postgres',
+    () => pool.query('SELECT 1').then(() => undefined),
+    options?.timeoutMs,
+  )
+  return [started, reached]
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type AnyWebhookEvent, ConfigError } from '@scheduling-kit/core'
-import { encodeStoreKey } from '@scheduling-kit/core/queue'
+import { encodeStoreKey, type QueuedDelivery } from '@scheduling-kit/core/queue'
 
 /** Default name of the queue. */
 export const DEFAULT_QUEUE_NAME = 'scheduling-webhooks'
@@ -8,17 +8,7 @@ export const DEFAULT_QUEUE_NAME = 'scheduling-webhooks'
 export const DEFAULT_QUEUE_SCHEMA = 'scheduling_kit_queue'
 
 /** What a job holds: the event and the parts of its delivery context a handler may use. */
-export interface PostgresJobData {
-  event: AnyWebhookEvent
-  webhookId: string | undefined
-  secretIndex: number
-  /** The connected account it belongs to, when the handler verifies with subscriptions. */
-  account?: string
-  /** The W3C trace context of the delivery's enqueue span, when OpenTelemetry recorded it. */
-  trace?: Record<string, string>
-  /** The delivery's dedupe key (its ledger id); the job id is made from it. */
-  key?: string
-}
+export type PostgresJobData = QueuedDelivery
 
 /**
  * The job id of a delivery: a UUID made from the SHA-256 of its dedupe key (pg-boss ids are

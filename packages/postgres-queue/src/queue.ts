@@ -12,11 +12,13 @@ import {
   GroupCommit,
   HealthProblem,
   healthReport,
+  queuedDelivery,
   runCheck,
   wholeNumber,
+  withinMs,
 } from '@scheduling-kit/core/queue'
 import type { JobInsert, PgBoss } from 'pg-boss'
-import { BossStarter, checkPool, newBoss, type QueuePool } from './boss.js'
+import { BossStarter, checkPool, newBoss, type QueuePool, startedChecks } from './boss.js'
 import { checkQueueName, checkSchema, jobIdFor, orderKeyOf, type PostgresJobData } from './job.js'
 import { ensureQueue, type JobSettings, jobSettings } from './settings.js'
 
@@ -115,31 +117,13 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
   ): Promise<void> {
     const refused = starter.notStarted()
     if (refused !== undefined) throw refused
-    const data: PostgresJobData = {
-      event,
-      webhookId: context.webhookId,
-      secretIndex: context.secretIndex,
-      ...(context.account === undefined ? {} : { account: context.account }),
-      ...(delivery?.trace === undefined ? {} : { trace: delivery.trace }),
-      ...(delivery?.key === undefined ? {} : { key: delivery.key }),
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`PostgreSQL did not commit the job within ${timeoutMs} ms`)),
-        timeoutMs,
-      )
-    })
-    try {
-      const key = delivery?.key ?? event.id
-      const job = { id: jobIdFor(key), data, ...perJob }
-      await Promise.race([
-        writes.add(orderByEvent ? { ...job, singletonKey: orderKeyOf(event, key) } : job),
-        timeout,
-      ])
-    } finally {
-      clearTimeout(timer)
-    }
+    const key = delivery?.key ?? event.id
+    const job = { id: jobIdFor(key), data: queuedDelivery(event, context, delivery), ...perJob }
+    await withinMs(
+      writes.add(orderByEvent ? { ...job, singletonKey: orderKeyOf(event, key) } : job),
+      timeoutMs,
+      `PostgreSQL did not commit the job within ${timeoutMs} ms`,
+    )
   }
 
   return {
@@ -148,22 +132,8 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
     messaging: { system: 'pg-boss', destination: name },
     ready: () => starter.started(),
     async health(healthOptions) {
-      const started = await runCheck(
-        'queue',
-        () => {
-          const why = starter.notStarted()
-          if (why !== undefined) throw new HealthProblem(why.message)
-          return undefined
-        },
-        healthOptions?.timeoutMs,
-      )
-      const reached = await runCheck(
-        'postgres',
-        () => pool.query('SELECT 1').then(() => undefined),
-        healthOptions?.timeoutMs,
-      )
-      const checks = [started, reached]
-      if (orderByEvent && started.ok && reached.ok) {
+      const checks = await startedChecks('queue', starter, pool, healthOptions)
+      if (orderByEvent && checks.every((check) => check.ok)) {
         checks.push(
           await runCheck(
             'queue.blocked',

@@ -4,23 +4,21 @@ import {
   type DeliveryLedger,
   type HealthOptions,
   type HealthReport,
-  isWebhookError,
   type Logger,
   type WebhookHandler,
 } from '@scheduling-kit/core'
 import {
   consoleLogger,
-  HealthProblem,
+  dispatchQueued,
   healthReport,
   inJobSpan,
-  runCheck,
   runOnce,
   serverText,
   wholeNumber,
 } from '@scheduling-kit/core/queue'
 import { migrate as migrateTables, PostgresDedupeStore } from '@scheduling-kit/postgres'
 import type { JobWithMetadata, PgBoss } from 'pg-boss'
-import { BossStarter, checkPool, newBoss, type QueuePool } from './boss.js'
+import { BossStarter, checkPool, newBoss, type QueuePool, startedChecks } from './boss.js'
 import { checkQueueName, checkSchema, type PostgresJobData } from './job.js'
 
 export interface PostgresWorkerOptions {
@@ -117,15 +115,7 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
   const migrate = options.migrate !== false
   const boss = newBoss({ pool, schema, migrate, supervise: true })
 
-  async function dispatch(job: JobWithMetadata<PostgresJobData>): Promise<void> {
-    const { event, webhookId, secretIndex, account } = job.data
-    try {
-      await handler.dispatch(event, { webhookId, secretIndex, account })
-    } catch (error) {
-      // The handler's own error (message and stack) is the job's failure, not the HTTP wording.
-      throw isWebhookError(error) && error.code === 'handler_failed' ? error.cause : error
-    }
-  }
+  const dispatch = (job: JobWithMetadata<PostgresJobData>) => dispatchQueued(handler, job.data)
 
   async function run(job: JobWithMetadata<PostgresJobData>): Promise<void> {
     const { event, webhookId, account, key } = job.data
@@ -215,23 +205,8 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
   return {
     boss,
     ready: () => starter.started(),
-    async health(healthOptions) {
-      const started = await runCheck(
-        'worker',
-        () => {
-          const why = starter.notStarted()
-          if (why !== undefined) throw new HealthProblem(why.message)
-          return undefined
-        },
-        healthOptions?.timeoutMs,
-      )
-      const reached = await runCheck(
-        'postgres',
-        () => pool.query('SELECT 1').then(() => undefined),
-        healthOptions?.timeoutMs,
-      )
-      return healthReport([started, reached])
-    },
+    health: async (healthOptions) =>
+      healthReport(await startedChecks('worker', starter, pool, healthOptions)),
     close: () => starter.close(true),
   }
 }

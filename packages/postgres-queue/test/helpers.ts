@@ -1,8 +1,13 @@
 // What the tests share: the database, a schema of each test's own, a closed port.
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
+import type { QueueKit } from '@scheduling-kit/testing'
 import pg from 'pg'
-import { createPostgresQueue } from '../src/index.js'
+import {
+  createPostgresQueue,
+  createPostgresWorker,
+  type PostgresQueueOptions,
+} from '../src/index.js'
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -37,5 +42,37 @@ export async function unreachableQueue() {
       await queue.close()
       await down.end()
     },
+  }
+}
+
+/** The queue battery's kit on the pool `poolOf` gives: each queue on a schema of its own, dropped after. */
+export function queueKit(
+  poolOf: () => pg.Pool,
+  options: Pick<PostgresQueueOptions, 'batchSize' | 'orderByEvent'> = {},
+): QueueKit {
+  return {
+    create: async ({ attempts, backoffMs }) => {
+      const pool = poolOf()
+      const schema = freshSchema()
+      const queue = createPostgresQueue({
+        pool,
+        schema,
+        attempts,
+        backoffMs,
+        logger: quiet,
+        ...options,
+      })
+      await queue.ready()
+      return {
+        queue,
+        worker: async (o) => {
+          const worker = createPostgresWorker({ pool, schema, logger: quiet, ...o })
+          await worker.ready()
+          return worker
+        },
+        cleanup: async () => void (await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
+      }
+    },
+    unreachable: unreachableQueue,
   }
 }

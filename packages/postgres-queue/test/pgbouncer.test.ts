@@ -1,11 +1,10 @@
 // The queue behind pgbouncer in transaction mode (each statement may run on another server
 // connection: no session state survives): the whole queue battery passes through it.
 import { type LocalBouncer, startPgbouncer } from '@scheduling-kit/conformance'
-import { type QueueKit, runWebhookQueueConformance } from '@scheduling-kit/testing'
+import { runWebhookQueueConformance } from '@scheduling-kit/testing'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, it } from 'vitest'
-import { createPostgresQueue, createPostgresWorker } from '../src/index.js'
-import { DATABASE_URL, freshSchema, newPool, quiet, unreachableQueue } from './helpers.js'
+import { DATABASE_URL, newPool, queueKit } from './helpers.js'
 
 let bouncer: LocalBouncer
 let pool: pg.Pool
@@ -18,26 +17,11 @@ afterAll(async () => {
   await bouncer?.stop()
 })
 
-const kit: QueueKit = {
-  create: async ({ attempts, backoffMs }) => {
-    const schema = freshSchema('sk_pgq_bouncer')
-    const queue = createPostgresQueue({ pool, schema, attempts, backoffMs, logger: quiet })
-    await queue.ready()
-    return {
-      queue,
-      worker: async (o) => {
-        const worker = createPostgresWorker({ pool, schema, logger: quiet, ...o })
-        await worker.ready()
-        return worker
-      },
-      cleanup: async () => void (await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
-    }
+runWebhookQueueConformance(
+  queueKit(() => pool),
+  {
+    describe,
+    it,
+    name: 'createPostgresQueue behind pgbouncer (transaction mode): WebhookQueue conformance',
   },
-  unreachable: unreachableQueue,
-}
-
-runWebhookQueueConformance(kit, {
-  describe,
-  it,
-  name: 'createPostgresQueue behind pgbouncer (transaction mode): WebhookQueue conformance',
-})
+)

@@ -1,7 +1,7 @@
 // @scheduling-kit/core/queue: what a durable queue's package (BullMQ, PostgreSQL) is built from:
 // writes grouped across concurrent deliveries (group commit),
-// a delivery run once across workers under a claim (or recorded in the ledger), the owner ids claims are held by, the job's
-// span, health checks and messages that name no secret. Every name here is pinned by
+// a delivery run once across workers under a claim (or recorded in the ledger), the owner ids claims are held by, what a
+// job holds and how a worker runs it, the job's span, health checks and messages that name no secret. Every name here is pinned by
 // test/package/exports.test.ts.
 
 export { GroupCommit } from '../batching/group-commit.js'
@@ -20,3 +20,9 @@ export { consoleLogger } from '../log.js'
 export { encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'
 export { inJobSpan, type JobSpanOptions } from '../webhooks/job-span.js'
+export {
+  dispatchQueued,
+  type QueuedDelivery,
+  queuedDelivery,
+  withinMs,
+} from '../webhooks/queued.js'

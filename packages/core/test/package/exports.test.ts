@@ -276,6 +276,7 @@ const ENTRIES = {
   queue: [
     'consoleLogger',
     'DeliveryOutcome',
+    'dispatchQueued',
     'encodeStoreKey',
     'GroupCommit',
     'HealthProblem',
@@ -285,6 +286,8 @@ const ENTRIES = {
     'LedgerContext',
     'LedgerEnvelope',
     'newOwnerId',
+    'QueuedDelivery',
+    'queuedDelivery',
     'runCheck',
     'runOnce',
     'RunOnceOptions',
@@ -292,6 +295,7 @@ const ENTRIES = {
     'serverText',
     'VerifiedDelivery',
     'wholeNumber',
+    'withinMs',
   ],
 } satisfies Record<string, string[]>
 const CONCERNS = [
