@@ -16,6 +16,7 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from '@opentelemetry/sdk-trace'
+import { expect } from 'vitest'
 
 class Reader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
@@ -85,3 +86,38 @@ export const idsOf = (span: ReadableSpan) => ({
   spanId: span.spanContext().spanId,
   parent: span.parentSpanContext?.spanId,
 })
+
+/**
+ * What a queue package must show for one delivery run by its worker (`@scheduling-kit/bullmq`,
+ * `@scheduling-kit/postgres-queue`): a producer span `send <queue>` under the delivery's span, a
+ * consumer span `process <queue>` that continues the delivery's trace as the send span's child
+ * and links to it, and the handler's span under the job's.
+ */
+export function expectTraceAcrossQueue(
+  sdk: TestSdk,
+  expected: { queueName: string; system: string; jobId: string; payloadId: string },
+): void {
+  const [delivery] = sdk.named('scheduling.webhook.delivery')
+  const [send] = sdk.named(`send ${expected.queueName}`)
+  const [job] = sdk.named(`process ${expected.queueName}`)
+  const [fn] = sdk.named('scheduling.webhook.handler')
+  expect(send!.kind).toBe(api.SpanKind.PRODUCER)
+  expect(send!.attributes).toMatchObject({
+    'messaging.system': expected.system,
+    'messaging.destination.name': expected.queueName,
+    'scheduling.payload.id': expected.payloadId,
+  })
+  expect(job!.kind).toBe(api.SpanKind.CONSUMER)
+  expect(job!.attributes).toMatchObject({
+    'messaging.system': expected.system,
+    'messaging.operation.type': 'process',
+    'messaging.message.id': expected.jobId,
+    'messaging.message.delivery_count': 1,
+    'scheduling.event.type': 'event.created',
+  })
+  expect(idsOf(job!).traceId).toBe(idsOf(delivery!).traceId)
+  expect(idsOf(job!).parent).toBe(idsOf(send!).spanId)
+  expect(job!.links.map((l) => l.context.spanId)).toEqual([idsOf(send!).spanId])
+  expect(idsOf(fn!).parent).toBe(idsOf(job!).spanId)
+  expect(idsOf(fn!).traceId).toBe(idsOf(delivery!).traceId)
+}

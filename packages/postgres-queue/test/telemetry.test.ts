@@ -1,5 +1,4 @@
-import * as api from '@opentelemetry/api'
-import { idsOf, installSdk, type TestSdk } from '@scheduling-kit/conformance/otel'
+import { expectTraceAcrossQueue, installSdk, type TestSdk } from '@scheduling-kit/conformance/otel'
 import { createWebhookHandler, signPayload, useOpenTelemetry } from '@scheduling-kit/core'
 import { createTestEvent } from '@scheduling-kit/testing'
 import { afterAll, afterEach, beforeEach, expect, it, vi } from 'vitest'
@@ -42,28 +41,12 @@ it('a delivery’s trace crosses the queue: the job’s process span continues i
     await vi.waitFor(() => expect(handled).toEqual([event.id]), patience)
     await vi.waitFor(() => expect(sdk.named(`process ${queueName}`)).toHaveLength(1), patience)
 
-    const [delivery] = sdk.named('scheduling.webhook.delivery')
-    const [send] = sdk.named(`send ${queueName}`)
-    const [job] = sdk.named(`process ${queueName}`)
-    const [fn] = sdk.named('scheduling.webhook.handler')
-    expect(send!.kind).toBe(api.SpanKind.PRODUCER)
-    expect(send!.attributes).toMatchObject({
-      'messaging.system': 'pg-boss',
-      'messaging.destination.name': queueName,
-      'scheduling.payload.id': event.id,
+    expectTraceAcrossQueue(sdk, {
+      queueName,
+      system: 'pg-boss',
+      jobId: jobIdFor(event.id),
+      payloadId: event.id,
     })
-    expect(job!.kind).toBe(api.SpanKind.CONSUMER)
-    expect(job!.attributes).toMatchObject({
-      'messaging.system': 'pg-boss',
-      'messaging.operation.type': 'process',
-      'messaging.message.id': jobIdFor(event.id),
-      'messaging.message.delivery_count': 1,
-      'scheduling.event.type': 'event.created',
-    })
-    expect(idsOf(job!).traceId).toBe(idsOf(delivery!).traceId)
-    expect(idsOf(job!).parent).toBe(idsOf(send!).spanId)
-    expect(job!.links.map((l) => l.context.spanId)).toEqual([idsOf(send!).spanId])
-    expect(idsOf(fn!).parent).toBe(idsOf(job!).spanId)
   } finally {
     await worker.close()
     await queue.close()
