@@ -75,6 +75,12 @@ async function unpacked(name, version) {
   if (tar.status !== 0) throw new Error(`tar could not unpack ${name}@${version}: ${tar.stderr}`)
   rmSync(join(partial, 'package.tgz'))
   writeFileSync(join(partial, '.complete'), '')
+  // Another process (a test run beside this one) may have put the same package in place
+  // meanwhile, and may be running it: keep that one.
+  if (existsSync(join(dir, '.complete'))) {
+    rmSync(partial, { recursive: true, force: true })
+    return dir
+  }
   rmSync(dir, { recursive: true, force: true })
   renameSync(partial, dir)
   return dir
