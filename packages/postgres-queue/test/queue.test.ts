@@ -189,8 +189,12 @@ it('a failing handler: its error is the job’s failure, told with the attempt, 
       /payload_fails\) failed on attempt 1 of 2: the booking table is locked/,
     )
     expect(warned[1]).toMatch(/attempt 2 of 2/)
-    const { rows } = await pool.query(`SELECT state, output FROM ${schema}.job`)
-    expect(rows).toMatchObject([{ state: 'failed' }])
+    // The failure is told before pg-boss records it: wait for the record.
+    const failed = async () => (await pool.query(`SELECT state, output FROM ${schema}.job`)).rows
+    await vi.waitFor(async () => expect(await failed()).toMatchObject([{ state: 'failed' }]), {
+      timeout: 20_000,
+    })
+    const rows = await failed()
     expect(JSON.stringify(rows[0].output)).toMatch(/the booking table is locked/)
     expect(isWebhookError(rows[0].output)).toBe(false)
   } finally {

@@ -370,21 +370,30 @@ describe('the delivery ledger through the webhook handler', () => {
   it('a running delivery keeps its lease past leaseMs (renewed meanwhile): a retry during it is 409, never a second run', async () => {
     const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), leaseMs: 300 })
     let runs = 0
+    // The handler runs until the test lets it end: every retry below arrives while it runs,
+    // however slow the machine, and past leaseMs from its start.
+    let end: () => void = () => {}
+    const ended = new Promise<void>((resolve) => {
+      end = resolve
+    })
     const handler = createWebhookHandler({
       secret: SECRET,
       ledger,
       onAny: async () => {
         runs++
-        await new Promise((r) => setTimeout(r, 900))
+        await ended
       },
     })
     const { url } = await serve(handler)
     const body = JSON.stringify(envelope())
     const first = deliver(url, body)
+    const started = Date.now()
     for (const wait of [150, 350, 350]) {
       await new Promise((r) => setTimeout(r, wait))
       expect((await deliver(url, body)).status).toBe(409)
     }
+    expect(Date.now() - started).toBeGreaterThan(2 * 300)
+    end()
     expect((await first).status).toBe(200)
     expect(runs).toBe(1)
   })
