@@ -121,3 +121,27 @@ export function expectTraceAcrossQueue(
   expect(idsOf(fn!).parent).toBe(idsOf(job!).spanId)
   expect(idsOf(fn!).traceId).toBe(idsOf(delivery!).traceId)
 }
+
+/** The SDK above as the queue battery's trace probe (`QueueKit.traces`). */
+export function queueTraceProbe(use: UseOpenTelemetry): {
+  spans(): {
+    name: string
+    traceId: string
+    spanId: string
+    parentSpanId?: string
+    links: string[]
+  }[]
+  close(): Promise<void>
+} {
+  const sdk = installSdk(use, { metrics: false })
+  return {
+    spans: () =>
+      sdk.spans().map((span) => ({
+        name: span.name,
+        ...idsOf(span),
+        parentSpanId: idsOf(span).parent,
+        links: span.links.map((link) => link.context.spanId),
+      })),
+    close: () => sdk.shutdown(),
+  }
+}

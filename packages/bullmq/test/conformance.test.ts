@@ -1,5 +1,7 @@
 // The shared queue battery (`runWebhookQueueConformance`) against BullMQ on Redis: each test on
 // a queue of its own, its workers on their own connections.
+import { queueTraceProbe } from '@scheduling-kit/conformance/otel'
+import { useOpenTelemetry } from '@scheduling-kit/core'
 import { type QueueUnderTest, runWebhookQueueConformance } from '@scheduling-kit/testing'
 import { describe, it } from 'vitest'
 import { createBullMQQueue, createWebhookWorker } from '../src/index.js'
@@ -43,6 +45,7 @@ function bullmqKit(extra: { batchSize?: number }) {
     },
     unreachable: async () =>
       createBullMQQueue({ connection: { port: await freePort() }, logger: false, ...extra }),
+    traces: () => queueTraceProbe(useOpenTelemetry),
   }
 }
 

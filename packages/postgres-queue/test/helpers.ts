@@ -1,6 +1,8 @@
 // What the tests share: the database, a schema of each test's own, a closed port.
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
+import { queueTraceProbe } from '@scheduling-kit/conformance/otel'
+import { useOpenTelemetry } from '@scheduling-kit/core'
 import type { QueueKit } from '@scheduling-kit/testing'
 import pg from 'pg'
 import {
@@ -74,5 +76,6 @@ export function queueKit(
       }
     },
     unreachable: unreachableQueue,
+    traces: () => queueTraceProbe(useOpenTelemetry),
   }
 }

@@ -25,7 +25,9 @@ export { completeOAuthFlow, type OAuthFlowOptions } from './flow.js'
 export { type LedgerStoreKitOptions, runLedgerStoreConformance } from './ledger-conformance.js'
 export { runLedgerScenarios } from './ledger-scenarios.js'
 export {
+  type ProbedSpan,
   type QueueKit,
+  type QueueTraceProbe,
   type QueueUnderTest,
   runWebhookQueueConformance,
 } from './queue-conformance.js'

@@ -19,7 +19,8 @@ import type { StoreConformanceOptions } from './store-conformance.js'
 // answered 200 only once its job is stored (a worker started later runs it), 503 at once while
 // the backend cannot take it, retried with backoff, a dead letter in the ledger after its last
 // attempt, never run twice (one job per delivery; several workers), and each Event's changes
-// applied in order with the newest last, whatever order the workers take them in.
+// applied in order with the newest last, whatever order the workers take them in; given an
+// OpenTelemetry SDK, the delivery's trace carried into the worker.
 
 /** What a queue package gives the kit for each test: its own queue, and workers on it. */
 export interface QueueUnderTest {
@@ -38,9 +39,35 @@ export interface QueueUnderTest {
   cleanup?(): Promise<void>
 }
 
+/** A finished span, as the kit reads it from your OpenTelemetry SDK. */
+export interface ProbedSpan {
+  name: string
+  traceId: string
+  spanId: string
+  parentSpanId?: string
+  /** The span ids it links to. */
+  links: string[]
+}
+
+/**
+ * An OpenTelemetry SDK registered for one test (scheduling-kit pointed at it with
+ * `useOpenTelemetry`), whose finished spans the kit reads.
+ */
+export interface QueueTraceProbe {
+  spans(): ProbedSpan[]
+  /** Unregisters the SDK. */
+  close(): Promise<void>
+}
+
 export interface QueueKit {
   /** How long a test waits for its jobs to run, in ms. Default 20 000. */
   timeoutMs?: number
+  /**
+   * Registers an OpenTelemetry SDK for the trace test: with it, the battery also checks that a
+   * delivery's trace crosses the queue (the worker's `process` span continues it). Without it
+   * that test is not run: give it if your queue carries the delivery's trace.
+   */
+  traces?(): QueueTraceProbe
   /**
    * A fresh queue whose jobs get `attempts` attempts, `backoffMs` apart at first. The kit
    * asks for small numbers: its tests wait for retries.
@@ -114,6 +141,52 @@ export function runWebhookQueueConformance(kit: QueueKit, options: StoreConforma
     queueRetries(kit, it)
     queueOnce(kit, it)
     queueOrder(kit, it)
+    if (kit.traces !== undefined) queueTrace(kit, kit.traces, it)
+  })
+}
+
+function queueTrace(kit: QueueKit, traces: () => QueueTraceProbe, it: It): void {
+  it("a delivery's trace crosses the queue: the worker's process span continues it, as the send span's child and linked to it, the handler's span under it", async () => {
+    const probe = traces()
+    try {
+      await withQueue(kit, { attempts: 1, backoffMs: 20 }, async (q, later) => {
+        let ran = 0
+        const handler = createWebhookHandler({
+          secret: SECRET,
+          queue: q.queue,
+          logger: quiet,
+          onAny: () => void ran++,
+        })
+        const server = await serve(handler)
+        later(server.close)
+        const worker = await q.worker({ handler })
+        later(worker.close)
+        const answer = await sendTestEvent(server.url, createTestEvent('event.created'), {
+          secret: SECRET,
+        })
+        assert.equal(answer.status, 200)
+        await until(() => ran === 1, kit.timeoutMs ?? 20_000, 'the job')
+        const named = (test: (name: string) => boolean) =>
+          probe.spans().filter((span) => test(span.name))
+        await until(
+          () => named((n) => n === 'scheduling.webhook.handler').length === 1,
+          kit.timeoutMs ?? 20_000,
+          "the handler's span",
+        )
+        const [delivery] = named((n) => n === 'scheduling.webhook.delivery')
+        const [send] = named((n) => n.startsWith('send '))
+        const [job] = named((n) => n.startsWith('process '))
+        const [fn] = named((n) => n === 'scheduling.webhook.handler')
+        assert.ok(delivery && send && job && fn, 'a delivery, send, process and handler span')
+        assert.equal(send.traceId, delivery.traceId, 'the send span is in the delivery’s trace')
+        assert.equal(job.traceId, delivery.traceId, 'the job continues the delivery’s trace')
+        assert.equal(job.parentSpanId, send.spanId, 'the job’s parent is the send span')
+        assert.deepEqual(job.links, [send.spanId], 'the job links to the send span')
+        assert.equal(fn.parentSpanId, job.spanId, 'the handler runs under the job')
+      })
+    } finally {
+      await probe.close()
+    }
   })
 }
 

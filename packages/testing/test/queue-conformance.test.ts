@@ -1,21 +1,26 @@
 // The queue battery must fail a queue that breaks its promises: run by hand against an
 // in-memory queue made broken one way at a time (it loses jobs, it runs a retried delivery
-// twice, it never retries, it takes jobs while its backend is down).
+// twice, it never retries, it drops the delivery's trace).
+
+import { queueTraceProbe } from '@scheduling-kit/conformance/otel'
 import type {
   AnyWebhookEvent,
   DeliveryLedger,
   WebhookHandler,
   WebhookQueue,
 } from '@scheduling-kit/core'
+import { useOpenTelemetry } from '@scheduling-kit/core'
+import { inJobSpan } from '@scheduling-kit/core/queue'
 import { describe, expect, it } from 'vitest'
 import { type QueueKit, runWebhookQueueConformance } from '../src/index.js'
 
-type Flaw = 'loses' | 'twice' | 'no-retry' | 'none'
+type Flaw = 'loses' | 'twice' | 'no-retry' | 'no-trace' | 'none'
 
 interface Job {
   key: string
   event: AnyWebhookEvent
   attempts: number
+  trace: Record<string, string> | undefined
 }
 
 /** A queue in memory with workers polling it; `flaw` breaks one promise. */
@@ -31,7 +36,7 @@ function memoryKit(flaw: Flaw): QueueKit {
           if (flaw === 'loses') return
           if (flaw !== 'twice' && keys.has(delivery.key)) return
           keys.add(delivery.key)
-          jobs.push({ key: delivery.key, event, attempts: 0 })
+          jobs.push({ key: delivery.key, event, attempts: 0, trace: delivery.trace })
         },
         close: async () => {
           for (const stop of stops) stop()
@@ -48,7 +53,20 @@ function memoryKit(flaw: Flaw): QueueKit {
             }
             job.attempts++
             const final = flaw === 'no-retry' || job.attempts >= attempts
-            const run = () => o.handler.dispatch(job.event, { webhookId: undefined })
+            const dispatch = () => o.handler.dispatch(job.event, { webhookId: undefined })
+            // The job's span continues the delivery's trace, unless the flaw drops it.
+            const run = () =>
+              flaw === 'no-trace'
+                ? dispatch()
+                : inJobSpan(
+                    {
+                      system: 'memory',
+                      destination: 'webhooks',
+                      event: job.event,
+                      trace: job.trace,
+                    },
+                    dispatch,
+                  )
             try {
               if (o.ledger === undefined) await run()
               else {
@@ -78,6 +96,7 @@ function memoryKit(flaw: Flaw): QueueKit {
       enqueue: () => Promise.reject(new Error('down')),
       close: async () => {},
     }),
+    traces: () => queueTraceProbe(useOpenTelemetry),
   }
 }
 
@@ -97,7 +116,7 @@ describe('runWebhookQueueConformance against an in-memory queue', () => {
     expect(await failures('none')).toEqual([])
   }, 60_000)
 
-  it('fails one that loses jobs, one that runs a retried delivery twice, one that never retries', async () => {
+  it('fails one that loses jobs, one that runs a retried delivery twice, one that never retries, one that drops the trace', async () => {
     expect(await failures('loses')).toContainEqual(
       expect.stringMatching(/^a delivery is answered 200 once its job is stored/),
     )
@@ -105,5 +124,8 @@ describe('runWebhookQueueConformance against an in-memory queue', () => {
     expect(await failures('no-retry')).toContainEqual(
       expect.stringMatching(/^a failing handler is retried/),
     )
+    expect(await failures('no-trace')).toEqual([
+      expect.stringMatching(/^a delivery's trace crosses the queue/),
+    ])
   }, 60_000)
 })
