@@ -58,17 +58,18 @@ async function runAll(orderByEvent: boolean) {
       const resource = String((event as { payload: { id: string } }).payload.id)
       running.set(resource, (running.get(resource) ?? 0) + 1)
       most.set(resource, Math.max(most.get(resource) ?? 0, running.get(resource)!))
-      await new Promise((r) => setTimeout(r, 30))
+      await new Promise((r) => setTimeout(r, 250))
       order.set(resource, [...(order.get(resource) ?? []), event.id])
       running.set(resource, running.get(resource)! - 1)
     },
   })
+  // Every change queued before the workers start: their first fetches find all of them.
+  const ids = await enqueueAll(queue, run)
   const workers = Array.from({ length: 3 }, () =>
     createPostgresWorker({ handler, pool, schema, concurrency: 4, logger: quiet }),
   )
   try {
     await Promise.all(workers.map((w) => w.ready()))
-    const ids = await enqueueAll(queue, run)
     await vi.waitFor(() => expect([...order.values()].flat()).toHaveLength(EVENTS * CHANGES), {
       timeout: 60_000,
       interval: 50,

@@ -168,10 +168,13 @@ function queueTrace(kit: QueueKit, traces: () => QueueTraceProbe, it: It): void 
         await until(() => ran === 1, kit.timeoutMs ?? 20_000, 'the job')
         const named = (test: (name: string) => boolean) =>
           probe.spans().filter((span) => test(span.name))
+        // The job's span ends after its handler's: wait for both to be finished.
         await until(
-          () => named((n) => n === 'scheduling.webhook.handler').length === 1,
+          () =>
+            named((n) => n === 'scheduling.webhook.handler').length === 1 &&
+            named((n) => n.startsWith('process ')).length === 1,
           kit.timeoutMs ?? 20_000,
-          "the handler's span",
+          "the job's and the handler's spans",
         )
         const [delivery] = named((n) => n === 'scheduling.webhook.delivery')
         const [send] = named((n) => n.startsWith('send '))
