@@ -7,19 +7,12 @@ import {
   type Logger,
   type WebhookHandler,
 } from '@scheduling-kit/core'
-import {
-  consoleLogger,
-  dispatchQueued,
-  healthReport,
-  inJobSpan,
-  runOnce,
-  serverText,
-  wholeNumber,
-} from '@scheduling-kit/core/queue'
+import { consoleLogger, healthReport, wholeNumber } from '@scheduling-kit/core/queue'
 import { migrate as migrateTables, PostgresDedupeStore } from '@scheduling-kit/postgres'
 import type { JobWithMetadata, PgBoss } from 'pg-boss'
 import { BossStarter, checkPool, newBoss, type QueuePool, startedChecks } from './boss.js'
 import { checkQueueName, checkSchema, type PostgresJobData } from './job.js'
+import { JobRun } from './job-run.js'
 
 export interface PostgresWorkerOptions {
   /** What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's `.handler`. */
@@ -66,13 +59,6 @@ export interface PostgresWorker {
   close(): Promise<void>
 }
 
-/** Thrown for a job another attempt holds: pg-boss retries it later. */
-class HeldElsewhere extends Error {
-  constructor() {
-    super('another attempt of this delivery (or a change of its Event) runs now: retried later')
-  }
-}
-
 /**
  * Runs `handler.dispatch` for each queued delivery, with pg-boss's retries and exponential
  * backoff (set on the queue: `attempts`, `backoffMs`), heartbeats (a dead worker's job runs
@@ -115,58 +101,7 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
   const migrate = options.migrate !== false
   const boss = newBoss({ pool, schema, migrate, supervise: true })
 
-  const dispatch = (job: JobWithMetadata<PostgresJobData>) => dispatchQueued(handler, job.data)
-
-  async function run(job: JobWithMetadata<PostgresJobData>): Promise<void> {
-    const { event, webhookId, account, key } = job.data
-    if (ledger !== undefined) {
-      const outcome = await ledger.deliver(
-        { envelope: event, key: key ?? event.id, webhookId, account, text: JSON.stringify(event) },
-        () => dispatch(job),
-        { finalAttempt: job.retryCount >= job.retryLimit },
-      )
-      if (outcome === 'busy') throw new HeldElsewhere()
-      return
-    }
-    if (dedupe === undefined) return dispatch(job)
-    const once = await runOnce(
-      {
-        store: dedupe,
-        key: job.id,
-        renewMs: Math.max(1, Math.floor(claimMs / 3)),
-        settleMs: claimMs,
-        onCompleteFailure: 'ignore',
-      },
-      () => dispatch(job),
-    )
-    if (!once.ran && once.claim !== 'completed') throw new HeldElsewhere()
-  }
-
-  async function work([job]: JobWithMetadata<PostgresJobData>[]): Promise<void> {
-    if (job === undefined) return
-    try {
-      // Each job in its consumer span, continuing the delivery's trace (`process <queue>`).
-      await inJobSpan(
-        {
-          system: 'pg-boss',
-          destination: name,
-          messageId: job.id,
-          attemptsMade: job.retryCount,
-          event: job.data.event,
-          trace: job.data.trace,
-        },
-        () => run(job),
-      )
-    } catch (error) {
-      if (!(error instanceof HeldElsewhere)) {
-        const { type, id } = job.data.event
-        log.warn(
-          `${who}: ${serverText(String(type), 100)} (${serverText(String(id), 100)}) failed on attempt ${job.retryCount + 1} of ${job.retryLimit + 1}: ${(error as Error)?.message}`,
-        )
-      }
-      throw error
-    }
-  }
+  const runs = new JobRun({ who, name, handler, ledger, dedupe, claimMs, log })
 
   const starter = new BossStarter(
     who,
@@ -189,11 +124,11 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
             pollingIntervalSeconds: pollMs / 1000,
             includeMetadata: true,
           } as const,
-          async (jobs: JobWithMetadata<PostgresJobData>[]) => {
+          async (found: JobWithMetadata<PostgresJobData>[]) => {
             try {
-              await work(jobs)
+              await runs.work(found)
             } finally {
-              if (id !== undefined && jobs.length > 0) boss.notifyWorker(id)
+              if (id !== undefined && found.length > 0) boss.notifyWorker(id)
             }
           },
         )

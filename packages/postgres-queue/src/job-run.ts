@@ -1,0 +1,89 @@
+import type { DedupeStore, DeliveryLedger, Logger, WebhookHandler } from '@scheduling-kit/core'
+import { dispatchQueued, inJobSpan, runOnce, serverText } from '@scheduling-kit/core/queue'
+import type { JobWithMetadata } from 'pg-boss'
+import type { PostgresJobData } from './job.js'
+
+/** Thrown for a job another attempt holds: pg-boss retries it later. */
+class HeldElsewhere extends Error {
+  constructor() {
+    super('another attempt of this delivery (or a change of its Event) runs now: retried later')
+  }
+}
+
+export interface JobRunSettings {
+  who: string
+  /** The queue's name, for the job's span. */
+  name: string
+  handler: Pick<WebhookHandler, 'dispatch'>
+  /** Where the job's outcome is recorded (its record of what ran), when given. */
+  ledger: Pick<DeliveryLedger, 'deliver'> | undefined
+  /** Else where jobs are marked handled; none: at-least-once. */
+  dedupe: DedupeStore | undefined
+  claimMs: number
+  log: Pick<Logger, 'warn'>
+}
+
+/**
+ * How a worker runs one job: in its consumer span (`process <queue>`, continuing the
+ * delivery's trace), through the ledger or under a dedupe claim, a failure told with its
+ * attempt. A job another attempt holds is thrown back for pg-boss to retry later.
+ */
+export class JobRun {
+  readonly #s: JobRunSettings
+
+  constructor(settings: JobRunSettings) {
+    this.#s = settings
+  }
+
+  async work([job]: JobWithMetadata<PostgresJobData>[]): Promise<void> {
+    if (job === undefined) return
+    try {
+      await inJobSpan(
+        {
+          system: 'pg-boss',
+          destination: this.#s.name,
+          messageId: job.id,
+          attemptsMade: job.retryCount,
+          event: job.data.event,
+          trace: job.data.trace,
+        },
+        () => this.#run(job),
+      )
+    } catch (error) {
+      if (!(error instanceof HeldElsewhere)) {
+        const { type, id } = job.data.event
+        this.#s.log.warn(
+          `${this.#s.who}: ${serverText(String(type), 100)} (${serverText(String(id), 100)}) failed on attempt ${job.retryCount + 1} of ${job.retryLimit + 1}: ${(error as Error)?.message}`,
+        )
+      }
+      throw error
+    }
+  }
+
+  async #run(job: JobWithMetadata<PostgresJobData>): Promise<void> {
+    const { handler, ledger, dedupe, claimMs } = this.#s
+    const dispatch = () => dispatchQueued(handler, job.data)
+    const { event, webhookId, account, key } = job.data
+    if (ledger !== undefined) {
+      const outcome = await ledger.deliver(
+        { envelope: event, key: key ?? event.id, webhookId, account, text: JSON.stringify(event) },
+        dispatch,
+        { finalAttempt: job.retryCount >= job.retryLimit },
+      )
+      if (outcome === 'busy') throw new HeldElsewhere()
+      return
+    }
+    if (dedupe === undefined) return dispatch()
+    const once = await runOnce(
+      {
+        store: dedupe,
+        key: job.id,
+        renewMs: Math.max(1, Math.floor(claimMs / 3)),
+        settleMs: claimMs,
+        onCompleteFailure: 'ignore',
+      },
+      dispatch,
+    )
+    if (!once.ran && once.claim !== 'completed') throw new HeldElsewhere()
+  }
+}
