@@ -10,6 +10,7 @@ import type {
 import {
   consoleLogger,
   GroupCommit,
+  jobKeyOf,
   queuedDelivery,
   wholeNumber,
   withinMs,
@@ -167,7 +168,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
     // 503 now and the service retries it, rather than after `timeoutMs`.
     await connected()
-    const jobId = jobIdFor(delivery?.key ?? event.id)
+    const jobId = jobIdFor(jobKeyOf(delivery, event.id))
     await withinMs(
       writes.add({ name: event.type, data, opts: { jobId } }),
       timeoutMs,

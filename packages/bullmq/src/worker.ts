@@ -9,12 +9,11 @@ import {
 } from '@scheduling-kit/core'
 import {
   consoleLogger,
-  dispatchQueued,
   HealthProblem,
   healthReport,
   inJobSpan,
   runCheck,
-  runOnce,
+  runQueued,
   serverText,
   wholeNumber,
 } from '@scheduling-kit/core/queue'
@@ -123,50 +122,19 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           logger: false,
         }))
 
-  const dispatch = (job: Job<WebhookJobData>) => dispatchQueued(handler, job.data)
+  const settings = { handler, ledger: options.ledger, dedupe, claimMs }
 
   async function run(job: Job<WebhookJobData>, token?: string): Promise<string> {
-    const { event } = job.data
-    if (options.ledger !== undefined) return recorded(options.ledger, job, token)
-    if (dedupe === undefined) {
-      await dispatch(job)
-      return 'handled'
-    }
-    const key = job.id ?? event.id
-    // The claim follows the handler: renewed while it runs. A failed completion leaves the
-    // claim to lapse after claimMs; the job is done either way.
-    const once = await runOnce(
-      {
-        store: dedupe,
-        key,
-        renewMs: Math.max(1, Math.floor(claimMs / 3)),
-        settleMs: claimMs,
-        onCompleteFailure: 'ignore',
-      },
-      () => dispatch(job),
-    )
-    if (once.ran) return 'handled'
-    if (once.claim === 'completed') return 'already handled'
-    // Another attempt holds it (a worker that died mid-job, until its claim lapses): look
-    // again later, without spending an attempt.
-    await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
-    throw new DelayedError()
-  }
-
-  /** A job through the ledger: run under its lease, its outcome recorded, dead on its last attempt. */
-  async function recorded(
-    ledger: Pick<DeliveryLedger, 'deliver'>,
-    job: Job<WebhookJobData>,
-    token: string | undefined,
-  ): Promise<string> {
-    const { event, webhookId, account, key } = job.data
-    const outcome = await ledger.deliver(
-      { envelope: event, key: key ?? event.id, webhookId, account, text: JSON.stringify(event) },
-      () => dispatch(job),
-      { finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) },
+    const outcome = await runQueued(
+      settings,
+      job.data,
+      job.id ?? job.data.event.id,
+      job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
     )
     if (outcome === 'ran') return 'handled'
     if (outcome !== 'busy') return `already ${outcome}`
+    // Another attempt holds it (a worker that died mid-job, until its claim lapses), or its
+    // Event runs elsewhere: look again later, without spending an attempt.
     await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
     throw new DelayedError()
   }

@@ -1,5 +1,5 @@
 import type { DedupeStore, DeliveryLedger, Logger, WebhookHandler } from '@scheduling-kit/core'
-import { dispatchQueued, inJobSpan, runOnce, serverText } from '@scheduling-kit/core/queue'
+import { inJobSpan, runQueued, serverText } from '@scheduling-kit/core/queue'
 import type { JobWithMetadata } from 'pg-boss'
 import type { PostgresJobData } from './job.js'
 
@@ -61,29 +61,7 @@ export class JobRun {
   }
 
   async #run(job: JobWithMetadata<PostgresJobData>): Promise<void> {
-    const { handler, ledger, dedupe, claimMs } = this.#s
-    const dispatch = () => dispatchQueued(handler, job.data)
-    const { event, webhookId, account, key } = job.data
-    if (ledger !== undefined) {
-      const outcome = await ledger.deliver(
-        { envelope: event, key: key ?? event.id, webhookId, account, text: JSON.stringify(event) },
-        dispatch,
-        { finalAttempt: job.retryCount >= job.retryLimit },
-      )
-      if (outcome === 'busy') throw new HeldElsewhere()
-      return
-    }
-    if (dedupe === undefined) return dispatch()
-    const once = await runOnce(
-      {
-        store: dedupe,
-        key: job.id,
-        renewMs: Math.max(1, Math.floor(claimMs / 3)),
-        settleMs: claimMs,
-        onCompleteFailure: 'ignore',
-      },
-      dispatch,
-    )
-    if (!once.ran && once.claim !== 'completed') throw new HeldElsewhere()
+    const outcome = await runQueued(this.#s, job.data, job.id, job.retryCount >= job.retryLimit)
+    if (outcome === 'busy') throw new HeldElsewhere()
   }
 }

@@ -44,10 +44,12 @@ export function checkSchema(who: string, schema: string | undefined): string {
 
 /**
  * The key a delivery's job is ordered by when the queue keeps order per Event: the Event's id
- * (or URI) its payload names, as the ledger's ordering guard reads it; else the delivery's own
- * key, which orders it against nothing.
+ * (or URI) its payload names, under the connected account when the delivery has one (two
+ * accounts that see one Event are ordered apart: one's failing change never holds the
+ * other's); else the delivery's own key, which orders it against nothing. Length-prefixed: no
+ * account can make two pairs collide.
  */
-export function orderKeyOf(event: AnyWebhookEvent, deliveryKey: string): string {
+export function orderKeyOf(event: AnyWebhookEvent, deliveryKey: string, account?: string): string {
   const payload = (event as { payload?: { id?: unknown; uri?: unknown } }).payload
   const id =
     payload !== null && typeof payload === 'object'
@@ -55,7 +57,6 @@ export function orderKeyOf(event: AnyWebhookEvent, deliveryKey: string): string 
         ? payload.id
         : payload.uri
       : undefined
-  return typeof id === 'string' && id.length > 0 && id.length <= 256
-    ? `event:${id}`
-    : `delivery:${deliveryKey}`
+  if (typeof id !== 'string' || id.length === 0 || id.length > 256) return `delivery:${deliveryKey}`
+  return account === undefined ? `event:${id}` : `account-event:${account.length}:${account}:${id}`
 }

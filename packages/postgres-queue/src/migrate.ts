@@ -31,7 +31,7 @@ export async function migrate(pool: QueuePool, options: QueueMigrateOptions = {}
   const boss = newBoss({ pool, schema, migrate: true, supervise: false })
   await boss.start()
   try {
-    await ensureQueue(boss, name, undefined, options.orderByEvent === true)
+    await ensureQueue(boss, name, undefined, options.orderByEvent === true, { pool, schema })
     await migrateTables(pool as never, { schema, only: ['dedupe'] })
   } finally {
     await boss.stop({ graceful: false })

@@ -12,6 +12,7 @@ import {
   GroupCommit,
   HealthProblem,
   healthReport,
+  jobKeyOf,
   queuedDelivery,
   runCheck,
   wholeNumber,
@@ -93,7 +94,7 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
   const starter = new BossStarter(
     who,
     boss,
-    () => ensureQueue(boss, name, perJob, orderByEvent),
+    () => ensureQueue(boss, name, perJob, orderByEvent, { pool, schema }),
     options.logger ?? consoleLogger,
   )
   const writes = new GroupCommit<JobInsert<PostgresJobData> & { id: string }>(
@@ -118,9 +119,15 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
     const refused = starter.notStarted()
     if (refused !== undefined) throw refused
     const key = delivery?.key ?? event.id
-    const job = { id: jobIdFor(key), data: queuedDelivery(event, context, delivery), ...perJob }
+    const job = {
+      id: jobIdFor(jobKeyOf(delivery, event.id)),
+      data: queuedDelivery(event, context, delivery),
+      ...perJob,
+    }
     await withinMs(
-      writes.add(orderByEvent ? { ...job, singletonKey: orderKeyOf(event, key) } : job),
+      writes.add(
+        orderByEvent ? { ...job, singletonKey: orderKeyOf(event, key, context.account) } : job,
+      ),
       timeoutMs,
       `PostgreSQL did not commit the job within ${timeoutMs} ms`,
     )

@@ -1,6 +1,7 @@
 import { ConfigError } from '@scheduling-kit/core'
 import { wholeNumber } from '@scheduling-kit/core/queue'
 import type { JobInsert, PgBoss } from 'pg-boss'
+import type { QueuePool } from './boss.js'
 
 /** How each job is retried, watched and kept: set on the queue, carried by every job. */
 export interface JobSettings {
@@ -62,13 +63,16 @@ export function jobSettings(who: string, settings: JobSettings): PerJob {
 
 /**
  * Makes the queue when missing, with its jobs' settings and its order (`key_strict_fifo` when
- * kept per Event); an existing queue whose order differs is refused, saying so.
+ * kept per Event); an existing queue whose order differs is refused, saying so. A queue kept
+ * per Event by an earlier version (its jobs keyed by the Event alone) has its unfinished jobs
+ * of connected accounts keyed again under their account, in one statement.
  */
 export async function ensureQueue(
   boss: PgBoss,
   name: string,
   perJob: PerJob | undefined,
   orderByEvent: boolean,
+  tables?: { pool: QueuePool; schema: string },
 ): Promise<void> {
   const policy = orderByEvent ? 'key_strict_fifo' : 'standard'
   await boss.createQueue(name, { ...perJob, policy })
@@ -78,4 +82,19 @@ export async function ensureQueue(
       `the queue ${name} exists ${made.policy === 'key_strict_fifo' ? 'with' : 'without'} order per Event; orderByEvent ${orderByEvent} needs a queue of its own (another queueName)`,
     )
   }
+  if (orderByEvent && tables !== undefined) await rekeyByAccount(tables.pool, tables.schema, name)
+}
+
+/**
+ * Unfinished jobs keyed `event:<id>` that belong to a connected account, keyed as `orderKeyOf`
+ * keys them now (`account-event:<length>:<account>:<id>`). Jobs of one account and Event keep
+ * their order; those of two accounts no longer wait on each other.
+ */
+async function rekeyByAccount(pool: QueuePool, schema: string, name: string): Promise<void> {
+  await pool.query(
+    `UPDATE ${schema}.job SET singleton_key = 'account-event:' || length(data->>'account') || ':' || (data->>'account') || ':' || substr(singleton_key, 7)
+     WHERE name = $1 AND singleton_key LIKE 'event:%' AND data->>'account' IS NOT NULL
+       AND state IN ('created', 'retry', 'active', 'failed')`,
+    [name],
+  )
 }

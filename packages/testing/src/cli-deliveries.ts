@@ -197,11 +197,13 @@ export async function runDeliveries(command: DeliveriesCommand): Promise<number>
   // The page takes a replay with the token it set on the read just made.
   const done = await post(page, headers, read, { replay: id })
   if (done.status !== 200) return refused(done.status)
-  const report = done.body as { replayed: number; problems: { why: string }[] }
+  const report = done.body as { replayed: number; queued?: number; problems: { why: string }[] }
   if (command.json) console.log(safeJson(report, 2))
   else if (report.replayed === 1) console.log(`Replayed ${serverText(id, 100)}.`)
+  else if (report.queued === 1)
+    console.log(`Queued ${serverText(id, 100)}: the worker replays it and records how it ends.`)
   else console.log(`Not replayed: ${cell(report.problems[0]?.why, 200)}.`)
-  return report.replayed === 1 ? 0 : 1
+  return report.replayed === 1 || report.queued === 1 ? 0 : 1
 }
 
 /** `scheduling-kit deliveries ...`: its arguments checked, then run. */

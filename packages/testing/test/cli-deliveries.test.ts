@@ -82,7 +82,7 @@ it('lists, shows and replays through the page with its authorization; refused wi
     authorize: (req) => req.headers.authorization === 'Bearer ops',
     replay: async (id) => {
       replays.push(id)
-      return { planned: 1, replayed: 1, failed: 0, skipped: 0, problems: [] }
+      return { planned: 1, replayed: 1, queued: 0, failed: 0, skipped: 0, problems: [] }
     },
   })
   const url = await servePage(page)

@@ -26,5 +26,11 @@ export type {
   PageRequest,
 } from '../ledger/page.js'
 export type { RecentAnswer } from '../ledger/recent.js'
-export type { ReplayOptions, ReplayReport, ReplayRunner } from '../ledger/replay.js'
+export type {
+  LedgerQueue,
+  ReplayOptions,
+  ReplayReport,
+  ReplayRequest,
+  ReplayRunner,
+} from '../ledger/replay.js'
 export type { LedgerFilter, LedgerPage, LedgerPurge, LedgerStore } from '../ledger/store.js'

@@ -22,7 +22,9 @@ export { wholeNumber } from '../validate.js'
 export { inJobSpan, type JobSpanOptions } from '../webhooks/job-span.js'
 export {
   dispatchQueued,
+  jobKeyOf,
   type QueuedDelivery,
   queuedDelivery,
   withinMs,
 } from '../webhooks/queued.js'
+export { type QueuedOutcome, type QueuedRunSettings, runQueued } from '../webhooks/queued-run.js'

@@ -2,15 +2,19 @@ import type { ApiEvent, EventsApi } from '../api/events.js'
 import { accountKey } from '../claims/keys.js'
 import { ConfigError } from '../errors/errors.js'
 import type { DeliveryOutcome, LedgerContext, LedgerEnvelope, VerifiedDelivery } from './deliver.js'
+import { shapeOf } from './digest.js'
 import { cleanError, type ResourceMark } from './entry.js'
-import type { ReplayRunner } from './replay.js'
+import { resourceKey } from './machine.js'
+import { queueOf, type ReplayRunner } from './replay.js'
 import { ledgerTimeOf } from './store.js'
 
 // The catch-up sweep: after an outage longer than the service's retries, after a webhook was
-// recreated, or on a schedule, each account's events are listed from the API and compared with
-// what the ledger last applied to each; every difference becomes a synthetic delivery run
-// through the same handlers, the same ledger and the same ordering guard. The plan of one
-// event (`catchUpEnvelope`) is pure; `catchUp` lists and feeds.
+// recreated, or on a schedule, each account's events are listed from the API and compared, by
+// a digest of the whole Event, with what the ledger last applied to it for that account; every
+// difference becomes a synthetic delivery run through the same handlers (here, or in the
+// queue's worker), the same ledger and the same ordering guard, which lets it apply only if
+// nothing was applied to its Event since the listing began. The plan of one Event
+// (`catchUpEnvelope`) is pure; `catchUp` lists and feeds.
 
 /** The webhook types no list endpoint can recover: their changes are lost with their deliveries. */
 export const UNRECOVERABLE = ['poll.*', 'workflow.*'] as const
@@ -47,8 +51,13 @@ export interface CatchUpReport {
   listed: number
   /** Events whose state the ledger had not applied: fed through the handlers. */
   fed: number
-  /** Of those, handled now; already handled (a repeat); older than what was applied; failed. */
+  /**
+   * Of those: handled here now; handed to the queue (its worker runs them: not yet run);
+   * already handled (a repeat); overtaken by a change applied since the listing (listed again,
+   * up to three passes an account); failed.
+   */
   ran: number
+  queued: number
   duplicates: number
   stale: number
   failed: number
@@ -62,18 +71,30 @@ export interface CatchUpReport {
 export interface CatchUpSource {
   /** The accounts to list: keys and their clients, or one client under no key. */
   accounts(options: CatchUpOptions): AsyncIterable<{ key: string | undefined; events: EventsApi }>
-  /** Runs a synthetic delivery through the ledger and the handlers. */
+  /** Runs a synthetic delivery through the ledger and the handlers, or hands it to the queue. */
   feed(
     delivery: VerifiedDelivery,
     context: LedgerContext & { account?: string },
-  ): Promise<DeliveryOutcome>
+  ): Promise<CatchUpOutcome>
 }
 
 /** What catch-up needs of the ledger. */
 export interface CatchUpLedger {
   now(): number
   mark(resourceId: string): Promise<ResourceMark | undefined>
+  /** Fields left out of a resource's digest (the ledger's `volatileFields`). */
+  readonly volatile?: ReadonlySet<string> | undefined
 }
+
+/**
+ * How far before its listing a catch-up delivery is stamped: the service gives `occurred_at`
+ * to the second, so a change made while the listing ran may carry a time up to a second
+ * before it. Stamped earlier than any such change, a catch-up never makes one stale.
+ */
+export const LISTING_TOLERANCE_MS = 1_000
+
+/** Passes over one account while some of its differences were overtaken by live changes. */
+const MAX_PASSES = 3
 
 /** A hash of the text, hex: the synthetic payload id, the same for the same difference. */
 async function digest(text: string): Promise<string> {
@@ -84,26 +105,55 @@ async function digest(text: string): Promise<string> {
 }
 
 /**
- * The synthetic delivery of an event whose state the ledger has not applied; `undefined` when
- * it has (or the event has no id). Its payload id is derived from the key, the event, its state
- * and the delivery last applied: the same difference found twice is one delivery (a duplicate).
+ * The type a difference is told as: a state not applied says what it is (`event.canceled`,
+ * `event.declined`, ...; a first sight of a confirmed Event is `event.created`); with the state
+ * unchanged, new times are `event.rescheduled`; anything else (attendees and their responses,
+ * a description, fields unknown today) is `event.changed`. Every one carries the whole Event
+ * as listed now.
+ */
+export function differenceType(
+  listed: { state: string; when?: string },
+  applied: ResourceMark | undefined,
+): string {
+  if (applied === undefined) return TYPE_OF_STATE[listed.state] ?? 'event.changed'
+  if (applied.state !== listed.state)
+    return listed.state === 'confirmed'
+      ? 'event.changed'
+      : (TYPE_OF_STATE[listed.state] ?? 'event.changed')
+  return applied.when !== undefined && listed.when !== applied.when
+    ? 'event.rescheduled'
+    : 'event.changed'
+}
+
+/**
+ * The synthetic delivery of a listed Event that differs from what the ledger last applied to
+ * it (its digest: the whole resource, not its state alone); `undefined` when it does not (or
+ * the Event has no id). Stamped `listedAt` less `LISTING_TOLERANCE_MS`. Its payload id is
+ * derived from the key, the Event, its digest and the delivery last applied: the same
+ * difference found twice is one delivery (a duplicate).
  */
 export async function catchUpEnvelope(
   event: ApiEvent,
   applied: ResourceMark | undefined,
   key: string | undefined,
-  now: number,
+  listedAt: number,
+  volatile?: ReadonlySet<string>,
 ): Promise<LedgerEnvelope | undefined> {
   if (typeof event.id !== 'string' || event.id === '') return undefined
-  if (applied !== undefined && applied.state === event.state) return undefined
+  const shape = shapeOf(event as Record<string, unknown>, volatile)
+  if (applied?.digest === shape.digest) return undefined
   const state = typeof event.state === 'string' ? event.state : ''
-  // A state applied before, now confirmed again, is a change; anything else says what it is.
-  const type =
-    applied !== undefined && state === 'confirmed'
-      ? 'event.changed'
-      : (TYPE_OF_STATE[state] ?? 'event.changed')
-  const id = `payload_catchup_${await digest(JSON.stringify([key ?? '', event.id, state, applied?.by ?? '']))}`
-  return { id, type, occurred_at: new Date(now).toISOString(), payload: event }
+  const type = differenceType(
+    { state, ...(shape.when === undefined ? {} : { when: shape.when }) },
+    applied,
+  )
+  const id = `payload_catchup_${await digest(JSON.stringify([key ?? '', event.id, shape.digest, applied?.by ?? '']))}`
+  return {
+    id,
+    type,
+    occurred_at: new Date(listedAt - LISTING_TOLERANCE_MS).toISOString(),
+    payload: event,
+  }
 }
 
 /** Lists every account's events and feeds each difference; a failing account is reported, not thrown. */
@@ -117,6 +167,7 @@ export async function catchUp(
     listed: 0,
     fed: 0,
     ran: 0,
+    queued: 0,
     duplicates: 0,
     stale: 0,
     failed: 0,
@@ -133,11 +184,10 @@ export async function catchUp(
       const { key, events } = next.value
       report.accounts++
       try {
-        for await (const event of events.list()) {
-          report.listed++
-          const end = typeof event.end_at === 'string' ? Date.parse(event.end_at) : Number.NaN
-          if (since !== undefined && end < since) continue
-          await feedOne(ledger, source, report, event, key)
+        // Listed again while a difference was overtaken by a live change meanwhile: what the
+        // API lists now is compared again, so nothing the live change left undone is missed.
+        for (let pass = 1; pass <= MAX_PASSES; pass++) {
+          if (!(await listOnce(ledger, source, report, events, key, since))) break
         }
       } catch (error) {
         report.problems.push({ key, error: cleanError(error) })
@@ -148,15 +198,39 @@ export async function catchUp(
   return report
 }
 
+/** One listing of an account, each difference fed; `true` when one was overtaken (list again). */
+async function listOnce(
+  ledger: CatchUpLedger,
+  source: CatchUpSource,
+  report: CatchUpReport,
+  events: EventsApi,
+  key: string | undefined,
+  since: number | undefined,
+): Promise<boolean> {
+  // Taken before the first page is asked for: whatever the listing shows happened before it.
+  const listedAt = ledger.now()
+  let overtaken = false
+  for await (const event of events.list()) {
+    report.listed++
+    const end = typeof event.end_at === 'string' ? Date.parse(event.end_at) : Number.NaN
+    if (since !== undefined && end < since) continue
+    if ((await feedOne(ledger, source, report, event, key, listedAt)) === 'stale') overtaken = true
+  }
+  return overtaken
+}
+
 async function feedOne(
   ledger: CatchUpLedger,
   source: CatchUpSource,
   report: CatchUpReport,
   event: ApiEvent,
   key: string | undefined,
-): Promise<void> {
-  const envelope = await catchUpEnvelope(event, await ledger.mark(event.id), key, ledger.now())
-  if (envelope === undefined) return
+  listedAt: number,
+): Promise<CatchUpOutcome | undefined> {
+  if (typeof event?.id !== 'string') return undefined
+  const applied = await ledger.mark(resourceKey(key, event.id))
+  const envelope = await catchUpEnvelope(event, applied, key, listedAt, ledger.volatile)
+  if (envelope === undefined) return undefined
   report.fed++
   const delivery: VerifiedDelivery = {
     envelope,
@@ -164,6 +238,7 @@ async function feedOne(
     account: key,
     text: JSON.stringify(envelope),
     source: 'catch-up',
+    listedAt,
   }
   try {
     const outcome = await source.feed(delivery, {
@@ -171,13 +246,19 @@ async function feedOne(
       ...(key === undefined ? {} : { account: key }),
     })
     if (outcome === 'ran') report.ran++
+    else if (outcome === 'queued') report.queued++
     else if (outcome === 'stale') report.stale++
     else if (outcome === 'busy' || outcome === 'done') report.duplicates++
     else report.failed++
+    return outcome
   } catch {
     report.failed++
+    return undefined
   }
 }
+
+/** What came of one catch-up delivery: the ledger's outcome, or handed to the queue. */
+export type CatchUpOutcome = DeliveryOutcome | 'queued'
 
 /** What catch-up needs of the subscriptions: the accounts' keys and clients. */
 export interface CatchUpAccounts {
@@ -196,11 +277,13 @@ export function handlerSource(
       delivery: VerifiedDelivery,
       run: (context: LedgerContext) => unknown,
     ): Promise<DeliveryOutcome>
+    recordQueued(delivery: VerifiedDelivery): Promise<boolean>
   },
   runner: ReplayRunner<LedgerEnvelope>,
   subscriptions: CatchUpAccounts | undefined,
   options: CatchUpOptions,
 ): CatchUpSource {
+  const enqueue = queueOf(runner, 'catchUp()')
   if (options.client === undefined && typeof subscriptions?.client !== 'function')
     throw new ConfigError(
       "catchUp() lists events with each account's client: give the handler subscriptions, or catchUp({ client }) for one account.",
@@ -214,14 +297,26 @@ export function handlerSource(
       for await (const key of keys ?? subscriptions!.keys!())
         yield { key, events: subscriptions!.client!(key).events }
     },
-    feed: (delivery, context) =>
-      ledger.deliver(delivery, (extra) =>
+    feed: async (delivery, context) => {
+      if (enqueue !== undefined) {
+        // The worker holds the handlers: into the queue first (a job per difference), then
+        // recorded `received`; the worker runs it under the Event's order and records it.
+        await enqueue(delivery.envelope, {
+          key: delivery.key,
+          webhookId: undefined,
+          account: delivery.account,
+          catchUp: { listedAt: delivery.listedAt ?? 0 },
+        })
+        return (await ledger.recordQueued(delivery)) ? 'queued' : 'done'
+      }
+      return ledger.deliver(delivery, (extra) =>
         runner.dispatch(delivery.envelope, {
           webhookId: undefined,
           account: undefined,
           ...context,
           ...extra,
         }),
-      ),
+      )
+    },
   }
 }

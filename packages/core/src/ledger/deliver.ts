@@ -1,7 +1,8 @@
 import { newOwnerId } from '../claims/owner.js'
 import { isThenable } from '../thenable.js'
-import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
-import type { Delivery } from './machine.js'
+import { shapeOf } from './digest.js'
+import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
+import { type Delivery, resourceKey } from './machine.js'
 
 // A delivery through the ledger: recorded once, run under the ledger's lease, its outcome
 // written back. The ledger knows nothing of the webhook handler: it is given the envelope's
@@ -13,6 +14,8 @@ export interface Running {
   owner: string
   /** Older than what its resource last applied (run only with `stale: 'run'`). */
   stale: boolean
+  /** The mark it sets once done, when not its own (`ordered`: a catch-up's place in time). */
+  mark?: ResourceMark
 }
 
 /** What the ledger says of a delivery that arrived. */
@@ -32,6 +35,8 @@ export interface LeasedLedger {
   inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T>
   /** Whether a delivery is queued or running in its resource's turn in this process. */
   inTurnHere(id: string): boolean
+  /** Fields left out of a resource's digest (option `volatileFields`). */
+  readonly volatile: ReadonlySet<string> | undefined
   delivery(
     fields: Omit<Delivery, 'body' | 'bodyExpiresAt'>,
     text: string,
@@ -62,6 +67,8 @@ export interface VerifiedDelivery {
   text: string
   /** Where it came from: the service (default), or the catch-up sweep. */
   source?: 'webhook' | 'catch-up'
+  /** A catch-up delivery's listing time (see `LedgerEntry.listedAt`). */
+  listedAt?: number
 }
 
 /** Told to the handlers by the ledger: a replay, a stale delivery run anyway. */
@@ -88,6 +95,7 @@ export function resourceOf(envelope: LedgerEnvelope): { id?: string; state?: str
 export function fieldsOf(
   delivery: VerifiedDelivery,
   source: Delivery['source'],
+  volatile?: ReadonlySet<string>,
 ): Omit<Delivery, 'body' | 'bodyExpiresAt'> {
   const { envelope } = delivery
   const fields: Omit<Delivery, 'body' | 'bodyExpiresAt'> = {
@@ -99,9 +107,15 @@ export function fieldsOf(
   if (delivery.webhookId !== undefined) fields.webhookId = delivery.webhookId
   if (delivery.account !== undefined) fields.account = delivery.account
   const resource = resourceOf(envelope)
-  if (resource.id !== undefined) fields.resourceId = resource.id
+  if (resource.id !== undefined) {
+    fields.resourceId = resource.id
+    const shape = shapeOf(envelope.payload as Record<string, unknown>, volatile)
+    fields.resourceDigest = shape.digest
+    if (shape.when !== undefined) fields.resourceWhen = shape.when
+  }
   if (resource.state !== undefined) fields.resourceState = resource.state
   if (typeof envelope.occurred_at === 'string') fields.occurredAt = envelope.occurred_at
+  if (source === 'catch-up' && delivery.listedAt !== undefined) fields.listedAt = delivery.listedAt
   return fields
 }
 
@@ -137,12 +151,16 @@ export async function deliverRecorded(
   run: (context: LedgerContext) => unknown,
   finalAttempt = false,
 ): Promise<DeliveryOutcome> {
-  const kept = ledger.delivery(fieldsOf(delivery, delivery.source ?? 'webhook'), delivery.text)
+  const kept = ledger.delivery(
+    fieldsOf(delivery, delivery.source ?? 'webhook', ledger.volatile),
+    delivery.text,
+  )
   const recorded = isThenable(kept) ? await kept : kept
   const start = async (): Promise<DeliveryOutcome> => {
     const admission = await ledger.admit(recorded, newOwnerId())
     if (admission.action !== 'run') return admission.action === 'busy' ? 'busy' : admission.status
-    await runLeased(ledger, admission.running, run, {}, finalAttempt)
+    const context: LedgerContext = delivery.source === 'catch-up' ? { catchUp: true } : {}
+    await runLeased(ledger, admission.running, run, context, finalAttempt)
     return 'ran'
   }
   // Deliveries of one Event run one at a time in this process, each checked against the
@@ -151,7 +169,7 @@ export async function deliverRecorded(
   if (recorded.resourceId !== undefined && ledger.inTurnHere(recorded.id)) return 'busy'
   return recorded.resourceId === undefined
     ? start()
-    : ledger.inTurn(recorded.resourceId, recorded.id, start, 'busy')
+    : ledger.inTurn(resourceKey(recorded.account, recorded.resourceId), recorded.id, start, 'busy')
 }
 
 /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
@@ -160,7 +178,11 @@ export async function recordQueued(
   delivery: VerifiedDelivery,
 ): Promise<boolean> {
   return (
-    (await ledger.received(await ledger.delivery(fieldsOf(delivery, 'webhook'), delivery.text))) ===
-    'recorded'
+    (await ledger.received(
+      await ledger.delivery(
+        fieldsOf(delivery, delivery.source ?? 'webhook', ledger.volatile),
+        delivery.text,
+      ),
+    )) === 'recorded'
   )
 }

@@ -34,8 +34,20 @@ export interface LedgerEntry {
   resourceId?: string
   /** The resource's state the delivery carries (`payload.state`), when it names one. */
   resourceState?: string
+  /**
+   * A digest of the whole resource the payload carries (every field, unknown ones included),
+   * kept in its mark once applied: what `catchUp` compares the API's listing with.
+   */
+  resourceDigest?: string
+  /** The resource's `start_at`/`end_at` as sent: a difference there is told as a reschedule. */
+  resourceWhen?: string
   /** The envelope's `occurred_at`, as sent. */
   occurredAt?: string
+  /**
+   * A catch-up delivery's listing time (ms since the epoch, this ledger's clock): it runs only
+   * if nothing was applied to its Event since the listing began.
+   */
+  listedAt?: number
   status: DeliveryStatus
   /**
    * How many times a process took it up to run its handlers (one that died, or lost its lease
@@ -71,6 +83,7 @@ export interface StoredLedgerEntry extends LedgerEntry {
 
 /** The last delivery applied to one resource: later ones older than it are stale. */
 export interface ResourceMark {
+  /** The resource's key: the Event's id, under its account when the delivery has one. */
   resourceId: string
   /** `occurred_at` in ms since the epoch. */
   at: number
@@ -78,8 +91,14 @@ export interface ResourceMark {
   rank: number
   /** The ledger id of the delivery that set it. */
   by: string
-  /** The resource's state that delivery carried (what `catchUp` compares with the API's). */
+  /** The resource's state that delivery carried. */
   state?: string
+  /** The digest of the resource that delivery carried (what `catchUp` compares with the API's). */
+  digest?: string
+  /** Its `start_at`/`end_at`. */
+  when?: string
+  /** When it was applied, by this ledger's clock (a catch-up listed before it yields to it). */
+  appliedAt?: number
 }
 
 export interface StoredResourceMark extends ResourceMark {

@@ -20,8 +20,10 @@ import { type RecentAnswer, RecentAnswers } from './recent.js'
 import {
   type ReplayOptions,
   type ReplayReport,
+  type ReplayRequest,
   type ReplayRunner,
   replayDeliveries,
+  replayRecorded,
 } from './replay.js'
 import { LedgerRuns } from './runs.js'
 import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
@@ -56,13 +58,49 @@ export class DeliveryLedger {
     options?: {
       /** A queue's last attempt: a failure makes the entry dead at once (`onDeadLetter`). */
       finalAttempt?: boolean
+      /**
+       * A replay's job (its queue's worker runs it): the entry is run again under the claim a
+       * live retry takes, unless it runs now or was handled since the replay saw it.
+       */
+      replay?: ReplayRequest
     },
   ): Promise<DeliveryOutcome> {
+    if (options?.replay !== undefined)
+      return this.#replayed(delivery, run, options.replay, options.finalAttempt)
     const outcome = deliverRecorded(this.#runs, delivery, run, options?.finalAttempt)
     return outcome.then((came) => {
       if (came === 'done') this.#duplicate(delivery)
       return came
     })
+  }
+
+  async #replayed(
+    delivery: VerifiedDelivery,
+    run: (context: LedgerContext) => unknown,
+    request: ReplayRequest,
+    finalAttempt: boolean | undefined,
+  ): Promise<DeliveryOutcome> {
+    const entry = await this.#runs.get(delivery.key)
+    if (entry === undefined) return 'done'
+    let thrown: unknown
+    const outcome = await replayRecorded(
+      this.#runs,
+      entry,
+      request,
+      async (context) => {
+        try {
+          await run(context)
+        } catch (error) {
+          thrown = error
+          throw error
+        }
+      },
+      finalAttempt,
+    )
+    if (outcome === 'failed') throw thrown
+    if (outcome === 'replayed') return 'ran'
+    if (typeof outcome === 'object' && outcome.skipped === 'it is running now') return 'busy'
+    return 'done'
   }
 
   /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
@@ -122,12 +160,19 @@ export class DeliveryLedger {
   ): Promise<CatchUpReport> {
     const runs = this.#runs
     const source = handlerSource(
-      { deliver: (delivery, run) => deliverRecorded(runs, delivery, run) },
+      {
+        deliver: (delivery, run) => deliverRecorded(runs, delivery, run),
+        recordQueued: (delivery) => recordQueued(runs, delivery),
+      },
       runner as ReplayRunner<LedgerEnvelope>,
       subscriptions,
       options,
     )
-    return catchUp({ now: runs.now, mark: (id) => runs.store.mark(id) }, source, options)
+    return catchUp(
+      { now: runs.now, mark: (id) => runs.store.mark(id), volatile: runs.volatile },
+      source,
+      options,
+    )
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { DeliverySource, LedgerEntry, ResourceMark } from './entry.js'
+import { accountKey } from '../claims/keys.js'
+import type { DeliverySource, DeliveryStatus, LedgerEntry, ResourceMark } from './entry.js'
 
 // How a ledger entry moves on, as pure functions: no clock, no I/O, no store. The ledger reads
 // an entry, asks these what to write and what to answer, and writes by compare-and-set; a lost
@@ -61,14 +62,18 @@ export function arrival(entry: LedgerEntry, claim: Claim): Arrival {
 
 /**
  * A replay: runs an entry again whatever it came to (done, failed, dead, stale), unless
- * another owner runs it now within its lease.
+ * another owner runs it now within its lease, or it was handled since the replay was asked
+ * for: `seen` is the status the replay saw, and an entry `done` now that was not `done` then
+ * (the service's retry, or another replay, finished it meanwhile) is not run again.
  */
-export function replayArrival(entry: LedgerEntry, claim: Claim): Arrival {
+export function replayArrival(entry: LedgerEntry, claim: Claim, seen?: DeliveryStatus): Arrival {
   if (
     (entry.status === 'processing' || entry.status === 'received') &&
     (entry.leaseUntil ?? 0) > claim.now
   )
     return { action: 'busy' }
+  if (entry.status === 'done' && seen !== undefined && seen !== 'done')
+    return { action: 'skip', status: 'done' }
   return { action: 'run', entry: running(entry, claim, 'replay') }
 }
 
@@ -161,19 +166,61 @@ export function precedenceOf(type: string): number {
   return RANKS[type] ?? 3
 }
 
-/** The mark a delivery would set on its resource; `undefined` without a resource or a time. */
-export function markOf(entry: LedgerEntry): ResourceMark | undefined {
+/**
+ * The key a resource's mark and hold are kept under: the Event's id, under the account when
+ * the delivery has one. Two accounts that both see one Event each have their own order, and
+ * one account's missed change is not hidden by the other's.
+ */
+export function resourceKey(account: string | undefined, resourceId: string): string {
+  return account === undefined ? resourceId : accountKey(account, resourceId)
+}
+
+/**
+ * The mark a delivery would set on its resource; `undefined` without a resource or a time.
+ * `appliedAt` is when it is applied (set as the delivery finishes).
+ */
+export function markOf(entry: LedgerEntry, appliedAt?: number): ResourceMark | undefined {
   if (entry.resourceId === undefined || entry.occurredAt === undefined) return undefined
   const at = Date.parse(entry.occurredAt)
   if (Number.isNaN(at)) return undefined
   const mark: ResourceMark = {
-    resourceId: entry.resourceId,
+    resourceId: resourceKey(entry.account, entry.resourceId),
     at,
     rank: precedenceOf(entry.type),
     by: entry.id,
   }
   if (entry.resourceState !== undefined) mark.state = entry.resourceState
+  if (entry.resourceDigest !== undefined) mark.digest = entry.resourceDigest
+  if (entry.resourceWhen !== undefined) mark.when = entry.resourceWhen
+  if (appliedAt !== undefined) mark.appliedAt = appliedAt
   return mark
+}
+
+/**
+ * What the ordering guard makes of a delivery, given its resource's last applied mark:
+ * - a service delivery runs when it is newer than the mark (`isNewer`), else it is stale;
+ * - a catch-up delivery (it has `listedAt`) runs only when nothing was applied to the resource
+ *   since its listing began, and what it lists differs from what was applied; its mark then
+ *   takes the applied one's place in time (`at`, `rank` at least the applied ones), so a
+ *   service delivery older than the listing stays stale after it, and one newer still runs.
+ */
+export function ordered(
+  entry: LedgerEntry,
+  applied: ResourceMark | undefined,
+): { action: 'run'; mark?: ResourceMark } | { action: 'stale' } {
+  const mark = markOf(entry)
+  if (mark === undefined) return { action: 'run' }
+  if (entry.listedAt === undefined || entry.source !== 'catch-up')
+    return isNewer(mark, applied) ? { action: 'run' } : { action: 'stale' }
+  if (applied === undefined || applied.by === mark.by) return { action: 'run' }
+  if ((applied.appliedAt ?? 0) >= entry.listedAt) return { action: 'stale' }
+  if (applied.digest !== undefined && applied.digest === mark.digest) return { action: 'stale' }
+  if (!isNewer(mark, applied))
+    return {
+      action: 'run',
+      mark: { ...mark, at: applied.at, rank: Math.max(mark.rank, applied.rank) },
+    }
+  return { action: 'run' }
 }
 
 /**

@@ -34,6 +34,12 @@ export interface DeliveryLedgerOptions {
    * it `stale` and runs nothing; `'run'` runs it with `context.stale`.
    */
   stale?: 'skip' | 'run'
+  /**
+   * Top-level fields of an Event that change without the Event changing (a read time, a view
+   * count, if the service ever sends one): left out of the digest `catchUp` compares. Default
+   * none: every field counts, unknown ones included.
+   */
+  volatileFields?: readonly string[]
   /** Told of each delivery that became `dead`. Its errors are logged, never thrown. */
   onDeadLetter?: (entry: LedgerEntry) => void | Promise<void>
   logger?: Logger
@@ -58,6 +64,12 @@ export function resolveLedgerOptions(options: DeliveryLedgerOptions) {
     )
   if (options.stale !== undefined && options.stale !== 'skip' && options.stale !== 'run')
     throw new ConfigError("createDeliveryLedger: stale is 'skip' or 'run'.")
+  const volatile = options.volatileFields
+  if (
+    volatile !== undefined &&
+    (!Array.isArray(volatile) || volatile.some((field) => typeof field !== 'string'))
+  )
+    throw new ConfigError('createDeliveryLedger: volatileFields is a list of field names.')
   return {
     bodyMs: positive(options.retention?.bodyMs, 7 * DAY, 'retention.bodyMs'),
     entryMs: positive(options.retention?.entryMs, 30 * DAY, 'retention.entryMs'),
@@ -65,5 +77,6 @@ export function resolveLedgerOptions(options: DeliveryLedgerOptions) {
     leaseMs: positive(options.leaseMs, 60_000, 'leaseMs'),
     orderWaitMs: positive(options.orderWaitMs, 5_000, 'orderWaitMs'),
     stale: options.stale ?? 'skip',
+    volatile: volatile === undefined || volatile.length === 0 ? undefined : new Set(volatile),
   } as const
 }

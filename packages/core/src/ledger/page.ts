@@ -200,7 +200,12 @@ class DeliveryPageRoutes implements DeliveryPage {
     if (wantsJson(request.headers)) return json(200, report)
     const why =
       report.problems[0]?.why ?? (report.failed === 1 ? 'its handlers failed again' : 'unknown')
-    const notice = report.replayed === 1 ? `Replayed ${id}.` : `${id} was not replayed: ${why}.`
+    const notice =
+      report.replayed === 1
+        ? `Replayed ${id}.`
+        : report.queued === 1
+          ? `Queued ${id}: the worker replays it and records how it ends.`
+          : `${id} was not replayed: ${why}.`
     return back(new URLSearchParams(url.searchParams), notice)
   }
 

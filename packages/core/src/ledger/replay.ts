@@ -1,4 +1,5 @@
 import { newOwnerId } from '../claims/owner.js'
+import { ConfigError } from '../errors/errors.js'
 import { sleep } from '../http/fetch.js'
 import {
   type Admission,
@@ -7,13 +8,15 @@ import {
   type LedgerEnvelope,
   runLeased,
 } from './deliver.js'
-import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
+import type { DeliveryStatus, LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
+import { resourceKey } from './machine.js'
 import type { LedgerFilter, LedgerPage } from './store.js'
 
-// Replay: recorded deliveries run again in this process, from the body the ledger kept when
-// their signature was verified (never re-sent, never verified again with a secret that may
-// be gone). One entry by its id, or many by a filter: planned, run at a bounded rate, told.
+// Replay: recorded deliveries run again from the body the ledger kept when their signature was
+// verified (never re-sent, never verified again with a secret that may be gone), where the
+// handlers are: in this process, or in the queue's worker when the handler has a queue. One
+// entry by its id, or many by a filter: planned, run at a bounded rate, told.
 
 export interface ReplayOptions {
   /** Why, for the handlers' `context.replay.reason` and the log. Default `'manual'`. */
@@ -32,8 +35,13 @@ export interface ReplayOptions {
 export interface ReplayReport {
   /** Entries the replay took up (all of them with `dryRun`). */
   planned: number
-  /** Entries whose handlers ran and finished. */
+  /** Entries whose handlers ran here and finished. */
   replayed: number
+  /**
+   * Entries handed to the queue (the handler has the `queue` option): its worker runs them
+   * and records how they ended in the ledger. Not yet run: `replayed` does not count them.
+   */
+  queued: number
   /** Entries whose handlers threw again (their entry says why; `dead` past the attempts). */
   failed: number
   /** Entries not run: body expired, stale, running elsewhere now, or unknown. */
@@ -51,24 +59,155 @@ export interface ReplayLedger extends LeasedLedger {
   get(id: string): Promise<StoredLedgerEntry | undefined>
   list(filter?: LedgerFilter): Promise<LedgerPage>
   bodyOf(entry: LedgerEntry): Promise<string | undefined>
-  admitReplay(id: string, owner: string): Promise<Admission | undefined>
+  admitReplay(id: string, owner: string, seen?: DeliveryStatus): Promise<Admission | undefined>
 }
 
-type OneOutcome = 'replayed' | 'failed' | { skipped: string }
+export type OneOutcome = 'replayed' | 'queued' | 'failed' | { skipped: string }
 
-/** How a replay runs an entry's handlers: the webhook handler's own parse and dispatch. */
+/** What a replay asks for, as its queued job carries it to the worker. */
+export interface ReplayRequest {
+  /** The ledger id replayed. */
+  of: string
+  reason: string
+  /** The entry's status when the replay was asked for: one handled since is not run again. */
+  seen: DeliveryStatus
+}
+
+/** A queue, as the ledger hands a replay or a catch-up to it (a `WebhookQueue` is one). */
+export interface LedgerQueue<E> {
+  enqueue(
+    event: E,
+    context: {
+      webhookId: string | undefined
+      secretIndex: number
+      headers: Record<string, string>
+      account?: string
+      replay?: { of: string; reason: string }
+      catchUp?: true
+    },
+    delivery: { key: string; replay?: ReplayRequest & { nonce: string }; listedAt?: number },
+  ): unknown
+}
+
+/**
+ * How a replay runs an entry's handlers: the webhook handler's own parse and dispatch, or,
+ * when the handler has a queue, the queue, so the worker that holds the handlers runs it.
+ */
 export interface ReplayRunner<E extends LedgerEnvelope = LedgerEnvelope> {
   parse(body: string): E
   dispatch(
     envelope: E,
     context: LedgerContext & { webhookId: string | undefined; account: string | undefined },
   ): unknown
+  /** `false` when the handler has no handler to run (nor a catch-all). */
+  handlers?: boolean
+  /** The handler's queue: replays and catch-ups are handed to it, its worker runs them. */
+  queue?: LedgerQueue<E> | undefined
 }
 
-/** Replays one entry: read, open its body, take it under the ledger's lease, run, record. */
+/** What a delivery handed to the queue is: a replay's, or a catch-up's. */
+export type QueuedKind = { replay: ReplayRequest } | { catchUp: { listedAt: number } }
+
+/**
+ * Hands a replay or a catch-up delivery to the runner's queue (its job id differs from the
+ * live delivery's for a replay: a nonce of its own). `undefined` when the runner has no queue;
+ * a `ConfigError` when it has neither a queue nor a handler: nothing would run, and nothing may
+ * be marked done.
+ */
+export function queueOf<E extends LedgerEnvelope>(
+  runner: ReplayRunner<E>,
+  what: 'replay()' | 'catchUp()',
+):
+  | ((
+      event: E,
+      delivery: {
+        key: string
+        webhookId: string | undefined
+        account: string | undefined
+      } & QueuedKind,
+    ) => Promise<void>)
+  | undefined {
+  const { queue } = runner
+  if (queue === undefined) {
+    if (runner.handlers === false)
+      throw new ConfigError(
+        `${what} runs the handlers where they are, and this webhook handler has none and no queue: call it on the handler that has them (the worker's), or give this one the queue option so its worker runs them.`,
+      )
+    return undefined
+  }
+  return async (event, delivery) => {
+    const replay = 'replay' in delivery ? delivery.replay : undefined
+    await queue.enqueue(
+      event,
+      {
+        webhookId: delivery.webhookId,
+        secretIndex: 0,
+        headers: {},
+        ...(delivery.account === undefined ? {} : { account: delivery.account }),
+        ...(replay === undefined
+          ? { catchUp: true as const }
+          : { replay: { of: replay.of, reason: replay.reason } }),
+      },
+      {
+        key: delivery.key,
+        ...(replay === undefined
+          ? { listedAt: (delivery as { catchUp: { listedAt: number } }).catchUp.listedAt }
+          : { replay: { ...replay, nonce: newOwnerId() } }),
+      },
+    )
+  }
+}
+
+/** The Event key a replay waits its turn on, when the entry names one. */
+const turnOf = (entry: LedgerEntry) =>
+  entry.resourceId === undefined ? undefined : resourceKey(entry.account, entry.resourceId)
+
+/**
+ * Runs a recorded delivery again under the same claim a live retry takes: re-checked under it
+ * (one that runs now is not run; one handled since `seen` is not run again), in turn with its
+ * Event's other deliveries. In process, or in a queue's worker for a replay job.
+ */
+export async function replayRecorded(
+  ledger: ReplayLedger,
+  entry: LedgerEntry,
+  request: ReplayRequest,
+  run: (context: LedgerContext) => unknown,
+  finalAttempt = false,
+): Promise<OneOutcome> {
+  const start = async (): Promise<OneOutcome> => {
+    const admission = await ledger.admitReplay(entry.id, newOwnerId(), request.seen)
+    if (admission === undefined) return { skipped: 'no such entry' }
+    if (admission.action === 'busy') return { skipped: 'it is running now' }
+    if (admission.action === 'skip')
+      return {
+        skipped: admission.status === 'done' ? 'it was handled meanwhile' : admission.status,
+      }
+    try {
+      await runLeased(
+        ledger,
+        admission.running,
+        run,
+        { replay: { of: request.of, reason: request.reason } },
+        finalAttempt,
+      )
+      return 'replayed'
+    } catch {
+      return 'failed'
+    }
+  }
+  // In turn with the Event's other deliveries in this process, as the service's are.
+  const turn = turnOf(entry)
+  if (turn !== undefined && ledger.inTurnHere(entry.id)) return { skipped: 'it is running now' }
+  return turn === undefined
+    ? start()
+    : ledger.inTurn(turn, entry.id, start, { skipped: 'its Event runs elsewhere now' })
+}
+
+/** Replays one entry: read, open its body, then run it here or hand it to the queue. */
 async function replayOne<E extends LedgerEnvelope>(
   ledger: ReplayLedger,
   runner: ReplayRunner<E>,
+  enqueue: ReturnType<typeof queueOf<E>>,
   id: string,
   reason: string,
 ): Promise<OneOutcome> {
@@ -82,30 +221,18 @@ async function replayOne<E extends LedgerEnvelope>(
         : 'its body is past the retention (the entry stays)',
     }
   const event = runner.parse(text)
-  const start = async (): Promise<OneOutcome> => {
-    const admission = await ledger.admitReplay(id, newOwnerId())
-    if (admission === undefined) return { skipped: 'no such entry' }
-    if (admission.action === 'busy') return { skipped: 'it is running now' }
-    if (admission.action === 'skip') return { skipped: admission.status }
-    const base = { webhookId: entry.webhookId, account: entry.account }
-    try {
-      await runLeased(
-        ledger,
-        admission.running,
-        (context) => runner.dispatch(event, { ...base, ...context }),
-        { replay: { of: id, reason } },
-      )
-      return 'replayed'
-    } catch {
-      return 'failed'
-    }
-  }
-  // In turn with the Event's other deliveries in this process, as the service's are.
-  if (entry.resourceId !== undefined && ledger.inTurnHere(id))
+  const request: ReplayRequest = { of: id, reason, seen: entry.status }
+  const base = { webhookId: entry.webhookId, account: entry.account }
+  if (enqueue === undefined)
+    return replayRecorded(ledger, entry, request, (context) =>
+      runner.dispatch(event, { ...base, ...context }),
+    )
+  // The worker holds the handlers: it takes the claim, re-checks the entry and runs it.
+  if (entry.status === 'received') return { skipped: 'it waits in the queue now' }
+  if (entry.status === 'processing' && (entry.leaseUntil ?? 0) > ledger.now())
     return { skipped: 'it is running now' }
-  return entry.resourceId === undefined
-    ? start()
-    : ledger.inTurn(entry.resourceId, id, start, { skipped: 'its Event runs elsewhere now' })
+  await enqueue(event, { key: id, ...base, replay: request })
+  return 'queued'
 }
 
 /** An entry that could not be taken up (its body does not open, the store failed): why. */
@@ -113,6 +240,7 @@ const refused = (error: unknown): OneOutcome => ({ skipped: cleanError(error) })
 
 function count(report: ReplayReport, id: string, outcome: OneOutcome): void {
   if (outcome === 'replayed') report.replayed++
+  else if (outcome === 'queued') report.queued++
   else if (outcome === 'failed') {
     report.failed++
     if (report.problems.length < MAX_PROBLEMS) report.problems.push({ id, why: 'failed again' })
@@ -134,11 +262,19 @@ export async function replayDeliveries<E extends LedgerEnvelope>(
   options: ReplayOptions = {},
 ): Promise<ReplayReport> {
   const reason = options.reason ?? 'manual'
-  const report: ReplayReport = { planned: 0, replayed: 0, failed: 0, skipped: 0, problems: [] }
+  const enqueue = queueOf(runner, 'replay()')
+  const report: ReplayReport = {
+    planned: 0,
+    replayed: 0,
+    queued: 0,
+    failed: 0,
+    skipped: 0,
+    problems: [],
+  }
   if (typeof target === 'string') {
     report.planned = 1
     if (options.dryRun !== true)
-      count(report, target, await replayOne(ledger, runner, target, reason).catch(refused))
+      count(report, target, await replayOne(ledger, runner, enqueue, target, reason).catch(refused))
     return report
   }
   const max = options.max ?? 1_000
@@ -159,7 +295,11 @@ export async function replayDeliveries<E extends LedgerEnvelope>(
       report.planned++
       if (options.dryRun === true) continue
       const started = performance.now()
-      count(report, entry.id, await replayOne(ledger, runner, entry.id, reason).catch(refused))
+      count(
+        report,
+        entry.id,
+        await replayOne(ledger, runner, enqueue, entry.id, reason).catch(refused),
+      )
       options.onProgress?.(report)
       const wait = gap - (performance.now() - started)
       if (wait > 0) await sleep(wait)

@@ -4,7 +4,7 @@ import { sleep } from '../http/fetch.js'
 import { openBody, sealBody } from './bodies.js'
 import { tellDeadLetter } from './dead-letters.js'
 import type { Admission, Running } from './deliver.js'
-import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
+import type { DeliveryStatus, LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
 import {
   type Arrival,
@@ -36,6 +36,7 @@ export class LedgerRuns {
   readonly leaseMs: number
   readonly orderWaitMs: number
   readonly stale: 'skip' | 'run'
+  readonly volatile: ReadonlySet<string> | undefined
   readonly now: () => number
   /** The deliveries running in this process: one timer renews all their leases. */
   readonly #held = new Set<Running>()
@@ -51,6 +52,7 @@ export class LedgerRuns {
     this.leaseMs = settings.leaseMs
     this.orderWaitMs = settings.orderWaitMs
     this.stale = settings.stale
+    this.volatile = settings.volatile
     this.now = options.now ?? Date.now
   }
 
@@ -182,11 +184,18 @@ export class LedgerRuns {
     )
   }
 
-  /** A replay of a recorded entry (`undefined`: none): runs it unless another runs it now. */
-  async admitReplay(id: string, owner: string): Promise<Admission | undefined> {
+  /**
+   * A replay of a recorded entry (`undefined`: none): runs it unless another runs it now, or it
+   * was handled since the replay saw it `seen`.
+   */
+  async admitReplay(
+    id: string,
+    owner: string,
+    seen?: DeliveryStatus,
+  ): Promise<Admission | undefined> {
     if ((await this.store.get(id)) === undefined) return undefined
     return this.#admit(id, owner, (current, claim) =>
-      current === undefined ? { action: 'busy' } : replayArrival(current, claim),
+      current === undefined ? { action: 'busy' } : replayArrival(current, claim, seen),
     )
   }
 
@@ -253,8 +262,10 @@ export class LedgerRuns {
   async finish(running: Running): Promise<void> {
     // The mark moves on with the write that makes the entry done (one round trip when the
     // store can), so no process sees the entry done and the mark behind it.
-    const mark = markOf(running.entry)
-    const done = (entry: LedgerEntry) => finished(entry, running.owner, this.now())
+    const now = this.now()
+    const own = markOf(running.entry, now)
+    const mark = running.mark === undefined ? own : { ...running.mark, appliedAt: now }
+    const done = (entry: LedgerEntry) => finished(entry, running.owner, now)
     if (mark === undefined || this.store.writeAdvancingMark !== undefined)
       await settle(this.store, running, done, mark)
     else if (await settle(this.store, running, done)) await advanceMark(this.store, mark)

@@ -1,6 +1,6 @@
 import type { Admission, Running } from './deliver.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
-import { isNewer, markOf, staleEntry } from './machine.js'
+import { isNewer, markOf, ordered, staleEntry } from './machine.js'
 import type { LedgerStore } from './store.js'
 
 // The ledger's writes: each a compare-and-set on a version, read again and retried when
@@ -50,8 +50,10 @@ export async function advanceMark(
 }
 
 /**
- * The ordering guard: a run older than what its resource last applied is `stale`, recorded so
- * and not run, unless the ledger's `stale` option is `'run'`.
+ * The ordering guard (`ordered`): a run older than what its resource last applied is `stale`,
+ * recorded so and not run, unless the ledger's `stale` option is `'run'`. A catch-up delivery
+ * that something applied since its listing overtook is always recorded `stale`: run, it would
+ * undo a live change.
  */
 export async function checkOrder(
   store: Pick<LedgerStore, 'get' | 'write' | 'mark'>,
@@ -64,8 +66,14 @@ export async function checkOrder(
   const mark = markOf(running.entry)
   if (mark === undefined) return { action: 'run', running }
   const applied = read === undefined ? await store.mark(mark.resourceId) : read.mark
-  if (isNewer(mark, applied)) return { action: 'run', running }
-  if (stale === 'run') return { action: 'run', running: { ...running, stale: true } }
+  const order = ordered(running.entry, applied)
+  if (order.action === 'run')
+    return {
+      action: 'run',
+      running: order.mark === undefined ? running : { ...running, mark: order.mark },
+    }
+  if (stale === 'run' && running.entry.source !== 'catch-up')
+    return { action: 'run', running: { ...running, stale: true } }
   await settle(store, running, (entry) => staleEntry(entry, now()))
   return { action: 'skip', status: 'stale' }
 }

@@ -133,12 +133,14 @@ function inProgress(event: AnyWebhookEvent): WebhookError {
 }
 
 /**
- * The handler's ledger for `replay()` and `catchUp()`, with the runner they feed through this
- * handler's registry; a `ConfigError` naming the option when the handler has none.
+ * The handler's ledger for `replay()` and `catchUp()`, with what they run through: this
+ * handler's registry, or its queue when it has one (the ledger says what it refuses). A
+ * `ConfigError` naming the option when the handler has no ledger.
  */
 export function ledgerRun(
   ledger: DeliveryLedger | undefined,
   registry: HandlerRegistry,
+  queue: WebhookQueue | undefined,
 ): Promise<[DeliveryLedger, ReplayRunner<AnyWebhookEvent>]> {
   if (ledger === undefined)
     return Promise.reject(new ConfigError('replay() and catchUp() need the ledger option.'))
@@ -148,6 +150,8 @@ export function ledgerRun(
       parse: parseEnvelope,
       dispatch: (event, context) =>
         registry.dispatch(event, { secretIndex: 0, headers: {}, ...context }),
+      handlers: registry.count > 0,
+      queue,
     },
   ])
 }

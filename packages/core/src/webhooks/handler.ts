@@ -177,25 +177,25 @@ class Endpoint implements WebhookHandler {
     // A queue's worker runs this inside its job's span (`startJobSpan`): the handlers' spans
     // are its children.
     const watch = observer()?.watchDispatch()
+    // With what the ledger tells a worker's run: a replay, a catch-up, a stale delivery run.
     await this.#registry.dispatch(
       event,
       {
-        webhookId: context?.webhookId,
+        ...(context as WebhookContext),
         secretIndex: context?.secretIndex ?? 0,
         headers: context?.headers ?? {},
-        account: context?.account,
       },
       watch,
     )
   }
 
   replay = (target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport> =>
-    ledgerRun(this.#settings.ledger, this.#registry).then(([ledger, runner]) =>
-      ledger.replay(target, options, runner),
+    ledgerRun(this.#settings.ledger, this.#registry, this.#settings.queue).then(
+      ([ledger, runner]) => ledger.replay(target, options, runner),
     )
 
   catchUp = (options?: CatchUpOptions): Promise<CatchUpReport> =>
-    ledgerRun(this.#settings.ledger, this.#registry).then(([ledger, run]) =>
+    ledgerRun(this.#settings.ledger, this.#registry, this.#settings.queue).then(([ledger, run]) =>
       ledger.catchUpWith(run, this.#settings.subscriptions as CatchUpAccounts, options),
     )
 

@@ -1,5 +1,6 @@
 import { serverText, WebhookError } from '../errors/errors.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
+import type { ReplayRequest } from '../ledger/replay.js'
 import type { WebhookContext } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
 
@@ -18,6 +19,14 @@ export interface QueueDelivery {
    * to `startJobSpan` in the worker, so the job's spans join the delivery's trace.
    */
   trace?: Record<string, string>
+  /**
+   * Set on a replay's job (`replay()` on a handler with a queue): the worker replays the
+   * ledger's entry `key` through its ledger. Its job id differs from the delivery's (see
+   * `jobKeyOf`): the delivery's own job may still be kept.
+   */
+  replay?: ReplayRequest & { nonce?: string }
+  /** Set on a catch-up's job: the time its listing began (`LedgerEntry.listedAt`). */
+  listedAt?: number
 }
 
 /**

@@ -1,4 +1,6 @@
 import { isWebhookError } from '../errors/errors.js'
+import type { LedgerContext } from '../ledger/deliver.js'
+import type { ReplayRequest } from '../ledger/replay.js'
 import type { WebhookContext } from './context.js'
 import type { WebhookHandler } from './contract.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -16,8 +18,12 @@ export interface QueuedDelivery {
   account?: string
   /** The W3C trace context of the delivery's enqueue span, when OpenTelemetry recorded it. */
   trace?: Record<string, string>
-  /** The delivery's dedupe key (its ledger id); queues make their job id from it. */
+  /** The delivery's dedupe key (its ledger id); queues make their job id from it (`jobKeyOf`). */
   key?: string
+  /** A replay's job: what the replay asked for (the worker replays the entry `key`). */
+  replay?: ReplayRequest & { nonce?: string }
+  /** A catch-up's job: when its listing began. */
+  listedAt?: number
 }
 
 /** A delivery as its job holds it (what `enqueue` was given, less the headers). */
@@ -33,7 +39,20 @@ export function queuedDelivery(
     ...(context.account === undefined ? {} : { account: context.account }),
     ...(delivery?.trace === undefined ? {} : { trace: delivery.trace }),
     ...(delivery?.key === undefined ? {} : { key: delivery.key }),
+    ...(delivery?.replay === undefined ? {} : { replay: delivery.replay }),
+    ...(delivery?.listedAt === undefined ? {} : { listedAt: delivery.listedAt }),
   }
+}
+
+/**
+ * The key a queue makes a delivery's job id from: its dedupe key (every retry of it, one job),
+ * or, for a replay, the key and the replay's own nonce (a replay is a job of its own, even while
+ * the delivery's job is kept).
+ */
+export function jobKeyOf(delivery: QueueDelivery | undefined, fallback: string): string {
+  const key = delivery?.key ?? fallback
+  const replay = delivery?.replay
+  return replay === undefined ? key : `${key}\u0000replay\u0000${replay.nonce ?? ''}`
 }
 
 /**
@@ -44,9 +63,11 @@ export function queuedDelivery(
 export async function dispatchQueued(
   handler: Pick<WebhookHandler, 'dispatch'>,
   { event, webhookId, secretIndex, account }: QueuedDelivery,
+  /** What the ledger tells the handlers: a replay, a catch-up, a stale delivery run. */
+  extra?: LedgerContext,
 ): Promise<void> {
   try {
-    await handler.dispatch(event, { webhookId, secretIndex, account })
+    await handler.dispatch(event, { webhookId, secretIndex, account, ...extra })
   } catch (error) {
     throw isWebhookError(error) && error.code === 'handler_failed' ? error.cause : error
   }

@@ -33,6 +33,8 @@ export class HandlerRegistry {
   readonly #exact = new Map<string, WebhookHandlerFn[]>()
   readonly #prefixes: Array<[string, WebhookHandlerFn]> = []
   readonly #any: WebhookHandlerFn[] = []
+  /** Handlers registered, catch-alls included. */
+  count = 0
 
   add(pattern: string, fn: WebhookHandlerFn): void {
     if (typeof pattern !== 'string' || pattern === '' || pattern === '.*') {
@@ -43,6 +45,7 @@ export class HandlerRegistry {
     if (typeof fn !== 'function') {
       throw new ConfigError(`on("${pattern}"): the handler must be a function.`)
     }
+    this.count++
     if (pattern === '*') this.#any.push(fn)
     else if (pattern.endsWith('.*')) this.#prefixes.push([pattern.slice(0, -1), fn])
     else {

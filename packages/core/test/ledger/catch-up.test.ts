@@ -1,6 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type CatchUpSource, catchUp, catchUpEnvelope } from '../../src/ledger/catch-up.js'
+import {
+  type CatchUpSource,
+  catchUp,
+  catchUpEnvelope,
+  LISTING_TOLERANCE_MS,
+} from '../../src/ledger/catch-up.js'
+import { digestOf, shapeOf } from '../../src/ledger/digest.js'
+import type { ResourceMark } from '../../src/ledger/entry.js'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import { parseEnvelope } from '../../src/webhooks/envelope.js'
@@ -10,71 +17,130 @@ import { createWebhookHandler } from '../../src/webhooks/handler.js'
 // a difference becomes one well-formed delivery whose id is the same for the same difference;
 // no difference, no delivery; a failing account is reported and the others still caught up.
 
-const mark = (state: string | undefined, by = 'payload_prev') => ({
-  resourceId: 'event_1',
-  at: 0,
-  rank: 1,
-  by,
-  ...(state === undefined ? {} : { state }),
+const mark = (
+  event: Record<string, unknown> | undefined,
+  by = 'payload_prev',
+  appliedAt?: number,
+): ResourceMark => {
+  const shape = event === undefined ? undefined : shapeOf(event)
+  return {
+    resourceId: 'event_1',
+    at: 0,
+    rank: 1,
+    by,
+    ...(typeof event?.state === 'string' ? { state: event.state } : {}),
+    ...(shape === undefined ? {} : { digest: shape.digest }),
+    ...(shape?.when === undefined ? {} : { when: shape.when }),
+    ...(appliedAt === undefined ? {} : { appliedAt }),
+  }
+}
+
+const json = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.string({ maxLength: 8 }),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 6 }), tie('value'), { maxKeys: 4 }),
+  ),
+})).value
+
+const anEvent = fc.record({
+  id: fc.string({ minLength: 1, maxLength: 20 }),
+  state: fc.constantFrom('confirmed', 'canceled', 'declined', 'awaiting_approval', 'weird'),
+  start_at: fc.constantFrom('2030-01-01T09:00:00Z', '2030-01-02T09:00:00Z'),
+  end_at: fc.constantFrom('2030-01-01T09:30:00Z', '2030-01-02T09:30:00Z'),
+  extra: json,
+})
+
+describe('the digest', () => {
+  it('property: the same resource in any key order has one digest; a change anywhere, to a field known or unknown, changes it', () => {
+    fc.assert(
+      fc.property(json, fc.string({ maxLength: 6 }), json, (value, key, other) => {
+        const resource = { value, [key]: value }
+        const reordered = Object.fromEntries(Object.entries(resource).reverse())
+        expect(digestOf(reordered)).toBe(digestOf(resource))
+        const changed = { ...resource, [key]: other }
+        if (JSON.stringify(other) !== JSON.stringify(value))
+          expect(digestOf(changed)).not.toBe(digestOf(resource))
+      }),
+    )
+  })
+
+  it('a string cannot pose as the fields around it; volatile fields are left out', () => {
+    expect(digestOf({ a: 'x","b":"y' })).not.toBe(digestOf({ a: 'x', b: 'y' }))
+    expect(digestOf({ a: '1' })).not.toBe(digestOf({ a: 1 }))
+    const ignore = new Set(['read_at'])
+    expect(digestOf({ a: 1, read_at: 'now' }, ignore)).toBe(
+      digestOf({ a: 1, read_at: 'then' }, ignore),
+    )
+  })
 })
 
 describe('catchUpEnvelope', () => {
-  it('property: a difference makes one envelope the handler parses, its id fixed by key, event, state and the last applied', async () => {
+  it('property: a difference anywhere in the Event makes one envelope the handler parses, stamped before its listing, its id fixed by key, Event, digest and the last applied', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.string({ minLength: 1, maxLength: 40 }),
-        fc.constantFrom(
-          'confirmed',
-          'canceled',
-          'declined',
-          'awaiting_approval',
-          'tentative',
-          'weird',
-        ),
-        fc.option(fc.constantFrom('confirmed', 'canceled'), { nil: undefined }),
+        anEvent,
+        fc.option(anEvent, { nil: undefined }),
         fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
-        async (id, state, appliedState, key) => {
-          const applied = appliedState === undefined ? undefined : mark(appliedState)
-          const made = await catchUpEnvelope({ id, state }, applied, key, 1_700_000_000_000)
-          if (applied !== undefined && applied.state === state) {
+        async (event, before, key) => {
+          const applied = before === undefined ? undefined : mark({ ...before, id: event.id })
+          const made = await catchUpEnvelope(event, applied, key, 1_700_000_000_000)
+          if (applied !== undefined && applied.digest === shapeOf(event).digest) {
             expect(made).toBeUndefined()
             return
           }
           expect(made).toBeDefined()
           const parsed = parseEnvelope(JSON.stringify(made))
           expect(parsed.id).toBe(made!.id)
-          expect((parsed.payload as { id: string }).id).toBe(id)
-          expect(parsed.occurred_at).toBe(new Date(1_700_000_000_000).toISOString())
-          const again = await catchUpEnvelope({ id, state }, applied, key, 1_800_000_000_000)
-          expect(again!.id).toBe(made!.id)
-          const otherKey = await catchUpEnvelope({ id, state }, applied, `${key ?? ''}x`, 0)
-          expect(otherKey!.id).not.toBe(made!.id)
-          const afterAnother = await catchUpEnvelope(
-            { id, state },
-            applied && mark(applied.state, 'payload_other'),
-            key,
-            0,
+          expect(parsed.payload).toEqual(event)
+          expect(parsed.occurred_at).toBe(
+            new Date(1_700_000_000_000 - LISTING_TOLERANCE_MS).toISOString(),
           )
-          if (applied !== undefined) expect(afterAnother!.id).not.toBe(made!.id)
+          const again = await catchUpEnvelope(event, applied, key, 1_800_000_000_000)
+          expect(again!.id).toBe(made!.id)
+          const otherKey = await catchUpEnvelope(event, applied, `${key ?? ''}x`, 0)
+          expect(otherKey!.id).not.toBe(made!.id)
+          if (applied !== undefined) {
+            const afterAnother = await catchUpEnvelope(
+              event,
+              { ...applied, by: 'payload_other' },
+              key,
+              0,
+            )
+            expect(afterAnother!.id).not.toBe(made!.id)
+          }
         },
       ),
     )
   })
 
-  it('names the change by the state: a first sight of a confirmed Event is a creation, a later one a change', async () => {
-    expect((await catchUpEnvelope({ id: 'e', state: 'confirmed' }, undefined, 'k', 0))!.type).toBe(
-      'event.created',
+  it('names the difference: a new state by what it is, new times as a reschedule, anything else (attendees, fields unknown today) as a change', async () => {
+    const base = {
+      id: 'e',
+      state: 'confirmed',
+      start_at: '2030-01-01T09:00:00Z',
+      end_at: '2030-01-01T09:30:00Z',
+      attendees: [{ id: 'a1', response_status: 'accepted' }],
+    }
+    const typeOf = async (event: Record<string, unknown>, applied?: ResourceMark) =>
+      (await catchUpEnvelope(event as never, applied, 'k', 0))?.type
+    expect(await typeOf(base)).toBe('event.created')
+    expect(await typeOf({ ...base, state: 'awaiting_approval' })).toBe('event.requested')
+    expect(await typeOf({ ...base, state: 'canceled' }, mark(base))).toBe('event.canceled')
+    expect(await typeOf(base, mark({ ...base, state: 'canceled' }))).toBe('event.changed')
+    expect(await typeOf({ ...base, start_at: '2030-01-02T09:00:00Z' }, mark(base))).toBe(
+      'event.rescheduled',
     )
     expect(
-      (await catchUpEnvelope({ id: 'e', state: 'confirmed' }, mark('canceled'), 'k', 0))!.type,
+      await typeOf({ ...base, attendees: [{ id: 'a1', response_status: 'declined' }] }, mark(base)),
     ).toBe('event.changed')
-    expect(
-      (await catchUpEnvelope({ id: 'e', state: 'canceled' }, mark('confirmed'), 'k', 0))!.type,
-    ).toBe('event.canceled')
-    expect(
-      (await catchUpEnvelope({ id: 'e', state: 'awaiting_approval' }, undefined, 'k', 0))!.type,
-    ).toBe('event.requested')
-    expect(await catchUpEnvelope({ id: '', state: 'confirmed' }, undefined, 'k', 0)).toBeUndefined()
+    expect(await typeOf({ ...base, surprise: 1 }, mark(base))).toBe('event.changed')
+    expect(await typeOf(base, mark(base))).toBeUndefined()
+    expect(await typeOf({ ...base, id: '' })).toBeUndefined()
   })
 })
 
@@ -113,12 +179,18 @@ describe('catchUp', () => {
     ])
   })
 
-  it('the handler: without a ledger, or without a way to list, catchUp says what to set; with a client it catches one account up', async () => {
+  it('the handler: without a ledger, without handlers or a queue, or without a way to list, catchUp says what to set; with a client it catches one account up', async () => {
     await expect(createWebhookHandler({ secret: 's' }).catchUp()).rejects.toThrow(/ledger option/)
     const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
     await expect(createWebhookHandler({ secret: 's', ledger }).catchUp()).rejects.toThrow(
-      /subscriptions, or catchUp\(\{ client \}\)/,
+      /has none and no queue: call it on the handler that has them/,
     )
+    await expect(createWebhookHandler({ secret: 's', ledger }).replay('x')).rejects.toThrow(
+      /replay\(\) runs the handlers where they are/,
+    )
+    await expect(
+      createWebhookHandler({ secret: 's', ledger, onAny: () => {} }).catchUp(),
+    ).rejects.toThrow(/subscriptions, or catchUp\(\{ client \}\)/)
     const seen: unknown[] = []
     const handler = createWebhookHandler({
       secret: 's',
@@ -135,5 +207,50 @@ describe('catchUp', () => {
     expect(await handler.catchUp({ client })).toMatchObject({ accounts: 1, fed: 1, ran: 1 })
     expect(seen).toEqual([['event.canceled', true, undefined]])
     expect((await handler.catchUp({ client })).fed).toBe(0)
+  })
+})
+
+describe('catch-up per account', () => {
+  it('two accounts see one Event and only one missed its cancellation: the catch-up feeds that one, under its own mark', async () => {
+    // A clock that moves on at each reading: the listing begins after the live changes applied.
+    let clock = Date.now()
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), now: () => clock++ })
+    const event = { id: 'event_shared', state: 'confirmed', start_at: '2030-01-01T09:00:00Z' }
+    const canceled = { ...event, state: 'canceled' }
+    const live = (account: string, payload: object, type: string, at: string) =>
+      ledger.deliver(
+        {
+          envelope: { id: `payload_${account}_${type}`, type, occurred_at: at, payload },
+          key: `${account}:${type}`,
+          account,
+          text: '{}',
+        },
+        () => {},
+      )
+    expect(await live('a', event, 'event.created', '2030-01-01T00:00:00Z')).toBe('ran')
+    expect(await live('b', event, 'event.created', '2030-01-01T00:00:00Z')).toBe('ran')
+    expect(await live('a', canceled, 'event.canceled', '2030-01-01T00:00:01Z')).toBe('ran')
+    const fed: string[] = []
+    const report = await ledger.catchUpWith(
+      {
+        parse: parseEnvelope,
+        dispatch: (envelope, context) => void fed.push(`${context.account}:${envelope.type}`),
+      },
+      {
+        client: () => ({
+          events: {
+            list: async function* () {
+              yield canceled
+            },
+          },
+        }),
+        keys: async function* () {
+          yield 'a'
+          yield 'b'
+        },
+      },
+    )
+    expect(fed).toEqual(['b:event.canceled'])
+    expect(report).toMatchObject({ accounts: 2, listed: 2, fed: 1, ran: 1 })
   })
 })

@@ -186,7 +186,14 @@ describe('the delivery page', () => {
   it('property: whatever text an entry holds, the page shows it escaped: only its own tags, every value read back exactly', async () => {
     const store = new MemoryLedgerStore()
     const ledger = createDeliveryLedger({ store })
-    const replay = async () => ({ planned: 0, replayed: 0, failed: 0, skipped: 0, problems: [] })
+    const replay = async () => ({
+      planned: 0,
+      replayed: 0,
+      queued: 0,
+      failed: 0,
+      skipped: 0,
+      problems: [],
+    })
     const page = ledger.page({ authorize: () => true, replay })
     const fromHtml = (t: string) =>
       t
