@@ -152,6 +152,81 @@ describe('orderByEvent', () => {
     }
   })
 
+  it('order per (account, Event): one account’s change that failed every attempt never holds another account’s changes of the same Event', async () => {
+    const schema = freshSchema()
+    const queue = createPostgresQueue({
+      pool,
+      schema,
+      orderByEvent: true,
+      attempts: 1,
+      logger: quiet,
+    })
+    const ran: string[] = []
+    const handler = createWebhookHandler({
+      verify: false,
+      logger: quiet,
+      onAny: async (event, { account }) => {
+        if (account === 'acct_a') throw new Error('account a fails')
+        ran.push(event.id)
+      },
+    })
+    const worker = createPostgresWorker({ handler, pool, schema, logger: quiet })
+    try {
+      await Promise.all([queue.ready(), worker.ready()])
+      const send = (id: string, account: string) =>
+        queue.enqueue(
+          createTestEvent('event.updated' as never, {
+            id: id as `payload_${string}`,
+            payload: { id: 'evt_shared' } as never,
+          }),
+          { ...context, account },
+          { key: `${account}:${id}` },
+        )
+      await send('payload_a_0', 'acct_a')
+      await send('payload_b_0', 'acct_b')
+      await send('payload_b_1', 'acct_b')
+      await vi.waitFor(() => expect(ran).toEqual(['payload_b_0', 'payload_b_1']), {
+        timeout: 20_000,
+      })
+    } finally {
+      await worker.close()
+      await queue.close()
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    }
+  })
+
+  it('an earlier version’s jobs, keyed by the Event alone, are keyed again under their account when the queue starts', async () => {
+    const schema = freshSchema()
+    const first = createPostgresQueue({ pool, schema, orderByEvent: true, logger: quiet })
+    await first.ready()
+    const event = createTestEvent('event.updated' as never, { payload: { id: 'evt_old' } as never })
+    await first.boss.send(
+      'scheduling-webhooks',
+      { event, webhookId: undefined, secretIndex: 0, account: 'acct_a' },
+      { singletonKey: 'event:evt_old' },
+    )
+    await first.boss.send(
+      'scheduling-webhooks',
+      { event, webhookId: undefined, secretIndex: 0 },
+      { singletonKey: 'event:evt_plain' },
+    )
+    await first.close()
+    const again = createPostgresQueue({ pool, schema, orderByEvent: true, logger: quiet })
+    try {
+      await again.ready()
+      const { rows } = await pool.query(
+        `SELECT singleton_key FROM ${schema}.job WHERE name = 'scheduling-webhooks' ORDER BY singleton_key`,
+      )
+      expect(rows.map((r: { singleton_key: string }) => r.singleton_key)).toEqual([
+        'account-event:6:acct_a:evt_old',
+        'event:evt_plain',
+      ])
+    } finally {
+      await again.close()
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    }
+  })
+
   it('an existing queue keeps its order: made without it, a queue asking for it does not start, and says why', async () => {
     const schema = freshSchema()
     const warned: string[] = []

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict'
-import {
-  type AnyWebhookEvent,
-  ConfigError,
-  createDeliveryLedger,
-  createWebhookHandler,
-  createWebhookSubscriptions,
-  type LedgerStore,
-  MemorySubscriptionStore,
-  type WebhookHandler,
-} from '@scheduling-kit/core'
+import { ConfigError, type LedgerStore } from '@scheduling-kit/core'
 import { createTestEvent } from './events.js'
-import { serveWebhooks } from './handler-server.js'
+import { startApp } from './ledger-app.js'
+import { ledgerRaces } from './ledger-races.js'
 import { startFakeSchedulingService } from './service.js'
-import type { FakeSchedulingService } from './service-types.js'
 import { sendTestEvent } from './sign.js'
 import type { StoreConformanceOptions } from './store-conformance.js'
 
@@ -20,65 +11,6 @@ import type { StoreConformanceOptions } from './store-conformance.js'
 // store: an outage longer than the service's whole retry schedule recovered by `catchUp` with
 // every Event's final state applied once; deliveries of one Event shuffled and retried ending
 // on the newest state; a repeated catch-up finding nothing.
-
-const quiet = { debug() {}, info() {}, warn() {}, error() {} }
-
-/** The app under test: one handler with a ledger and subscriptions, served on a port of its own. */
-interface App {
-  handler: WebhookHandler
-  /** Each Event's state as the app applied it, and how often each payload was applied. */
-  states: Map<string, string | undefined>
-  applied: Map<string, number>
-  url: string
-  start(): Promise<void>
-  stop(): Promise<void>
-}
-
-async function startApp(service: FakeSchedulingService, store: LedgerStore, accounts: string[]) {
-  const tokens = Object.fromEntries(accounts.map((a) => [a, service.auth.grant(a).access_token]))
-  let server: Awaited<ReturnType<typeof serveWebhooks>> | undefined
-  let port = 0
-  const states = new Map<string, string | undefined>()
-  const applied = new Map<string, number>()
-  const placeholder = 'http://127.0.0.1:1/webhooks/scheduling'
-  const app: App = {
-    handler: undefined as unknown as WebhookHandler,
-    states,
-    applied,
-    url: placeholder,
-    async start() {
-      // The same port each time: the service's webhooks point at it.
-      server = await serveWebhooks(() => app.handler, port)
-      port = server.port
-      app.url = server.url
-    },
-    stop: async () => {
-      await server?.close()
-    },
-  }
-  await app.start()
-  const subscriptions = createWebhookSubscriptions({
-    url: app.url,
-    tokens: { getAccessToken: async (key: string) => tokens[key]! },
-    apiUrl: service.apiUrl,
-    store: new MemorySubscriptionStore(),
-    retry: { baseDelayMs: 5, maxDelayMs: 20 },
-    logger: quiet,
-  })
-  app.handler = createWebhookHandler({
-    subscriptions,
-    ledger: createDeliveryLedger({ store, logger: quiet }),
-    logger: quiet,
-    onAny: (event: AnyWebhookEvent) => {
-      const payload = event.payload as { id?: string; state?: string } | undefined
-      if (payload?.id === undefined) return
-      states.set(payload.id, payload.state)
-      applied.set(event.id, (applied.get(event.id) ?? 0) + 1)
-    },
-  })
-  for (const account of accounts) await subscriptions.ensure(account)
-  return app
-}
 
 /**
  * Runs the ledger's end-to-end scenarios with `createStore`'s ledger store (a fresh, empty one
@@ -97,7 +29,7 @@ export function runLedgerScenarios(
   if (typeof describe !== 'function' || typeof it !== 'function')
     throw new ConfigError('runLedgerScenarios: pass { describe, it } from your test runner.')
   describe(options.name ?? 'ledger scenarios', () => {
-    it("an outage longer than the whole retry schedule: catchUp applies every Event's final state once; a second catchUp finds nothing", async () => {
+    it("an outage longer than the whole retry schedule, with reschedules, attendee changes and cancellations of Events applied before it: catchUp applies every Event's whole resource once; a second catchUp finds nothing", async () => {
       const service = await startFakeSchedulingService({
         retrySchedule: [20, 40],
         deliveryTimeoutMs: 2_000,
@@ -105,17 +37,42 @@ export function runLedgerScenarios(
       const accounts = ['acct_outage_a', 'acct_outage_b', 'acct_outage_c']
       const app = await startApp(service, await createStore(), accounts)
       try {
+        const payload = (i: number, more: Record<string, unknown> = {}) => ({
+          id: `event_outage_${i}`,
+          ...more,
+        })
+        // Six Events booked and applied before the outage.
+        for (let i = 0; i < 6; i++)
+          await service.trigger('event.created', { account: accounts[i % 3], payload: payload(i) })
+        await service.idle()
+        assert.equal(app.resources.size, 6)
         await app.stop()
-        // 30 changes to 12 Events while the app is down: created, then changed or canceled.
-        for (let i = 0; i < 12; i++) {
-          const account = accounts[i % 3]!
-          const payload = { id: `event_outage_${i}` }
-          await service.trigger('event.created', { account, payload })
-          if (i % 2 === 0) await service.trigger('event.rescheduled', { account, payload })
-          if (i % 3 !== 2) await service.trigger('event.canceled', { account, payload })
+        // While the app is down: each of them rescheduled, given an attendee, or canceled (the
+        // state stays confirmed for the first two); six more booked, some changed or canceled.
+        for (let i = 0; i < 6; i++) {
+          const account = accounts[i % 3]
+          if (i % 3 === 0)
+            await service.trigger('event.rescheduled', {
+              account,
+              payload: payload(i, { start_at: '2031-03-04T10:00:00.000Z' }),
+            })
+          else if (i % 3 === 1)
+            await service.trigger('event.attendee.added', {
+              account,
+              payload: payload(i, {
+                attendees: [{ id: 'attendee_added', response_status: 'accepted' }],
+              }),
+            })
+          else await service.trigger('event.canceled', { account, payload: payload(i) })
+        }
+        for (let i = 6; i < 12; i++) {
+          const account = accounts[i % 3]
+          await service.trigger('event.created', { account, payload: payload(i) })
+          if (i % 2 === 0)
+            await service.trigger('event.rescheduled', { account, payload: payload(i) })
+          if (i % 3 !== 2) await service.trigger('event.canceled', { account, payload: payload(i) })
         }
         await service.idle() // every retry spent
-        assert.equal(service.deliveries().filter((d) => d.ok).length, 0)
         await app.start()
         service.failEvents({ status: 429, retryAfter: '0', count: 2 })
         const report = await app.handler.catchUp()
@@ -126,10 +83,10 @@ export function runLedgerScenarios(
         assert.deepEqual(report.unrecoverable, ['poll.*', 'workflow.*'])
         for (const account of accounts)
           for (const event of service.events(account))
-            assert.equal(
-              app.states.get(event.id),
-              event.state,
-              `${event.id} ends as the API lists it`,
+            assert.deepEqual(
+              app.resources.get(`${account}|${event.id}`),
+              event,
+              `${event.id} ends as the API lists it, whole`,
             )
         assert.ok(
           [...app.applied.values()].every((n) => n === 1),
@@ -143,6 +100,39 @@ export function runLedgerScenarios(
         await service.close()
       }
     })
+
+    it('two accounts see one Event; one missed its cancellation: catchUp feeds that account alone, under its own mark', async () => {
+      const service = await startFakeSchedulingService({
+        retrySchedule: [20, 40],
+        deliveryTimeoutMs: 2_000,
+      })
+      const accounts = ['acct_shared_a', 'acct_shared_b']
+      const app = await startApp(service, await createStore(), accounts)
+      try {
+        const payload = { id: 'event_shared' }
+        for (const account of accounts) await service.trigger('event.created', { account, payload })
+        await service.trigger('event.canceled', { account: accounts[0], payload })
+        await service.idle()
+        await app.stop()
+        await service.trigger('event.canceled', { account: accounts[1], payload })
+        await service.idle()
+        await app.start()
+        const report = await app.handler.catchUp()
+        assert.equal(report.fed, 1, 'the account that missed it')
+        assert.equal(report.ran, 1)
+        for (const account of accounts)
+          assert.deepEqual(
+            app.resources.get(`${account}|event_shared`),
+            service.events(account)[0],
+            `${account} ends as the API lists it`,
+          )
+      } finally {
+        await app.stop()
+        await service.close()
+      }
+    })
+
+    ledgerRaces(createStore, it)
 
     it("an Event's deliveries shuffled, each sent twice: the state applied last is the newest", async () => {
       const service = await startFakeSchedulingService()

@@ -4,16 +4,27 @@ import {
   ConfigError,
   createDeliveryLedger,
   createWebhookHandler,
-  type DeliveryLedger,
   type LedgerEntry,
   MemoryLedgerStore,
-  type WebhookHandler,
-  type WebhookQueue,
 } from '@scheduling-kit/core'
 import { createTestEvent } from './events.js'
-import { serveWebhooks } from './handler-server.js'
+import {
+  type It,
+  type ProbedSpan,
+  type QueueKit,
+  type QueueTraceProbe,
+  type QueueUnderTest,
+  quiet,
+  SECRET,
+  serve,
+  until,
+  withQueue,
+} from './queue-kit.js'
+import { queueWhereHandlersAre } from './queue-replay.js'
 import { sendTestEvent } from './sign.js'
 import type { StoreConformanceOptions } from './store-conformance.js'
+
+export type { ProbedSpan, QueueKit, QueueTraceProbe, QueueUnderTest }
 
 // The battery a durable `WebhookQueue` and its worker must pass, over real HTTP: a delivery is
 // answered 200 only once its job is stored (a worker started later runs it), 503 at once while
@@ -21,93 +32,6 @@ import type { StoreConformanceOptions } from './store-conformance.js'
 // attempt, never run twice (one job per delivery; several workers), and each Event's changes
 // applied in order with the newest last, whatever order the workers take them in; given an
 // OpenTelemetry SDK, the delivery's trace carried into the worker.
-
-/** What a queue package gives the kit for each test: its own queue, and workers on it. */
-export interface QueueUnderTest {
-  /** A queue on a name (or schema) of this test's own. */
-  queue: WebhookQueue & { close(): Promise<void> }
-  /**
-   * Starts a worker on that queue running `handler.dispatch`, recording in `ledger` when
-   * given. Several may run at once.
-   */
-  worker(options: {
-    handler: WebhookHandler
-    ledger?: DeliveryLedger
-    concurrency?: number
-  }): Promise<{ close(): Promise<void> }>
-  /** Drops what the test made (the queue's jobs, its tables or keys). */
-  cleanup?(): Promise<void>
-}
-
-/** A finished span, as the kit reads it from your OpenTelemetry SDK. */
-export interface ProbedSpan {
-  name: string
-  traceId: string
-  spanId: string
-  parentSpanId?: string
-  /** The span ids it links to. */
-  links: string[]
-}
-
-/**
- * An OpenTelemetry SDK registered for one test (scheduling-kit pointed at it with
- * `useOpenTelemetry`), whose finished spans the kit reads.
- */
-export interface QueueTraceProbe {
-  spans(): ProbedSpan[]
-  /** Unregisters the SDK. */
-  close(): Promise<void>
-}
-
-export interface QueueKit {
-  /** How long a test waits for its jobs to run, in ms. Default 20 000. */
-  timeoutMs?: number
-  /**
-   * Registers an OpenTelemetry SDK for the trace test: with it, the battery also checks that a
-   * delivery's trace crosses the queue (the worker's `process` span continues it). Without it
-   * that test is not run: give it if your queue carries the delivery's trace.
-   */
-  traces?(): QueueTraceProbe
-  /**
-   * A fresh queue whose jobs get `attempts` attempts, `backoffMs` apart at first. The kit
-   * asks for small numbers: its tests wait for retries.
-   */
-  create(options: { attempts: number; backoffMs: number }): Promise<QueueUnderTest>
-  /** A queue whose backend cannot be reached (a closed port): every enqueue must fail. */
-  unreachable(): Promise<WebhookQueue & { close(): Promise<void> }>
-}
-
-const SECRET = 'queue-conformance-secret'
-const quiet = { debug() {}, info() {}, warn() {}, error() {} }
-
-/** Waits until `check` holds, up to `ms`. */
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string) {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
-/** An HTTP server answering with `handler`, on a port of its own. */
-const serve = (handler: WebhookHandler) => serveWebhooks(() => handler)
-
-/** Runs `body` with a queue of the kit's, then closes whatever it started. */
-async function withQueue(
-  kit: QueueKit,
-  options: { attempts: number; backoffMs: number },
-  body: (q: QueueUnderTest, later: (close: () => Promise<void>) => void) => Promise<void>,
-): Promise<void> {
-  const q = await kit.create(options)
-  const closers: Array<() => Promise<void>> = []
-  try {
-    await body(q, (close) => void closers.push(close))
-  } finally {
-    for (const close of closers.reverse()) await close().catch(() => {})
-    await q.queue.close().catch(() => {})
-    await q.cleanup?.().catch(() => {})
-  }
-}
 
 /**
  * Runs the queue battery against `kit`'s queue and worker.
@@ -141,6 +65,7 @@ export function runWebhookQueueConformance(kit: QueueKit, options: StoreConforma
     queueRetries(kit, it)
     queueOnce(kit, it)
     queueOrder(kit, it)
+    queueWhereHandlersAre(kit, it)
     if (kit.traces !== undefined) queueTrace(kit, kit.traces, it)
   })
 }
@@ -192,8 +117,6 @@ function queueTrace(kit: QueueKit, traces: () => QueueTraceProbe, it: It): void 
     }
   })
 }
-
-type It = StoreConformanceOptions['it']
 
 function queueDurability(kit: QueueKit, it: It): void {
   it('a delivery is answered 200 once its job is stored: a worker started afterwards runs each once', async () => {

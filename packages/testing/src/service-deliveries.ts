@@ -157,13 +157,13 @@ export class Deliveries {
 
   /** Sends an event where it goes; resolves after the first attempts. */
   async trigger(type: string, overrides?: TriggerOptions) {
-    const { webhookId, account, ...rest } = overrides ?? {}
+    const { webhookId, account, lost, ...rest } = overrides ?? {}
     const event = createTestEvent(type, rest)
     this.events?.record(
       account ?? (webhookId === undefined ? undefined : this.registry.get(webhookId)?.account),
       event,
     )
-    const targets = this.#targetsOf(type, webhookId, account)
+    const targets = lost === true ? [] : this.#targetsOf(type, webhookId, account)
     const deliveries = await Promise.all(targets.map((w) => this.attempt(w, event, id('dlv'), 1)))
     return { event, deliveries }
   }

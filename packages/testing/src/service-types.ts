@@ -102,6 +102,12 @@ export type TriggerOptions = TestEventOverrides & {
   account?: string
   /** One webhook only. */
   webhookId?: string
+  /**
+   * The change happens, but its deliveries are lost (the service gave up on them, or never
+   * sent them): the Event moves in `GET /v1/events`, no webhook is sent. For catch-up tests
+   * that need no outage (and no wait for a retry schedule).
+   */
+  lost?: boolean
 }
 
 /** The fake service, running: its addresses, its OAuth side, and controls for tests. */

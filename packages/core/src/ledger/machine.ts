@@ -1,5 +1,5 @@
 import { accountKey } from '../claims/keys.js'
-import type { DeliverySource, DeliveryStatus, LedgerEntry, ResourceMark } from './entry.js'
+import type { DeliverySource, LedgerEntry, ResourceMark } from './entry.js'
 
 // How a ledger entry moves on, as pure functions: no clock, no I/O, no store. The ledger reads
 // an entry, asks these what to write and what to answer, and writes by compare-and-set; a lost
@@ -61,19 +61,17 @@ export function arrival(entry: LedgerEntry, claim: Claim): Arrival {
 }
 
 /**
- * A replay: runs an entry again whatever it came to (done, failed, dead, stale), unless
- * another owner runs it now within its lease, or it was handled since the replay was asked
- * for: `seen` is the status the replay saw, and an entry `done` now that was not `done` then
- * (the service's retry, or another replay, finished it meanwhile) is not run again.
+ * A replay: runs an entry that has not been handled (failed, dead, stale), unless another
+ * owner runs it now within its lease. A `done` entry is not run again (the service's retry or
+ * another replay may have finished it just now) unless `again` says so: a deliberate re-run.
  */
-export function replayArrival(entry: LedgerEntry, claim: Claim, seen?: DeliveryStatus): Arrival {
+export function replayArrival(entry: LedgerEntry, claim: Claim, again = false): Arrival {
   if (
     (entry.status === 'processing' || entry.status === 'received') &&
     (entry.leaseUntil ?? 0) > claim.now
   )
     return { action: 'busy' }
-  if (entry.status === 'done' && seen !== undefined && seen !== 'done')
-    return { action: 'skip', status: 'done' }
+  if (entry.status === 'done' && !again) return { action: 'skip', status: 'done' }
   return { action: 'run', entry: running(entry, claim, 'replay') }
 }
 

@@ -8,7 +8,7 @@ import {
   type LedgerEnvelope,
   runLeased,
 } from './deliver.js'
-import type { DeliveryStatus, LedgerEntry, StoredLedgerEntry } from './entry.js'
+import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
 import { resourceKey } from './machine.js'
 import type { LedgerFilter, LedgerPage } from './store.js'
@@ -21,6 +21,13 @@ import type { LedgerFilter, LedgerPage } from './store.js'
 export interface ReplayOptions {
   /** Why, for the handlers' `context.replay.reason` and the log. Default `'manual'`. */
   reason?: string
+  /**
+   * Run entries that are `done` as well (a deliberate re-run, after fixing a handler). By
+   * default a replay runs what was not handled (failed, dead, stale): a done entry is skipped,
+   * checked under the same claim the service's retry takes, so a replay racing that retry never
+   * runs a delivery twice.
+   */
+  again?: boolean
   /** Entries started per second in a bulk replay. Default 10. */
   perSecond?: number
   /** Most entries one bulk replay runs. Default 1 000. */
@@ -59,7 +66,7 @@ export interface ReplayLedger extends LeasedLedger {
   get(id: string): Promise<StoredLedgerEntry | undefined>
   list(filter?: LedgerFilter): Promise<LedgerPage>
   bodyOf(entry: LedgerEntry): Promise<string | undefined>
-  admitReplay(id: string, owner: string, seen?: DeliveryStatus): Promise<Admission | undefined>
+  admitReplay(id: string, owner: string, again?: boolean): Promise<Admission | undefined>
 }
 
 export type OneOutcome = 'replayed' | 'queued' | 'failed' | { skipped: string }
@@ -69,8 +76,8 @@ export interface ReplayRequest {
   /** The ledger id replayed. */
   of: string
   reason: string
-  /** The entry's status when the replay was asked for: one handled since is not run again. */
-  seen: DeliveryStatus
+  /** Run it even if it is done (a deliberate re-run); else a done entry is not run again. */
+  again?: boolean
 }
 
 /** A queue, as the ledger hands a replay or a catch-up to it (a `WebhookQueue` is one). */
@@ -164,7 +171,7 @@ const turnOf = (entry: LedgerEntry) =>
 
 /**
  * Runs a recorded delivery again under the same claim a live retry takes: re-checked under it
- * (one that runs now is not run; one handled since `seen` is not run again), in turn with its
+ * (one that runs now is not run; one done is not run again unless `again`), in turn with its
  * Event's other deliveries. In process, or in a queue's worker for a replay job.
  */
 export async function replayRecorded(
@@ -175,7 +182,7 @@ export async function replayRecorded(
   finalAttempt = false,
 ): Promise<OneOutcome> {
   const start = async (): Promise<OneOutcome> => {
-    const admission = await ledger.admitReplay(entry.id, newOwnerId(), request.seen)
+    const admission = await ledger.admitReplay(entry.id, newOwnerId(), request.again === true)
     if (admission === undefined) return { skipped: 'no such entry' }
     if (admission.action === 'busy') return { skipped: 'it is running now' }
     if (admission.action === 'skip')
@@ -209,7 +216,7 @@ async function replayOne<E extends LedgerEnvelope>(
   runner: ReplayRunner<E>,
   enqueue: ReturnType<typeof queueOf<E>>,
   id: string,
-  reason: string,
+  { reason, again }: { reason: string; again: boolean },
 ): Promise<OneOutcome> {
   const entry = await ledger.get(id)
   if (entry === undefined) return { skipped: 'no such entry' }
@@ -221,7 +228,7 @@ async function replayOne<E extends LedgerEnvelope>(
         : 'its body is past the retention (the entry stays)',
     }
   const event = runner.parse(text)
-  const request: ReplayRequest = { of: id, reason, seen: entry.status }
+  const request: ReplayRequest = { of: id, reason, ...(again ? { again } : {}) }
   const base = { webhookId: entry.webhookId, account: entry.account }
   if (enqueue === undefined)
     return replayRecorded(ledger, entry, request, (context) =>
@@ -261,7 +268,7 @@ export async function replayDeliveries<E extends LedgerEnvelope>(
   target: string | LedgerFilter,
   options: ReplayOptions = {},
 ): Promise<ReplayReport> {
-  const reason = options.reason ?? 'manual'
+  const ask = { reason: options.reason ?? 'manual', again: options.again === true }
   const enqueue = queueOf(runner, 'replay()')
   const report: ReplayReport = {
     planned: 0,
@@ -274,7 +281,7 @@ export async function replayDeliveries<E extends LedgerEnvelope>(
   if (typeof target === 'string') {
     report.planned = 1
     if (options.dryRun !== true)
-      count(report, target, await replayOne(ledger, runner, enqueue, target, reason).catch(refused))
+      count(report, target, await replayOne(ledger, runner, enqueue, target, ask).catch(refused))
     return report
   }
   const max = options.max ?? 1_000
@@ -298,7 +305,7 @@ export async function replayDeliveries<E extends LedgerEnvelope>(
       count(
         report,
         entry.id,
-        await replayOne(ledger, runner, enqueue, entry.id, reason).catch(refused),
+        await replayOne(ledger, runner, enqueue, entry.id, ask).catch(refused),
       )
       options.onProgress?.(report)
       const wait = gap - (performance.now() - started)

@@ -4,7 +4,7 @@ import { sleep } from '../http/fetch.js'
 import { openBody, sealBody } from './bodies.js'
 import { tellDeadLetter } from './dead-letters.js'
 import type { Admission, Running } from './deliver.js'
-import type { DeliveryStatus, LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
+import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
 import {
   type Arrival,
@@ -186,16 +186,12 @@ export class LedgerRuns {
 
   /**
    * A replay of a recorded entry (`undefined`: none): runs it unless another runs it now, or it
-   * was handled since the replay saw it `seen`.
+   * is done (unless `again`).
    */
-  async admitReplay(
-    id: string,
-    owner: string,
-    seen?: DeliveryStatus,
-  ): Promise<Admission | undefined> {
+  async admitReplay(id: string, owner: string, again = false): Promise<Admission | undefined> {
     if ((await this.store.get(id)) === undefined) return undefined
     return this.#admit(id, owner, (current, claim) =>
-      current === undefined ? { action: 'busy' } : replayArrival(current, claim, seen),
+      current === undefined ? { action: 'busy' } : replayArrival(current, claim, again),
     )
   }
 

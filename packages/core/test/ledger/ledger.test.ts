@@ -210,12 +210,12 @@ describe('the delivery ledger through the webhook handler', () => {
     const entryA = (await ledger.get(a.id))!
     expect(entryA.body!.startsWith('skc1.k1.')).toBe(true)
     expect(entryA.body).not.toContain(a.id)
-    expect(await handler.replay(a.id)).toMatchObject({ replayed: 1 })
+    expect(await handler.replay(a.id, { again: true })).toMatchObject({ replayed: 1 })
     expect(seen).toEqual([a.id, b.id, a.id])
     // B's sealed body moved onto A's entry does not open.
     const entryB = (await ledger.get(b.id))!
     moved.set(a.id, entryB.body!)
-    const report = await handler.replay(a.id)
+    const report = await handler.replay(a.id, { again: true })
     expect(report.skipped).toBe(1)
     expect(report.problems[0]!.why).toMatch(/credential_mismatch|credential_tampered/)
     expect(seen).toHaveLength(3)

@@ -194,28 +194,27 @@ describe('ordering per resource', () => {
 })
 
 describe('a replay under the claim a live retry takes', () => {
-  it('property: whatever the entry and what the replay saw, it never runs an entry done since, nor one running on a live lease; it runs a failed or dead one', () => {
+  it('property: whatever the entry, a replay never runs one running on a live lease, nor a done one unless asked to run it again; it runs a failed, dead or stale one', () => {
     const statuses = ['received', 'processing', 'done', 'failed', 'dead', 'stale'] as const
     fc.assert(
       fc.property(
         fc.constantFrom(...statuses),
-        fc.constantFrom(...statuses),
+        fc.boolean(),
         fc.integer({ min: 0, max: 200 }),
-        (status, seen, now) => {
+        (status, again, now) => {
           const entry: LedgerEntry = {
             ...firstArrival(delivery, { owner: 'a', now: 0, leaseMs: LEASE }),
             status,
           }
-          const decided = replayArrival(entry, { owner: 'b', now, leaseMs: LEASE }, seen)
-          if (decided.action === 'run') {
-            expect(status === 'done' && seen !== 'done').toBe(false)
-            if (status === 'processing' || status === 'received')
-              expect(now).toBeGreaterThanOrEqual(LEASE)
-          }
-          if ((status === 'failed' || status === 'dead') && decided.action !== 'run')
-            expect.fail(`a ${status} entry must replay`)
-          if (status === 'done' && seen !== 'done')
-            expect(decided).toEqual({ action: 'skip', status: 'done' })
+          const decided = replayArrival(entry, { owner: 'b', now, leaseMs: LEASE }, again)
+          if (status === 'processing' || status === 'received')
+            expect(decided.action).toBe(now < LEASE ? 'busy' : 'run')
+          else if (status === 'done')
+            expect(decided).toEqual(
+              again ? expect.objectContaining({ action: 'run' }) : { action: 'skip', status: 'done' },
+            )
+          else expect(decided.action).toBe('run')
+          if (decided.action === 'run') expect(decided.entry.source).toBe('replay')
         },
       ),
     )
