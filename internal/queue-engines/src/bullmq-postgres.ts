@@ -1,6 +1,6 @@
 import { createPostgresBackend, withBackend } from 'bullmq'
 import { type Engine, type EngineOptions, runJob } from './engine.js'
-import { type EngineJob, hexIdOf, jobOf } from './job.js'
+import { type EngineJob, hexIdOf, jobKey, jobOf } from './job.js'
 
 const { Queue, Worker } = withBackend(createPostgresBackend)
 
@@ -22,8 +22,9 @@ export async function bullmqPostgresEngine(options: EngineOptions): Promise<Engi
     },
     queue: {
       async enqueue(event, context, delivery) {
-        await queue.add(event.type, jobOf(event, context, delivery), {
-          jobId: hexIdOf(delivery.key),
+        const job = jobOf(event, context, delivery)
+        await queue.add(event.type, job, {
+          jobId: hexIdOf(jobKey(job)),
           attempts: options.attempts,
           backoff: { type: 'exponential', delay: options.backoffMs },
           removeOnFail: false,

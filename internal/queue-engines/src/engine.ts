@@ -1,5 +1,6 @@
 import type { DeliveryLedger, WebhookHandler, WebhookQueue } from '@scheduling-kit/core'
-import type { EngineJob } from './job.js'
+import { runQueued } from '@scheduling-kit/core/queue'
+import { type EngineJob, jobKey } from './job.js'
 
 // What the engines compared have in common: their options, the queue and workers each gives,
 // and how a worker runs one job (through the ledger when it has one).
@@ -31,32 +32,17 @@ export interface Engine {
   pending(): Promise<number>
 }
 
-/** Runs one job's handlers, through the ledger when given. */
+/** Runs one job's handlers as the queue packages do (`runQueued`): through the ledger when given. */
 export async function runJob(
   options: EngineWorkerOptions,
   job: EngineJob,
   finalAttempt: boolean,
 ): Promise<'done' | 'busy'> {
-  const run = () =>
-    options.handler.dispatch(job.event, {
-      webhookId: job.webhookId,
-      secretIndex: job.secretIndex,
-      account: job.account,
-    })
-  if (options.ledger === undefined) {
-    await run()
-    return 'done'
-  }
-  const outcome = await options.ledger.deliver(
-    {
-      envelope: job.event,
-      key: job.key,
-      webhookId: job.webhookId,
-      account: job.account,
-      text: JSON.stringify(job.event),
-    },
-    run,
-    { finalAttempt },
+  const outcome = await runQueued(
+    { handler: options.handler, ledger: options.ledger, claimMs: 30_000 },
+    job,
+    jobKey(job),
+    finalAttempt,
   )
   return outcome === 'busy' ? 'busy' : 'done'
 }

@@ -1,30 +1,21 @@
 import { createHash } from 'node:crypto'
 import type { AnyWebhookEvent, QueueDelivery, WebhookContext } from '@scheduling-kit/core'
+import { jobKeyOf, type QueuedDelivery, queuedDelivery } from '@scheduling-kit/core/queue'
 
-/** What a job holds, on either engine: the event and what the worker needs of its delivery. */
-export interface EngineJob {
-  event: AnyWebhookEvent
-  webhookId: string | undefined
-  secretIndex: number
-  account?: string
-  key: string
-  trace?: Record<string, string>
-}
+/** What a job holds, on either engine: the delivery as core's queue helpers keep it. */
+export type EngineJob = QueuedDelivery & { key: string }
 
 export function jobOf(
   event: AnyWebhookEvent,
   context: WebhookContext,
   delivery: QueueDelivery,
 ): EngineJob {
-  return {
-    event,
-    webhookId: context.webhookId,
-    secretIndex: context.secretIndex,
-    key: delivery.key,
-    ...(context.account === undefined ? {} : { account: context.account }),
-    ...(delivery.trace === undefined ? {} : { trace: delivery.trace }),
-  }
+  return { ...queuedDelivery(event, context, delivery), key: delivery.key }
 }
+
+/** The key a job's id is made from: the delivery's, or a replay's own (`jobKeyOf`). */
+export const jobKey = (job: EngineJob): string =>
+  jobKeyOf({ key: job.key, ...(job.replay === undefined ? {} : { replay: job.replay }) }, job.key)
 
 /** A UUID made from the delivery's key: every retry of one delivery is one job. */
 export function uuidOf(key: string): string {

@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss'
 import { type Engine, type EngineOptions, runJob } from './engine.js'
-import { type EngineJob, jobOf, uuidOf } from './job.js'
+import { type EngineJob, jobKey, jobOf, uuidOf } from './job.js'
 
 /** pg-boss 10: a job per delivery (its id from the key), retries with backoff, workers polling. */
 export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
@@ -35,8 +35,9 @@ export async function pgBossEngine(options: EngineOptions): Promise<Engine> {
     queue: {
       async enqueue(event, context, delivery) {
         if (!started) throw new Error('pg-boss did not start: the database is unreachable')
-        await boss.send(options.queueName, jobOf(event, context, delivery), {
-          id: uuidOf(delivery.key),
+        const job = jobOf(event, context, delivery)
+        await boss.send(options.queueName, job, {
+          id: uuidOf(jobKey(job)),
           retryLimit,
           retryDelay,
           retryBackoff: true,

@@ -1,7 +1,7 @@
 import type { DedupeStore, DeliveryLedger, Logger, WebhookHandler } from '@scheduling-kit/core'
 import { inJobSpan, runQueued, serverText } from '@scheduling-kit/core/queue'
-import type { JobWithMetadata } from 'pg-boss'
-import type { PostgresJobData } from './job.js'
+import type { JobWithMetadata, PgBoss } from 'pg-boss'
+import { jobIdFor, type PostgresJobData } from './job.js'
 
 /** Thrown for a job another attempt holds: pg-boss retries it later. */
 class HeldElsewhere extends Error {
@@ -21,6 +21,8 @@ export interface JobRunSettings {
   dedupe: DedupeStore | undefined
   claimMs: number
   log: Pick<Logger, 'warn'>
+  /** Where the original job of a replayed delivery is let go. */
+  boss: Pick<PgBoss, 'getJobById' | 'deleteJob'>
 }
 
 /**
@@ -63,5 +65,18 @@ export class JobRun {
   async #run(job: JobWithMetadata<PostgresJobData>): Promise<void> {
     const outcome = await runQueued(this.#s, job.data, job.id, job.retryCount >= job.retryLimit)
     if (outcome === 'busy') throw new HeldElsewhere()
+    const { replay, key } = job.data
+    if (replay !== undefined && outcome === 'ran' && key !== undefined) await this.#letGo(key)
+  }
+
+  /**
+   * A replay ran: the delivery's own job, failed for good, is deleted (the ledger keeps its
+   * record). With `orderByEvent` it held its Event's later changes; it holds nothing now.
+   */
+  async #letGo(key: string): Promise<void> {
+    const { boss, name } = this.#s
+    const id = jobIdFor(key)
+    const original = await boss.getJobById(name, id).catch(() => null)
+    if (original?.state === 'failed') await boss.deleteJob(name, id).catch(() => {})
   }
 }

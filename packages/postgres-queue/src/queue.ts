@@ -119,14 +119,25 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
     const refused = starter.notStarted()
     if (refused !== undefined) throw refused
     const key = delivery?.key ?? event.id
+    const jobKey = jobKeyOf(delivery, event.id)
     const job = {
-      id: jobIdFor(jobKeyOf(delivery, event.id)),
+      id: jobIdFor(jobKey),
       data: queuedDelivery(event, context, delivery),
       ...perJob,
     }
     await withinMs(
       writes.add(
-        orderByEvent ? { ...job, singletonKey: orderKeyOf(event, key, context.account) } : job,
+        orderByEvent
+          ? {
+              ...job,
+              // A replay is not ordered behind its own failed job (which holds its Event until
+              // the replay lets it go): the ledger's hold orders it in the worker.
+              singletonKey:
+                delivery?.replay === undefined
+                  ? orderKeyOf(event, key, context.account)
+                  : `delivery:${job.id}`,
+            }
+          : job,
       ),
       timeoutMs,
       `PostgreSQL did not commit the job within ${timeoutMs} ms`,

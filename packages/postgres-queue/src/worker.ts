@@ -101,7 +101,7 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
   const migrate = options.migrate !== false
   const boss = newBoss({ pool, schema, migrate, supervise: true })
 
-  const runs = new JobRun({ who, name, handler, ledger, dedupe, claimMs, log })
+  const runs = new JobRun({ who, name, handler, ledger, dedupe, claimMs, log, boss })
 
   const starter = new BossStarter(
     who,

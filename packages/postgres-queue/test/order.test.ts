@@ -179,7 +179,7 @@ describe('orderByEvent', () => {
             id: id as `payload_${string}`,
             payload: { id: 'evt_shared' } as never,
           }),
-          { ...context, account },
+          { webhookId: undefined, secretIndex: 0, headers: {}, account } as never,
           { key: `${account}:${id}` },
         )
       await send('payload_a_0', 'acct_a')

@@ -9,7 +9,8 @@ with the page's own authorization: pass what its authorize function checks with 
 
   list            The newest deliveries, as a table: status, attempts, type, account, error
   show <id>       One delivery, every field but its body
-  replay <id>     Runs the delivery again in the app (its handlers see context.replay)
+  replay <id>     Runs the delivery again where the handlers are (in the app, or queued for
+                  its worker); its handlers see context.replay. A done one is not run again
   purge           Drops the bodies and entries past the ledger's retention; with --account,
                   every body of that account (a disconnect, a request to erase)
 

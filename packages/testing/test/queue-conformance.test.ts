@@ -1,26 +1,26 @@
 // The queue battery must fail a queue that breaks its promises: run by hand against an
 // in-memory queue made broken one way at a time (it loses jobs, it runs a retried delivery
-// twice, it never retries, it drops the delivery's trace).
+// twice, it never retries, it drops the delivery's trace, it drops a replay's job fields).
 
 import { queueTraceProbe } from '@scheduling-kit/conformance/otel'
-import type {
-  AnyWebhookEvent,
-  DeliveryLedger,
-  WebhookHandler,
-  WebhookQueue,
-} from '@scheduling-kit/core'
+import type { DeliveryLedger, WebhookHandler, WebhookQueue } from '@scheduling-kit/core'
 import { useOpenTelemetry } from '@scheduling-kit/core'
-import { inJobSpan } from '@scheduling-kit/core/queue'
+import {
+  inJobSpan,
+  jobKeyOf,
+  type QueuedDelivery,
+  queuedDelivery,
+  runQueued,
+} from '@scheduling-kit/core/queue'
 import { describe, expect, it } from 'vitest'
 import { type QueueKit, runWebhookQueueConformance } from '../src/index.js'
 
-type Flaw = 'loses' | 'twice' | 'no-retry' | 'no-trace' | 'none'
+type Flaw = 'loses' | 'twice' | 'no-retry' | 'no-trace' | 'drops-replay' | 'none'
 
 interface Job {
   key: string
-  event: AnyWebhookEvent
+  data: QueuedDelivery
   attempts: number
-  trace: Record<string, string> | undefined
 }
 
 /** A queue in memory with workers polling it; `flaw` breaks one promise. */
@@ -32,11 +32,18 @@ function memoryKit(flaw: Flaw): QueueKit {
       const keys = new Set<string>()
       const stops: Array<() => void> = []
       const queue: WebhookQueue & { close(): Promise<void> } = {
-        enqueue(event, _context, delivery) {
+        enqueue(event, context, delivery) {
           if (flaw === 'loses') return
-          if (flaw !== 'twice' && keys.has(delivery.key)) return
-          keys.add(delivery.key)
-          jobs.push({ key: delivery.key, event, attempts: 0, trace: delivery.trace })
+          const key = jobKeyOf(delivery, event.id)
+          if (flaw !== 'twice' && keys.has(key)) return
+          keys.add(key)
+          const data = queuedDelivery(event, context, delivery)
+          // A queue of an older make: it keeps no replay or catch-up of the job's.
+          if (flaw === 'drops-replay') {
+            delete data.replay
+            delete data.listedAt
+          }
+          jobs.push({ key, data, attempts: 0 })
         },
         close: async () => {
           for (const stop of stops) stop()
@@ -53,31 +60,28 @@ function memoryKit(flaw: Flaw): QueueKit {
             }
             job.attempts++
             const final = flaw === 'no-retry' || job.attempts >= attempts
-            const dispatch = () => o.handler.dispatch(job.event, { webhookId: undefined })
-            // The job's span continues the delivery's trace, unless the flaw drops it.
             const run = () =>
-              flaw === 'no-trace'
-                ? dispatch()
-                : inJobSpan(
-                    {
-                      system: 'memory',
-                      destination: 'webhooks',
-                      event: job.event,
-                      trace: job.trace,
-                    },
-                    dispatch,
-                  )
+              runQueued(
+                { handler: o.handler, ledger: o.ledger, claimMs: 1_000 },
+                job.data,
+                job.key,
+                final,
+              )
             try {
-              if (o.ledger === undefined) await run()
-              else {
-                const text = JSON.stringify(job.event)
-                const outcome = await o.ledger.deliver(
-                  { envelope: job.event, key: job.key, text },
-                  run,
-                  { finalAttempt: final },
-                )
-                if (outcome === 'busy') jobs.push(job)
-              }
+              // The job's span continues the delivery's trace, unless the flaw drops it.
+              const outcome =
+                flaw === 'no-trace'
+                  ? await run()
+                  : await inJobSpan(
+                      {
+                        system: 'memory',
+                        destination: 'webhooks',
+                        event: job.data.event,
+                        trace: job.data.trace,
+                      },
+                      run,
+                    )
+              if (outcome === 'busy') jobs.push(job)
             } catch {
               if (!final) setTimeout(() => jobs.push(job), 10)
             }
@@ -116,7 +120,7 @@ describe('runWebhookQueueConformance against an in-memory queue', () => {
     expect(await failures('none')).toEqual([])
   }, 60_000)
 
-  it('fails one that loses jobs, one that runs a retried delivery twice, one that never retries, one that drops the trace', async () => {
+  it("fails one that loses jobs, one that runs a retried delivery twice, one that never retries, one that drops the trace, one that drops a replay's or a catch-up's job fields", async () => {
     expect(await failures('loses')).toContainEqual(
       expect.stringMatching(/^a delivery is answered 200 once its job is stored/),
     )
@@ -127,5 +131,9 @@ describe('runWebhookQueueConformance against an in-memory queue', () => {
     expect(await failures('no-trace')).toEqual([
       expect.stringMatching(/^a delivery's trace crosses the queue/),
     ])
-  }, 60_000)
+    expect(await failures('drops-replay')).toEqual([
+      expect.stringMatching(/^the handlers only in the worker: a dead letter replayed/),
+      expect.stringMatching(/^the handlers only in the worker: catchUp after an outage/),
+    ])
+  }, 120_000)
 })

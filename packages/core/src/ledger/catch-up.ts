@@ -86,13 +86,6 @@ export interface CatchUpLedger {
   readonly volatile?: ReadonlySet<string> | undefined
 }
 
-/**
- * How far before its listing a catch-up delivery is stamped: the service gives `occurred_at`
- * to the second, so a change made while the listing ran may carry a time up to a second
- * before it. Stamped earlier than any such change, a catch-up never makes one stale.
- */
-export const LISTING_TOLERANCE_MS = 1_000
-
 /** Passes over one account while some of its differences were overtaken by live changes. */
 const MAX_PASSES = 3
 
@@ -128,7 +121,7 @@ export function differenceType(
 /**
  * The synthetic delivery of a listed Event that differs from what the ledger last applied to
  * it (its digest: the whole resource, not its state alone); `undefined` when it does not (or
- * the Event has no id). Stamped `listedAt` less `LISTING_TOLERANCE_MS`. Its payload id is
+ * the Event has no id). Stamped with its listing's time. Its payload id is
  * derived from the key, the Event, its digest and the delivery last applied: the same
  * difference found twice is one delivery (a duplicate).
  */
@@ -151,7 +144,7 @@ export async function catchUpEnvelope(
   return {
     id,
     type,
-    occurred_at: new Date(listedAt - LISTING_TOLERANCE_MS).toISOString(),
+    occurred_at: new Date(listedAt).toISOString(),
     payload: event,
   }
 }

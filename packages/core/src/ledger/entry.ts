@@ -99,6 +99,10 @@ export interface ResourceMark {
   when?: string
   /** When it was applied, by this ledger's clock (a catch-up listed before it yields to it). */
   appliedAt?: number
+  /** Set by a catch-up: when its listing began (its `at`, unless a later change's). */
+  listedAt?: number
+  /** Its time was given to the second (`occurred_at` with no fraction). */
+  coarse?: true
 }
 
 export interface StoredResourceMark extends ResourceMark {

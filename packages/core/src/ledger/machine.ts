@@ -191,42 +191,52 @@ export function markOf(entry: LedgerEntry, appliedAt?: number): ResourceMark | u
   if (entry.resourceDigest !== undefined) mark.digest = entry.resourceDigest
   if (entry.resourceWhen !== undefined) mark.when = entry.resourceWhen
   if (appliedAt !== undefined) mark.appliedAt = appliedAt
+  if (entry.source === 'catch-up' && entry.listedAt !== undefined) mark.listedAt = entry.listedAt
+  else if (!FRACTION.test(entry.occurredAt)) mark.coarse = true
   return mark
 }
+
+/** An ISO time with a fraction of a second (`.123Z`); without one, it names a whole second. */
+const FRACTION = /\.\d+(?:Z|[+-]\d\d:?\d\d)?$/
 
 /**
  * What the ordering guard makes of a delivery, given its resource's last applied mark:
  * - a service delivery runs when it is newer than the mark (`isNewer`), else it is stale;
  * - a catch-up delivery (it has `listedAt`) runs only when nothing was applied to the resource
- *   since its listing began, and what it lists differs from what was applied; its mark then
- *   takes the applied one's place in time (`at`, `rank` at least the applied ones), so a
- *   service delivery older than the listing stays stale after it, and one newer still runs.
+ *   since its listing began, and what it lists differs from what was applied.
+ * A delivery that runs without being later in time than the mark (a catch-up after a change
+ * stamped later, a change stamped to the second within its listing's second) takes the mark's
+ * place in time, so the store moves the mark on to it.
  */
 export function ordered(
   entry: LedgerEntry,
   applied: ResourceMark | undefined,
 ): { action: 'run'; mark?: ResourceMark } | { action: 'stale' } {
   const mark = markOf(entry)
-  if (mark === undefined) return { action: 'run' }
-  if (entry.listedAt === undefined || entry.source !== 'catch-up')
-    return isNewer(mark, applied) ? { action: 'run' } : { action: 'stale' }
-  if (applied === undefined || applied.by === mark.by) return { action: 'run' }
-  if ((applied.appliedAt ?? 0) >= entry.listedAt) return { action: 'stale' }
-  if (applied.digest !== undefined && applied.digest === mark.digest) return { action: 'stale' }
-  if (!isNewer(mark, applied))
-    return {
-      action: 'run',
-      mark: { ...mark, at: applied.at, rank: Math.max(mark.rank, applied.rank) },
-    }
-  return { action: 'run' }
+  if (mark === undefined || applied === undefined || applied.by === mark.by)
+    return { action: 'run' }
+  if (entry.listedAt !== undefined && entry.source === 'catch-up') {
+    if ((applied.appliedAt ?? 0) >= entry.listedAt) return { action: 'stale' }
+    if (applied.digest !== undefined && applied.digest === mark.digest) return { action: 'stale' }
+  } else if (!isNewer(mark, applied)) return { action: 'stale' }
+  if (mark.at > applied.at || (mark.at === applied.at && mark.rank >= applied.rank))
+    return { action: 'run' }
+  return {
+    action: 'run',
+    mark: { ...mark, at: applied.at, rank: Math.max(mark.rank, applied.rank) },
+  }
 }
 
 /**
  * Whether `mark` (a delivery's) comes after `applied` (the resource's last): a later time, or
  * the same time and a higher precedence, or the same delivery again (a replay of the last).
+ * Against a catch-up's mark (its listing's time, to the millisecond), a time the service gave
+ * to the second stands for that whole second: a change made while the listing ran is never
+ * taken for one it showed.
  */
 export function isNewer(mark: ResourceMark, applied: ResourceMark | undefined): boolean {
   if (applied === undefined || mark.by === applied.by) return true
-  if (mark.at !== applied.at) return mark.at > applied.at
+  const at = mark.coarse === true && applied.listedAt !== undefined ? mark.at + 999 : mark.at
+  if (at !== applied.at) return at > applied.at
   return mark.rank >= applied.rank
 }
