@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createCredentialCipher } from '../../src/credentials/cipher.js'
 import { generateCredentialKey } from '../../src/credentials/keys.js'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'
@@ -440,13 +440,18 @@ describe('the delivery ledger through the webhook handler', () => {
     const runs: string[] = []
     let running = 0
     let overlap = 0
+    // The first delivery's handler holds until the test lets it go: no timing on the clock.
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
     const handler = createWebhookHandler({
       secret: SECRET,
       ledger,
       onAny: async (event) => {
         if (running > 0) overlap++
         running++
-        await new Promise((r) => setTimeout(r, 150))
+        if (event.type === 'event.created') await gate
         running--
         runs.push(event.type)
       },
@@ -456,11 +461,15 @@ describe('the delivery ledger through the webhook handler', () => {
     const first = envelope('event.created', { occurred_at: '2024-05-01T10:00:01Z', payload })
     const second = envelope('event.canceled', { occurred_at: '2024-05-01T10:00:02Z', payload })
     const one = deliver(url, JSON.stringify(first))
-    await new Promise((r) => setTimeout(r, 30))
+    await vi.waitFor(() => expect(running).toBe(1))
+    // Two copies of the second: whichever arrives first waits its turn (no answer yet); the
+    // other is answered 409 at once.
     const two = deliver(url, JSON.stringify(second))
-    await new Promise((r) => setTimeout(r, 30))
-    expect((await deliver(url, JSON.stringify(second))).status).toBe(409)
-    expect([(await one).status, (await two).status]).toEqual([200, 200])
+    const retry = deliver(url, JSON.stringify(second))
+    expect((await Promise.race([two, retry])).status).toBe(409)
+    release()
+    expect([(await two).status, (await retry).status].sort()).toEqual([200, 409])
+    expect((await one).status).toBe(200)
     expect(runs).toEqual(['event.created', 'event.canceled'])
     expect(overlap).toBe(0)
   })
