@@ -36,23 +36,23 @@ class Fnv {
   }
 
   value(v: unknown, depth: number): void {
-    if (typeof v === 'string') return this.string(v)
-    if (v === null || typeof v !== 'object') return this.text(`${typeof v}:${String(v)};`)
-    if (depth >= MAX_DEPTH) return this.text(Array.isArray(v) ? '[…]' : '{…}')
-    if (Array.isArray(v)) {
+    if (typeof v === 'string') this.string(v)
+    else if (v === null || typeof v !== 'object') this.text(`${typeof v}:${String(v)};`)
+    else if (depth >= MAX_DEPTH) this.text(Array.isArray(v) ? '[…]' : '{…}')
+    else if (Array.isArray(v)) {
       this.text(`[${v.length}`)
       for (const item of v) this.value(item, depth + 1)
-      return this.text(']')
+      this.text(']')
+    } else {
+      const record = v as Record<string, unknown>
+      this.text('{')
+      for (const key of Object.keys(record).sort()) {
+        if (record[key] === undefined) continue
+        this.string(key)
+        this.value(record[key], depth + 1)
+      }
+      this.text('}')
     }
-    const record = v as Record<string, unknown>
-    const keys = Object.keys(record).sort()
-    this.text('{')
-    for (const key of keys) {
-      if (record[key] === undefined) continue
-      this.string(key)
-      this.value(record[key], depth + 1)
-    }
-    this.text('}')
   }
 
   hex(): string {
