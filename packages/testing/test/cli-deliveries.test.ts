@@ -123,7 +123,7 @@ it('lists, shows and replays through the page with its authorization; refused wi
   const usage = await cli(['replay', ...auth])
   expect(usage.code).toBe(2)
   expect(usage.stderr).toContain('replay needs the delivery id')
-}, 30_000)
+}, 120_000)
 
 it("purges through the page: one account's bodies, then what retention says is over; refused without authorization", async () => {
   let now = 1_000_000
@@ -175,4 +175,4 @@ it("purges through the page: one account's bodies, then what retention says is o
 
   const usage = await cli(['purge', 'payload_a1', ...auth])
   expect(usage.code).toBe(2)
-}, 30_000)
+}, 120_000)
