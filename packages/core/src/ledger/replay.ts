@@ -58,6 +58,7 @@ export interface ReplayReport {
 }
 
 const MAX_PROBLEMS = 100
+const DONE = 'it is done (replay it with { again: true } to run it again)'
 const DAY = 86_400_000
 
 /** What a replay needs of the ledger (`DeliveryLedger`). */
@@ -187,7 +188,7 @@ export async function replayRecorded(
     if (admission.action === 'busy') return { skipped: 'it is running now' }
     if (admission.action === 'skip')
       return {
-        skipped: admission.status === 'done' ? 'it was handled meanwhile' : admission.status,
+        skipped: admission.status === 'done' ? DONE : admission.status,
       }
     try {
       await runLeased(
@@ -238,6 +239,8 @@ async function replayOne<E extends LedgerEnvelope>(
   if (entry.status === 'received') return { skipped: 'it waits in the queue now' }
   if (entry.status === 'processing' && (entry.leaseUntil ?? 0) > ledger.now())
     return { skipped: 'it is running now' }
+  // Not queued to be skipped there: the report would count a job that runs nothing.
+  if (entry.status === 'done' && !again) return { skipped: DONE }
   await enqueue(event, { key: id, ...base, replay: request })
   return 'queued'
 }
