@@ -1,7 +1,13 @@
 import type { ApiEvent, EventsApi } from '../api/events.js'
 import { accountKey } from '../claims/keys.js'
 import { ConfigError } from '../errors/errors.js'
-import type { DeliveryOutcome, LedgerContext, LedgerEnvelope, VerifiedDelivery } from './deliver.js'
+import type {
+  DeliveryOutcome,
+  HandOff,
+  LedgerContext,
+  LedgerEnvelope,
+  VerifiedDelivery,
+} from './deliver.js'
 import { shapeOf } from './digest.js'
 import { cleanError, type ResourceMark } from './entry.js'
 import { resourceKey } from './machine.js'
@@ -270,7 +276,7 @@ export function handlerSource(
       delivery: VerifiedDelivery,
       run: (context: LedgerContext) => unknown,
     ): Promise<DeliveryOutcome>
-    recordQueued(delivery: VerifiedDelivery): Promise<boolean>
+    handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<HandOff>
   },
   runner: ReplayRunner<LedgerEnvelope>,
   subscriptions: CatchUpAccounts | undefined,
@@ -292,15 +298,18 @@ export function handlerSource(
     },
     feed: async (delivery, context) => {
       if (enqueue !== undefined) {
-        // The worker holds the handlers: into the queue first (a job per difference), then
-        // recorded `received`; the worker runs it under the Event's order and records it.
-        await enqueue(delivery.envelope, {
-          key: delivery.key,
-          webhookId: undefined,
-          account: delivery.account,
-          catchUp: { listedAt: delivery.listedAt ?? 0 },
-        })
-        return (await ledger.recordQueued(delivery)) ? 'queued' : 'done'
+        // The worker holds the handlers: recorded `received`, then a job of its own; the
+        // worker runs it under the Event's order. The same difference found while its job
+        // waits is one delivery (its job id is its key).
+        const came = await ledger.handOff(delivery, () =>
+          enqueue(delivery.envelope, {
+            key: delivery.key,
+            webhookId: undefined,
+            account: delivery.account,
+            catchUp: { listedAt: delivery.listedAt ?? 0 },
+          }),
+        )
+        return came === 'queued' ? 'queued' : 'done'
       }
       return ledger.deliver(delivery, (extra) =>
         runner.dispatch(delivery.envelope, {

@@ -43,6 +43,7 @@ export interface LeasedLedger {
   ): Delivery | Promise<Delivery>
   admit(delivery: Delivery, owner: string): Promise<Admission>
   received(delivery: Delivery): Promise<'recorded' | 'duplicate'>
+  get(id: string): Promise<StoredLedgerEntry | undefined>
   renew(running: Running): Promise<boolean>
   finish(running: Running): Promise<void>
   fail(running: Running, error: unknown, finalAttempt?: boolean): Promise<LedgerEntry | undefined>
@@ -172,17 +173,28 @@ export async function deliverRecorded(
     : ledger.inTurn(resourceKey(recorded.account, recorded.resourceId), recorded.id, start, 'busy')
 }
 
-/** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
-export async function recordQueued(
+/** What came of handing a delivery to a queue (`handOff`). */
+export type HandOff = 'queued' | 'again' | 'duplicate'
+
+/**
+ * A delivery handed to a queue: recorded `received`, then `put` in (so no worker can record
+ * it first and make the first arrival look like a duplicate). `again`: recorded before and
+ * still `received` (its job may have been lost on the way), put in again; a queue whose job id
+ * is the delivery's key makes no second job of it. `duplicate`: a worker has it already.
+ */
+export async function handOff(
   ledger: LeasedLedger,
   delivery: VerifiedDelivery,
-): Promise<boolean> {
-  return (
-    (await ledger.received(
-      await ledger.delivery(
-        fieldsOf(delivery, delivery.source ?? 'webhook', ledger.volatile),
-        delivery.text,
-      ),
-    )) === 'recorded'
+  put: () => unknown,
+): Promise<HandOff> {
+  const recorded = await ledger.received(
+    await ledger.delivery(
+      fieldsOf(delivery, delivery.source ?? 'webhook', ledger.volatile),
+      delivery.text,
+    ),
   )
+  if (recorded === 'duplicate' && (await ledger.get(delivery.key))?.status !== 'received')
+    return 'duplicate'
+  await put()
+  return recorded === 'recorded' ? 'queued' : 'again'
 }

@@ -8,9 +8,10 @@ import {
 import {
   type DeliveryOutcome,
   deliverRecorded,
+  type HandOff,
+  handOff,
   type LedgerContext,
   type LedgerEnvelope,
-  recordQueued,
   type VerifiedDelivery,
 } from './deliver.js'
 import type { StoredLedgerEntry } from './entry.js'
@@ -103,11 +104,15 @@ export class DeliveryLedger {
     return 'done'
   }
 
-  /** A delivery handed to a queue, recorded `received`: `false` when it was recorded already. */
-  async recordQueued(delivery: VerifiedDelivery): Promise<boolean> {
-    const recorded = await recordQueued(this.#runs, delivery)
-    if (!recorded) this.#duplicate(delivery)
-    return recorded
+  /**
+   * A delivery handed to a queue (`put` enqueues its job): recorded `received` first, then put
+   * in. `queued`: the first arrival. `again`: recorded before and still waiting for a worker
+   * (its job may have been lost): put in again. `duplicate`: a worker has it; not put in.
+   */
+  async handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<HandOff> {
+    const came = await handOff(this.#runs, delivery, put)
+    if (came !== 'queued') this.#duplicate(delivery)
+    return came
   }
 
   #duplicate(delivery: VerifiedDelivery): void {
@@ -162,7 +167,7 @@ export class DeliveryLedger {
     const source = handlerSource(
       {
         deliver: (delivery, run) => deliverRecorded(runs, delivery, run),
-        recordQueued: (delivery) => recordQueued(runs, delivery),
+        handOff: (delivery, put) => handOff(runs, delivery, put),
       },
       runner as ReplayRunner<LedgerEnvelope>,
       subscriptions,

@@ -113,9 +113,11 @@ async function throughLedger(
     text,
   }
   if (queue !== undefined) {
-    // Into the queue first (its job id is the key: a retry makes no second job), then recorded.
-    await deliver(delivery, key, queue, registry, watch)
-    return (await ledger.recordQueued(verified)) ? received() : duplicate()
+    // Recorded, then into the queue (its job id is the key: a retry makes no second job).
+    const came = await ledger.handOff(verified, () =>
+      deliver(delivery, key, queue, registry, watch),
+    )
+    return came === 'queued' ? received() : duplicate()
   }
   const outcome = await ledger.deliver(verified, (extra) =>
     registry.dispatch(event, { ...context, ...extra }, watch),

@@ -7,6 +7,9 @@ import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import { parseEnvelope } from '../../src/webhooks/envelope.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
+import type { QueuedDelivery } from '../../src/webhooks/queued.js'
+import { queuedDelivery } from '../../src/webhooks/queued.js'
+import { runQueued } from '../../src/webhooks/queued-run.js'
 
 // The catch-up plan of one listed Event, by properties, and the sweep against a scripted API:
 // a difference becomes one well-formed delivery whose id is the same for the same difference;
@@ -245,5 +248,56 @@ describe('catch-up per account', () => {
     )
     expect(fed).toEqual(['b:event.canceled'])
     expect(report).toMatchObject({ accounts: 2, listed: 2, fed: 1, ran: 1 })
+  })
+})
+
+describe('catch-up into a queue', () => {
+  it('a worker that records the job before enqueue returns: counted queued, not a duplicate; the same difference found while its job waits is one job', async () => {
+    // A clock that moves on at each reading: each listing begins after what was applied.
+    let clock = Date.now()
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), now: () => clock++ })
+    const ran: string[] = []
+    const worker = createWebhookHandler({
+      secret: 's',
+      onAny: (e, c) => void ran.push(`${c.account}:${e.type}:${c.catchUp === true}`),
+    })
+    let inline = true
+    const waiting: QueuedDelivery[] = []
+    const app = createWebhookHandler({
+      secret: 's',
+      ledger,
+      queue: {
+        enqueue: async (event, context, delivery) => {
+          const data = queuedDelivery(event, context, delivery)
+          // The worker at its quickest: the job runs, and is recorded, before enqueue returns.
+          if (inline)
+            await runQueued({ handler: worker, ledger, claimMs: 1_000 }, data, data.key!, false)
+          else waiting.push(data)
+        },
+      },
+    })
+    const listing = (state: string) => ({
+      events: {
+        list: async function* () {
+          yield { id: 'event_1', state }
+        },
+      },
+    })
+    const first = await app.catchUp({ client: listing('canceled') })
+    expect(first).toMatchObject({ fed: 1, queued: 1, ran: 0, duplicates: 0 })
+    expect(ran).toEqual(['undefined:event.canceled:true'])
+    expect((await app.catchUp({ client: listing('canceled') })).fed).toBe(0)
+    // The worker slow now: the same difference is found twice before its job runs.
+    inline = false
+    expect(await app.catchUp({ client: listing('declined') })).toMatchObject({ queued: 1 })
+    expect(await app.catchUp({ client: listing('declined') })).toMatchObject({
+      fed: 1,
+      queued: 0,
+      duplicates: 1,
+    })
+    expect(new Set(waiting.map((d) => d.key)).size).toBe(1)
+    for (const data of waiting.splice(0))
+      await runQueued({ handler: worker, ledger, claimMs: 1_000 }, data, data.key!, false)
+    expect(ran).toEqual(['undefined:event.canceled:true', 'undefined:event.declined:true'])
   })
 })

@@ -7,6 +7,8 @@ import type { LedgerStore } from '../../src/ledger/store.js'
 import type { WebhookContext } from '../../src/webhooks/context.js'
 import type { WebhookHandler } from '../../src/webhooks/contract.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
+import { queuedDelivery } from '../../src/webhooks/queued.js'
+import { runQueued } from '../../src/webhooks/queued-run.js'
 import { deliver, envelope, serveHandler } from '../helpers.js'
 
 // The ledger through a real handler on loopback: every delivery recorded with its outcome,
@@ -288,10 +290,13 @@ describe('the delivery ledger through the webhook handler', () => {
     const lost = envelope()
     const fresh = envelope()
     const text = (e: { id: string }) => JSON.stringify(e)
-    expect(await ledger.recordQueued({ envelope: lost, key: lost.id, text: text(lost) })).toBe(true)
+    const put = () => {}
+    expect(await ledger.handOff({ envelope: lost, key: lost.id, text: text(lost) }, put)).toBe(
+      'queued',
+    )
     now += 3_600_000
-    expect(await ledger.recordQueued({ envelope: fresh, key: fresh.id, text: text(fresh) })).toBe(
-      true,
+    expect(await ledger.handOff({ envelope: fresh, key: fresh.id, text: text(fresh) }, put)).toBe(
+      'queued',
     )
     // Older than an hour in the queue: its job is taken as lost.
     const report = await handler.replay(
@@ -491,6 +496,39 @@ describe('the delivery ledger through the webhook handler', () => {
     })
     expect(jobs).toEqual([event.id, event.id])
     expect(await ledger.get(event.id)).toMatchObject({ status: 'received', attempts: 0 })
+  })
+
+  it('with a queue: a worker that runs the job before enqueue returns leaves the first arrival answered received; an enqueue that failed is put in again by the retry', async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    const ran: string[] = []
+    const worker = createWebhookHandler({ secret: SECRET, onAny: (e) => void ran.push(e.id) })
+    let refuse = 1
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      logger: quiet,
+      queue: {
+        enqueue: async (event, context, delivery) => {
+          if (refuse-- > 0) throw new Error('the queue is down')
+          const data = queuedDelivery(event, context, delivery)
+          await runQueued({ handler: worker, ledger, claimMs: 1_000 }, data, data.key!, false)
+        },
+      },
+    })
+    const { url } = await serve(handler)
+    const lost = envelope()
+    expect((await deliver(url, JSON.stringify(lost))).status).toBe(503)
+    expect(await ledger.get(lost.id)).toMatchObject({ status: 'received' })
+    // The service's retry: still received, so put in again (and run, inline).
+    expect((await deliver(url, JSON.stringify(lost))).status).toBe(200)
+    expect(await ledger.get(lost.id)).toMatchObject({ status: 'done' })
+    const quick = envelope()
+    expect((await deliver(url, JSON.stringify(quick))).json).toEqual({ received: true })
+    expect((await deliver(url, JSON.stringify(quick))).json).toEqual({
+      received: true,
+      duplicate: true,
+    })
+    expect(ran).toEqual([lost.id, quick.id])
   })
 
   it('health() includes the ledger store; replay() without a ledger says what to set', async () => {
