@@ -6,6 +6,7 @@ import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { instructionsBench } from './instructions.js'
 import { ledgerBench } from './ledger.js'
+import { ledgerBytesBench } from './ledger-bytes.js'
 import { ledgerInstructionsBench } from './ledger-instructions.js'
 import { pgGrowthBench } from './pg-growth.js'
 import { queuesBench } from './queues.js'
@@ -16,12 +17,12 @@ import { telemetryBench } from './telemetry.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
+// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
 // instructions,hostile,runtimes picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
   ).split(','),
 )
 const all = [
@@ -32,6 +33,7 @@ const all = [
   ...(only.has('dedupe') ? await dedupeBench() : []),
   ...(only.has('ledger') ? await ledgerBench() : []),
   ...(only.has('ledgerinstructions') ? await ledgerInstructionsBench() : []),
+  ...(only.has('ledgerbytes') ? await ledgerBytesBench() : []),
   ...(only.has('queues') ? await queuesBench() : []),
   ...(only.has('stores') ? await storesBench() : []),
   ...(only.has('pggrowth') ? await pgGrowthBench() : []),

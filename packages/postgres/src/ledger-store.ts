@@ -5,6 +5,7 @@ import type {
   LedgerFilter,
   LedgerPage,
   LedgerPurge,
+  LedgerPurged,
   LedgerStore,
   ResourceMark,
   StoredLedgerEntry,
@@ -13,12 +14,14 @@ import type {
 import {
   ledgerPageSize,
   ledgerTimeOf,
+  markHorizonOf,
   maxBodiesOption,
   readLedgerCursor,
 } from '@scheduling-kit/core/store'
 import { postgresHealth } from './health.js'
 import {
   DEFAULT_LEDGER_TABLE,
+  firstWriteName,
   holdsTableName,
   marksTableName,
   type PostgresPool,
@@ -64,6 +67,7 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #table: string
   readonly #marks: string
   readonly #holds: string
+  readonly #first: string
   readonly #schema: string | undefined
   readonly #name: string
   readonly #maxBodies: number
@@ -77,6 +81,7 @@ export class PostgresLedgerStore implements LedgerStore {
     const schema = this.#table.slice(0, this.#table.lastIndexOf('.'))
     this.#marks = `${schema}.${marksTableName(this.#name)}`
     this.#holds = `${schema}.${holdsTableName(this.#name)}`
+    this.#first = `${schema}.${firstWriteName(this.#name)}`
   }
 
   /** Whether the database answers and the table is migrated, for a readiness route. */
@@ -100,8 +105,9 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
-    const { rows } = await this.#run<{ version: number }>(...this.#write(entry, expected))
-    return rows[0] === undefined ? undefined : Number(rows[0].version)
+    const { rows } = await this.#run<{ version: number | null }>(...this.#write(entry, expected))
+    const version = rows[0]?.version
+    return version === undefined || version === null ? undefined : Number(version)
   }
 
   /**
@@ -129,6 +135,13 @@ export class PostgresLedgerStore implements LedgerStore {
       entry.receivedAt,
       this.#maxBodies,
     )
+    // A body of an account: counted and written under the account's lock, in the function's
+    // own statements (each sees what the one before it committed), so the bound is exact.
+    if (body !== undefined && entry.account !== undefined)
+      return [
+        `SELECT ${this.#first}($1, $2, $3, $4, $5, $6::bigint, $7, $8::bigint, $9::integer) AS version`,
+        values,
+      ]
     return [
       `INSERT INTO ${this.#table} AS t
          (id, version, entry, body, body_expires_at, status, type, account, received_at, body_capped)
@@ -176,15 +189,23 @@ export class PostgresLedgerStore implements LedgerStore {
   ): Promise<number | undefined> {
     const [statement, values] = this.#write(entry, expected)
     const n = values.length
-    values.push(mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by)
+    values.push(
+      mark.resourceId,
+      JSON.stringify(mark),
+      mark.at,
+      mark.rank,
+      mark.by,
+      markHorizonOf(mark),
+    )
     // The mark moves on only with the write, and only past an older one (the ledger's isNewer).
     const { rows } = await this.#run<{ version: number }>(
       `WITH w AS (${statement}),
        m AS (
-         INSERT INTO ${this.#marks} AS old (resource_id, version, mark, at, rank, by)
-         SELECT $${n + 1}, 1, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5} WHERE EXISTS (SELECT 1 FROM w)
+         INSERT INTO ${this.#marks} AS old (resource_id, version, mark, at, rank, by, horizon)
+         SELECT $${n + 1}, 1, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}
+         WHERE EXISTS (SELECT 1 FROM w WHERE version IS NOT NULL)
          ON CONFLICT (resource_id) DO UPDATE SET version = old.version + 1, mark = EXCLUDED.mark,
-           at = EXCLUDED.at, rank = EXCLUDED.rank, by = EXCLUDED.by
+           at = EXCLUDED.at, rank = EXCLUDED.rank, by = EXCLUDED.by, horizon = EXCLUDED.horizon
          WHERE old.by = EXCLUDED.by OR old.at < EXCLUDED.at
            OR (old.at = EXCLUDED.at AND old.rank <= EXCLUDED.rank)
        )
@@ -253,15 +274,16 @@ export class PostgresLedgerStore implements LedgerStore {
     const { rows } =
       expected === undefined
         ? await this.#run<{ version: number }>(
-            `INSERT INTO ${this.#marks} (resource_id, version, mark, at, rank, by)
-             VALUES ($1, 1, $2, $3, $4, $5)
+            `INSERT INTO ${this.#marks} (resource_id, version, mark, at, rank, by, horizon)
+             VALUES ($1, 1, $2, $3, $4, $5, $6)
              ON CONFLICT (resource_id) DO NOTHING RETURNING version`,
-            [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by],
+            [...markValues(mark)],
           )
         : await this.#run<{ version: number }>(
-            `UPDATE ${this.#marks} SET version = version + 1, mark = $2, at = $3, rank = $4, by = $5
-             WHERE resource_id = $1 AND version = $6 RETURNING version`,
-            [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by, expected],
+            `UPDATE ${this.#marks} SET version = version + 1, mark = $2, at = $3, rank = $4, by = $5,
+               horizon = $6
+             WHERE resource_id = $1 AND version = $7 RETURNING version`,
+            [...markValues(mark), expected],
           )
     return rows[0] === undefined ? undefined : Number(rows[0].version)
   }
@@ -288,9 +310,14 @@ export class PostgresLedgerStore implements LedgerStore {
     return rowCount === 1
   }
 
-  async purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {
+  async purge(what: LedgerPurge): Promise<LedgerPurged> {
     let entries = 0
     let bodies = 0
+    let marks = 0
+    if (what.marksBefore !== undefined) {
+      marks = (await this.#run(`DELETE FROM ${this.#marks} WHERE horizon < $1`, [what.marksBefore]))
+        .rowCount
+    }
     const drop = `SET body = NULL, body_expires_at = NULL, version = version + 1`
     if (what.entriesBefore !== undefined) {
       entries = (
@@ -311,8 +338,13 @@ export class PostgresLedgerStore implements LedgerStore {
         ])
       ).rowCount
     }
-    return { bodies, entries }
+    return { bodies, entries, marks }
   }
+}
+
+/** A mark's columns: resource, JSON, time, rank, delivery, horizon. */
+function markValues(mark: ResourceMark): unknown[] {
+  return [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by, markHorizonOf(mark)]
 }
 
 function assemble(row: EntryRow): StoredLedgerEntry {

@@ -5,6 +5,7 @@ import {
   DEFAULT_SCHEMA,
   DEFAULT_SUBSCRIPTION_TABLE,
   DEFAULT_TOKEN_TABLE,
+  firstWriteName,
   holdsTableName,
   identifier,
   MIGRATIONS_TABLE,
@@ -185,7 +186,45 @@ const MIGRATIONS: Migration[] = [
       until bigint NOT NULL
     )`,
   },
+  // ledger@3: each mark's horizon (when it was last applied, or its Event's end when later),
+  // indexed, so a purge drops the marks past retention; and `<table>$first`, the first write
+  // of an entry with a body: under a lock per account (held to its commit) it counts the
+  // account's kept bodies in a statement of its own, so concurrent first writes see each
+  // other and `maxBodiesPerAccount` holds exactly.
+  {
+    kind: 'ledger',
+    version: 3,
+    sql: (t, name, schema) => {
+      const marks = `${schema}.${marksTableName(name)}`
+      return `ALTER TABLE ${marks} ADD COLUMN horizon bigint;
+    UPDATE ${marks} SET horizon = coalesce((mark::jsonb ->> 'appliedAt')::bigint, at);
+    ALTER TABLE ${marks} ALTER COLUMN horizon SET NOT NULL;
+    CREATE INDEX "${name.slice(0, 48)}$marks_horizon" ON ${marks} (horizon);
+    CREATE FUNCTION ${schema}.${firstWriteName(name)}(p_id text, p_entry text, p_status text,
+      p_type text, p_body text, p_expires bigint, p_account text, p_received bigint, p_max integer)
+    RETURNS integer LANGUAGE plpgsql VOLATILE AS $first$
+    DECLARE
+      is_full boolean;
+      written integer;
+    BEGIN
+      PERFORM pg_advisory_xact_lock(hashtext(${quoteLiteral(t)}), hashtext(p_account));
+      SELECT count(*) >= p_max INTO is_full FROM (SELECT 1 FROM ${t} k
+        WHERE k.account = p_account AND k.body_expires_at > p_received LIMIT p_max) AS kept;
+      INSERT INTO ${t} (id, version, entry, body, body_expires_at, status, type, account,
+          received_at, body_capped)
+        VALUES (p_id, 1, p_entry, CASE WHEN NOT is_full THEN p_body END,
+          CASE WHEN NOT is_full THEN p_expires END, p_status, p_type, p_account, p_received, is_full)
+        ON CONFLICT (id) DO NOTHING RETURNING version INTO written;
+      RETURN written;
+    END $first$`
+    },
+  },
 ]
+
+/** A SQL string literal of `text`. */
+function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`
+}
 
 /** The newest migration of each kind of table: what a store's `health()` expects applied. */
 export const LATEST_VERSIONS: Record<TableKind, number> = {

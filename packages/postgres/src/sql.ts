@@ -183,6 +183,14 @@ export function marksTableName(table: string): string {
   return `"${table.slice(0, 50)}$marks"`
 }
 
+/**
+ * The function that writes an entry's first version keeping its body within the account's
+ * bound, one account at a time: `"<ledger table>$first"`, quoted.
+ */
+export function firstWriteName(table: string): string {
+  return `"${table.slice(0, 50)}$first"`
+}
+
 /** The table of a ledger's resource holds: `"<ledger table>$holds"`, quoted. */
 export function holdsTableName(table: string): string {
   return `"${table.slice(0, 50)}$holds"`

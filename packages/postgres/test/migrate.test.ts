@@ -14,6 +14,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'scheduling_kit_subscriptions@2',
     'scheduling_kit_ledger@1',
     'scheduling_kit_ledger@2',
+    'scheduling_kit_ledger@3',
   ])
   expect((await migrate(p, { schema })).applied).toEqual([])
   expect(
@@ -34,6 +35,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'other_subs@2',
     'other_ledger@1',
     'other_ledger@2',
+    'other_ledger@3',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -75,6 +77,7 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
     'scheduling_kit_dedupe@2',
     'scheduling_kit_ledger@1',
     'scheduling_kit_ledger@2',
+    'scheduling_kit_ledger@3',
     'scheduling_kit_subscriptions@1',
     'scheduling_kit_subscriptions@2',
     'scheduling_kit_tokens@1',
@@ -82,7 +85,7 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
   const { rows } = await pool().query(
     `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
   )
-  expect(rows[0].n).toBe(7)
+  expect(rows[0].n).toBe(8)
 })
 
 it('refuses an unsafe schema name and one table for both', async () => {
@@ -106,6 +109,7 @@ it('index names cannot clash with a table: a token table named like the dedupe i
     'scheduling_kit_subscriptions@2',
     'scheduling_kit_ledger@1',
     'scheduling_kit_ledger@2',
+    'scheduling_kit_ledger@3',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'd_expires' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -135,6 +139,7 @@ it('a database migrated with the old index name gets it renamed (dedupe@2)', asy
     'scheduling_kit_subscriptions@2',
     'scheduling_kit_ledger@1',
     'scheduling_kit_ledger@2',
+    'scheduling_kit_ledger@3',
   ])
   const { rows } = await p.query(
     'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1',
@@ -159,7 +164,7 @@ it('works for a role that owns its schema but may not create schemas in the data
       /permission denied/,
     )
     const { applied } = await migrate(owner, { schema: role })
-    expect(applied).toHaveLength(7)
+    expect(applied).toHaveLength(8)
     const store = new PostgresTokenStore({ pool: owner, schema: role })
     await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
     expect((await store.get('k'))?.accessToken).toBe('a')

@@ -5,6 +5,7 @@ import type {
   LedgerFilter,
   LedgerPage,
   LedgerPurge,
+  LedgerPurged,
   LedgerStore,
   ResourceMark,
   StoredLedgerEntry,
@@ -14,6 +15,7 @@ import {
   encodeStoreKey,
   ledgerPageSize,
   ledgerTimeOf,
+  markHorizonOf,
   maxBodiesOption,
   readLedgerCursor,
 } from '@scheduling-kit/core/store'
@@ -39,10 +41,11 @@ export interface RedisLedgerStoreOptions extends RedisStoreOptions {
 }
 
 // KEYS: entry, by-time, body expiry, account index, a resource's mark (the entry again when
-// none), the account's kept bodies. ARGV: entry JSON, expected version ('' for none), received
-// at, id, body, body expiry, status, type, account ('' for none), then what to do with the
-// mark: '' nothing, 'read' (answer it too), or 'advance' with the mark's JSON, time, rank and
-// delivery (moved on unless the one there is newer); last, the most bodies an account keeps.
+// none), the account's kept bodies, the marks' index. ARGV: entry JSON, expected version ('' for
+// none), received at, id, body, body expiry, status, type, account ('' for none), then what to
+// do with the mark: '' nothing, 'read' (answer it too), or 'advance' with the mark's JSON, time,
+// rank, delivery, horizon and resource (moved on unless the one there is newer, and indexed by
+// its horizon for purge); last, the most bodies an account keeps.
 // A body is kept from the first write only (later writes keep or drop it), and only while the
 // account keeps fewer unexpired ones than the most (else the entry is marked `c`). Answers the
 // new version (0: refused), with the mark for 'read'.
@@ -86,6 +89,7 @@ elseif ARGV[10] == 'advance' then
   if (not f[1]) or f[4] == ARGV[14] or tonumber(f[2]) < at or (tonumber(f[2]) == at and tonumber(f[3]) <= rank) then
     redis.call('HINCRBY', KEYS[5], 'v', 1)
     redis.call('HSET', KEYS[5], 'm', ARGV[11], 'at', ARGV[12], 'rank', ARGV[13], 'by', ARGV[14])
+    redis.call('ZADD', KEYS[7], ARGV[15], ARGV[16])
   end
 end
 return nv`)
@@ -148,7 +152,8 @@ redis.call('HSET', KEYS[1], 'o', ARGV[1], 'u', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[2]) - tonumber(ARGV[3]), 0) + 60000)
 return 1`)
 
-// KEYS: the mark. ARGV: mark JSON, expected version ('' for none), time, rank, delivery.
+// KEYS: the mark, the marks' index. ARGV: mark JSON, expected version ('' for none), time,
+// rank, delivery, horizon, resource.
 const SET_MARK = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if ARGV[2] == '' then
@@ -158,7 +163,18 @@ elseif v ~= ARGV[2] then
 end
 local nv = redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('HSET', KEYS[1], 'm', ARGV[1], 'at', ARGV[3], 'rank', ARGV[4], 'by', ARGV[5])
+redis.call('ZADD', KEYS[2], ARGV[6], ARGV[7])
 return nv`)
+
+// KEYS: the marks' index. ARGV: mark key prefix, bound. Drops the marks whose horizon is
+// before the bound, at most 500 a call: { dropped, looked at }.
+const PURGE_MARKS = script(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2], 'LIMIT', 0, 500)
+for _, id in ipairs(ids) do
+  redis.call('DEL', ARGV[1] .. id)
+  redis.call('ZREM', KEYS[1], id)
+end
+return {#ids, #ids}`)
 
 // KEYS: by-time, body expiry, the account's index (for mode 'account'). ARGV: entry key
 // prefix, account prefix, mode ('bodies-before', 'entries-before', 'account'), bound (the
@@ -204,7 +220,7 @@ return {dropped, #ids}`)
  * trip), listed newest first from a sorted set, bodies purged by expiry or by account.
  *
  * Keys: `<prefix>ledger:{<prefix>}:e:<id>`, `...:m:<resource>`, and the indexes `...:by-time`,
- * `...:bodies`, `...:account:<key>`; one hash tag, one Cluster slot. Give it a server whose
+ * `...:bodies`, `...:account:<key>`, `...:marks` (by horizon); one hash tag, one Cluster slot. Give it a server whose
  * `maxmemory-policy` never evicts (`noeviction`), as every store here.
  *
  * @example
@@ -276,6 +292,8 @@ export class RedisLedgerStore implements LedgerStore {
       mark.at,
       mark.rank,
       mark.by,
+      markHorizonOf(mark),
+      mark.resourceId,
     ])
     return version === 0 ? undefined : Number(version)
   }
@@ -297,6 +315,7 @@ export class RedisLedgerStore implements LedgerStore {
         this.#account(entry.account ?? ''),
         resourceId === undefined ? entryKey : `${this.#base}m:${resourceId}`,
         `${this.#base}kept:${entry.account ?? ''}`,
+        `${this.#base}marks`,
       ],
       [
         JSON.stringify(rest),
@@ -361,13 +380,15 @@ export class RedisLedgerStore implements LedgerStore {
   async setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined> {
     const version = await SET_MARK(
       this.#client,
-      [`${this.#base}m:${mark.resourceId}`],
+      [`${this.#base}m:${mark.resourceId}`, `${this.#base}marks`],
       [
         JSON.stringify(mark),
         expected === undefined ? '' : String(expected),
         mark.at,
         mark.rank,
         mark.by,
+        markHorizonOf(mark),
+        mark.resourceId,
       ],
     )
     return version === 0 ? undefined : Number(version)
@@ -385,9 +406,20 @@ export class RedisLedgerStore implements LedgerStore {
     )
   }
 
-  async purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {
+  async purge(what: LedgerPurge): Promise<LedgerPurged> {
     let bodies = 0
     let entries = 0
+    let marks = 0
+    if (what.marksBefore !== undefined)
+      for (;;) {
+        const [dropped] = (await PURGE_MARKS(
+          this.#client,
+          [`${this.#base}marks`],
+          [`${this.#base}m:`, what.marksBefore],
+        )) as [number, number]
+        marks += Number(dropped)
+        if (Number(dropped) < 500) break
+      }
     const run = async (mode: string, bound: number, index: string) => {
       let dropped = 0
       // The account's index stays (it lists the entries): walked by offset. The others shrink.
@@ -412,7 +444,7 @@ export class RedisLedgerStore implements LedgerStore {
     if (what.bodiesBefore !== undefined)
       bodies += await run('bodies-before', what.bodiesBefore, `${this.#base}bodies`)
     if (what.account !== undefined) bodies += await run('account', 0, this.#account(what.account))
-    return { bodies, entries }
+    return { bodies, entries, marks }
   }
 }
 

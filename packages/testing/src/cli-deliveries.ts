@@ -11,7 +11,7 @@ with the page's own authorization: pass what its authorize function checks with 
   show <id>       One delivery, every field but its body
   replay <id>     Runs the delivery again where the handlers are (in the app, or queued for
                   its worker); its handlers see context.replay. A done one is not run again
-  purge           Drops the bodies and entries past the ledger's retention; with --account,
+  purge           Drops the bodies, entries and marks past the ledger's retention; with --account,
                   every body of that account (a disconnect, a request to erase)
 
 Options:
@@ -139,11 +139,12 @@ async function purge(command: DeliveriesCommand): Promise<number> {
     ...(account === undefined ? {} : { account }),
   })
   if (done.status !== 200) return refused(done.status)
-  const purged = done.body as { bodies: number; entries: number }
+  const purged = done.body as { bodies: number; entries: number; marks?: number }
+  const marks = typeof purged.marks === 'number' ? `, ${purged.marks} marks` : ''
   if (command.json) console.log(safeJson(purged, 2))
   else
     console.log(
-      `Purged ${purged.bodies} bodies and ${purged.entries} entries${account === undefined ? '' : ` of ${serverText(account, 100)}`}.`,
+      `Purged ${purged.bodies} bodies${marks} and ${purged.entries} entries${account === undefined ? '' : ` of ${serverText(account, 100)}`}.`,
     )
   return 0
 }

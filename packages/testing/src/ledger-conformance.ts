@@ -60,6 +60,7 @@ export function runLedgerStoreConformance(
     ledgerWrites(createStore, it)
     ledgerLists(createStore, it)
     ledgerMarksAndPurges(createStore, it)
+    ledgerMarkPurges(createStore, it)
     ledgerCombinedWrites(createStore, it)
     ledgerBodyBounds(createStore, it)
     ledgerHolds(createStore, it)
@@ -228,10 +229,54 @@ function ledgerMarksAndPurges(make: Make, it: It): void {
     )
     assert.equal(await s.get(old.id), undefined)
     assert.equal((await s.get(kept.id))?.body, '{"k":1}')
-    assert.deepEqual(await s.purge({ account }), { bodies: 1, entries: 0 })
+    const theirs = await s.purge({ account })
+    assert.deepEqual([theirs.bodies, theirs.entries], [1, 0])
     assert.equal((await s.get(mine.id))?.body, undefined)
     assert.equal((await s.get(mine.id))?.status, 'dead', 'the entry outlives its body')
     assert.equal((await s.get(kept.id))?.body, '{"k":1}')
+  })
+}
+
+function ledgerMarkPurges(make: Make, it: It): void {
+  it('purge({ marksBefore }) drops the marks whose horizon is before it (applied long ago, their Event ended), written by setMark or with a write; a mark of an Event yet to end stays', async () => {
+    const s = await make()
+    const now = Date.now()
+    const day = 86_400_000
+    const old = now - 40 * day
+    const id = () => `event_${tag()}`
+    const ended = { resourceId: id(), at: old, rank: 1, by: 'p1', appliedAt: old }
+    const endedLater = {
+      ...ended,
+      resourceId: id(),
+      when: `${new Date(old).toISOString()}/${new Date(old + day).toISOString()}`,
+    }
+    const ahead = {
+      ...ended,
+      resourceId: id(),
+      when: `${new Date(now + 30 * day).toISOString()}/${new Date(now + 31 * day).toISOString()}`,
+    }
+    const recent = { ...ended, resourceId: id(), appliedAt: now - day }
+    for (const m of [ended, endedLater, ahead, recent])
+      assert.equal(await s.setMark(m, undefined), 1)
+    // One moved on by a finishing write (the ledger's usual way), applied long ago too.
+    const withWrite = { ...ended, resourceId: id() }
+    if (s.writeAdvancingMark !== undefined) {
+      const e = entry()
+      await s.write(e, undefined)
+      assert.equal(await s.writeAdvancingMark(e, 1, withWrite), 2)
+    } else assert.equal(await s.setMark(withWrite, undefined), 1)
+    // A mark moved on since it was first written is kept by its new horizon.
+    const revived = { ...ended, resourceId: id() }
+    assert.equal(await s.setMark(revived, undefined), 1)
+    assert.equal(await s.setMark({ ...revived, appliedAt: now }, 1), 2)
+    const purged = await s.purge({ marksBefore: now - 30 * day })
+    // The store may hold other tests' marks (the kit tags its own, it does not empty the store).
+    assert.ok((purged.marks ?? 0) >= 3, JSON.stringify(purged))
+    for (const gone of [ended, endedLater, withWrite])
+      assert.equal(await s.mark(gone.resourceId), undefined, gone.resourceId)
+    for (const kept of [ahead, recent, revived])
+      assert.notEqual(await s.mark(kept.resourceId), undefined, kept.resourceId)
+    assert.equal((await s.purge({ marksBefore: now - 30 * day })).marks, 0)
   })
 }
 
@@ -302,6 +347,20 @@ function ledgerBodyBounds(make: Make, it: It): void {
     assert.equal((await s.get(kept.id))?.body, '{"k":1}', 'the first body stays')
     assert.equal(await s.write(withoutBody({ ...kept, status: 'done' }), 2), 3)
     assert.equal((await s.get(kept.id))?.body, undefined, 'a write without it drops it')
+  })
+
+  it('maxBodiesPerAccount holds exactly when 40 first writes of one account race (on a pooled store, over as many connections)', async () => {
+    const s = await make({ maxBodiesPerAccount: 7 })
+    const account = `race-${tag()}`
+    const now = Date.now()
+    const racers = Array.from({ length: 40 }, (_, n) =>
+      entry({ account, receivedAt: now + n, body: `{"n":${n}}`, bodyExpiresAt: now + 60_000 }),
+    )
+    const versions = await Promise.all(racers.map((e) => s.write(e, undefined)))
+    assert.deepEqual(new Set(versions), new Set([1]), 'every entry written')
+    const read = await Promise.all(racers.map((e) => s.get(e.id)))
+    assert.equal(read.filter((e) => e?.body !== undefined).length, 7, 'exactly the bound kept')
+    assert.equal(read.filter((e) => e?.bodyCapped === true).length, 33)
   })
 
   it("maxBodiesPerAccount: past it, an account's new entries are written without their body (bodyCapped); other accounts, expired bodies and a purge make room", async () => {

@@ -158,7 +158,7 @@ it("purges through the page: one account's bodies, then what retention says is o
   expect((await store.get('payload_a1'))?.body).toBeDefined()
 
   const one = await cli(['purge', ...auth, '--account', 'acct_a'])
-  expect(one.stdout.trim()).toBe('Purged 2 bodies and 0 entries of acct_a.')
+  expect(one.stdout.trim()).toBe('Purged 2 bodies, 0 marks and 0 entries of acct_a.')
   expect((await store.get('payload_a1'))?.body).toBeUndefined()
   expect((await store.get('payload_a2'))?.body).toBeUndefined()
   expect((await store.get('payload_b1'))?.body).toBeDefined()
@@ -166,11 +166,11 @@ it("purges through the page: one account's bodies, then what retention says is o
   now += 15_000 // past the bodies' window, within the entries'
   const bodies = await cli(['purge', ...auth, '--json'])
   expect(bodies.code).toBe(0)
-  expect(JSON.parse(bodies.stdout)).toEqual({ bodies: 1, entries: 0 })
+  expect(JSON.parse(bodies.stdout)).toEqual({ bodies: 1, entries: 0, marks: 0 })
   expect((await store.get('payload_b1'))?.status).toBe('done')
   now += 15_000 // past the entries' window too
   const all = await cli(['purge', ...auth, '--json'])
-  expect(JSON.parse(all.stdout)).toEqual({ bodies: 0, entries: 3 })
+  expect(JSON.parse(all.stdout)).toEqual({ bodies: 0, entries: 3, marks: 0 })
   expect(await store.get('payload_b1')).toBeUndefined()
 
   const usage = await cli(['purge', 'payload_a1', ...auth])

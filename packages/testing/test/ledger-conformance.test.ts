@@ -1,4 +1,4 @@
-import { type LedgerStore, MemoryLedgerStore } from '@scheduling-kit/core'
+import { type LedgerPurge, type LedgerStore, MemoryLedgerStore } from '@scheduling-kit/core'
 import { describe, expect, it } from 'vitest'
 import { runLedgerStoreConformance } from '../src/index.js'
 
@@ -43,6 +43,24 @@ describe('runLedgerStoreConformance against a broken store', () => {
 })
 
 describe('runLedgerStoreConformance against a store without a body bound', () => {
+  it('fails a store whose purge leaves every mark', async () => {
+    class KeepsMarks extends MemoryLedgerStore {
+      override purge(what: LedgerPurge) {
+        const { marksBefore: _ignored, ...rest } = what
+        return super.purge(rest)
+      }
+    }
+    const failures: string[] = []
+    const tests: Array<[string, () => Promise<void>]> = []
+    runLedgerStoreConformance((o) => new KeepsMarks(o), {
+      describe: (_name, fn) => fn(),
+      it: (name, fn) => void tests.push([name, fn]),
+    })
+    for (const [name, fn] of tests) await fn().catch(() => failures.push(name))
+    expect(failures).toHaveLength(1)
+    expect(failures[0]).toMatch(/^purge\(\{ marksBefore \}\)/)
+  })
+
   it('fails a store that keeps every body of a flooding account', async () => {
     const failures: string[] = []
     const tests: Array<[string, () => Promise<void>]> = []
@@ -51,7 +69,8 @@ describe('runLedgerStoreConformance against a store without a body bound', () =>
       it: (name, fn) => void tests.push([name, fn]),
     })
     for (const [name, fn] of tests) await fn().catch(() => failures.push(name))
-    expect(failures).toHaveLength(1)
-    expect(failures[0]).toMatch(/^maxBodiesPerAccount/)
+    // The bound, and the bound under racing first writes.
+    expect(failures).toHaveLength(2)
+    for (const failure of failures) expect(failure).toMatch(/^maxBodiesPerAccount/)
   })
 })

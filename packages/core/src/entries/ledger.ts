@@ -33,4 +33,10 @@ export type {
   ReplayRequest,
   ReplayRunner,
 } from '../ledger/replay.js'
-export type { LedgerFilter, LedgerPage, LedgerPurge, LedgerStore } from '../ledger/store.js'
+export type {
+  LedgerFilter,
+  LedgerPage,
+  LedgerPurge,
+  LedgerPurged,
+  LedgerStore,
+} from '../ledger/store.js'

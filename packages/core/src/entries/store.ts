@@ -11,6 +11,7 @@ export {
   DEFAULT_BODIES_PER_ACCOUNT,
   ledgerPageSize,
   ledgerTimeOf,
+  markHorizonOf,
   maxBodiesOption,
   readLedgerCursor,
 } from '../ledger/store.js'

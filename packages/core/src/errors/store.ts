@@ -63,6 +63,13 @@ export class StoreFullError extends SchedulingError<'store_full'> {
   }
 }
 
+/** A memory store at its `maxBytes`: `store_full`, its message naming that limit. */
+export function bytesFull(what: string, maxBytes: number): StoreFullError {
+  const error = new StoreFullError(what, maxBytes)
+  error.message = `${what} holds ${maxBytes} bytes, its limit (maxBytes): this one was refused rather than forgetting one before its time. Raise maxBytes, or use a shared store (Redis, PostgreSQL).`
+  return error
+}
+
 /**
  * A database store's table does not exist: run its `migrate()` at start-up, with the same
  * schema and table names. `cause` is the database's error.

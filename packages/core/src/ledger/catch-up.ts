@@ -1,13 +1,7 @@
 import type { ApiEvent, EventsApi } from '../api/events.js'
 import { accountKey } from '../claims/keys.js'
 import { ConfigError } from '../errors/errors.js'
-import type {
-  DeliveryOutcome,
-  HandOff,
-  LedgerContext,
-  LedgerEnvelope,
-  VerifiedDelivery,
-} from './deliver.js'
+import type { DeliveryOutcome, LedgerContext, LedgerEnvelope, VerifiedDelivery } from './deliver.js'
 import { shapeOf } from './digest.js'
 import { cleanError, type ResourceMark } from './entry.js'
 import { resourceKey } from './machine.js'
@@ -36,7 +30,10 @@ const TYPE_OF_STATE: Readonly<Record<string, string>> = {
 }
 
 export interface CatchUpOptions {
-  /** Skip events that ended before this time (ms since the epoch, or a `Date`). Default: none skipped. */
+  /**
+   * Skip events that ended before this time (ms since the epoch, or a `Date`). Default: the
+   * ledger's `retention.entryMs` ago (the marks of Events that ended before it are purged).
+   */
   since?: number | Date
   /** Only these keys. Default: every key with a live subscription (option `subscriptions`). */
   keys?: readonly string[]
@@ -90,6 +87,11 @@ export interface CatchUpLedger {
   mark(resourceId: string): Promise<ResourceMark | undefined>
   /** Fields left out of a resource's digest (the ledger's `volatileFields`). */
   readonly volatile?: ReadonlySet<string> | undefined
+  /**
+   * The default of `since`: the retention horizon, before which `purge` drops the marks of
+   * Events that ended. An Event that ended before it is not fed for want of a mark.
+   */
+  horizon?(): number
 }
 
 /** Passes over one account while some of its differences were overtaken by live changes. */
@@ -173,7 +175,7 @@ export async function catchUp(
     problems: [],
     unrecoverable: UNRECOVERABLE,
   }
-  const since = ledgerTimeOf(options.since)
+  const since = ledgerTimeOf(options.since) ?? ledger.horizon?.()
   const concurrency = options.concurrency ?? 4
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new ConfigError('catchUp: concurrency must be a whole number of at least 1.')
@@ -276,7 +278,7 @@ export function handlerSource(
       delivery: VerifiedDelivery,
       run: (context: LedgerContext) => unknown,
     ): Promise<DeliveryOutcome>
-    handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<HandOff>
+    handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<boolean>
   },
   runner: ReplayRunner<LedgerEnvelope>,
   subscriptions: CatchUpAccounts | undefined,
@@ -301,7 +303,7 @@ export function handlerSource(
         // The worker holds the handlers: recorded `received`, then a job of its own; the
         // worker runs it under the Event's order. The same difference found while its job
         // waits is one delivery (its job id is its key).
-        const came = await ledger.handOff(delivery, () =>
+        const first = await ledger.handOff(delivery, () =>
           enqueue(delivery.envelope, {
             key: delivery.key,
             webhookId: undefined,
@@ -309,7 +311,7 @@ export function handlerSource(
             catchUp: { listedAt: delivery.listedAt ?? 0 },
           }),
         )
-        return came === 'queued' ? 'queued' : 'done'
+        return first ? 'queued' : 'done'
       }
       return ledger.deliver(delivery, (extra) =>
         runner.dispatch(delivery.envelope, {

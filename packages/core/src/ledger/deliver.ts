@@ -173,20 +173,18 @@ export async function deliverRecorded(
     : ledger.inTurn(resourceKey(recorded.account, recorded.resourceId), recorded.id, start, 'busy')
 }
 
-/** What came of handing a delivery to a queue (`handOff`). */
-export type HandOff = 'queued' | 'again' | 'duplicate'
-
 /**
  * A delivery handed to a queue: recorded `received`, then `put` in (so no worker can record
- * it first and make the first arrival look like a duplicate). `again`: recorded before and
- * still `received` (its job may have been lost on the way), put in again; a queue whose job id
- * is the delivery's key makes no second job of it. `duplicate`: a worker has it already.
+ * it first and make the first arrival look like a duplicate). `true`: its first arrival.
+ * `false` when it was recorded before: if it is still `received` (its job may have been lost
+ * on the way), it is put in again (a queue whose job id is the delivery's key makes no second
+ * job of it); if a worker has it, it is not.
  */
 export async function handOff(
   ledger: LeasedLedger,
   delivery: VerifiedDelivery,
   put: () => unknown,
-): Promise<HandOff> {
+): Promise<boolean> {
   const recorded = await ledger.received(
     await ledger.delivery(
       fieldsOf(delivery, delivery.source ?? 'webhook', ledger.volatile),
@@ -194,7 +192,7 @@ export async function handOff(
     ),
   )
   if (recorded === 'duplicate' && (await ledger.get(delivery.key))?.status !== 'received')
-    return 'duplicate'
+    return false
   await put()
-  return recorded === 'recorded' ? 'queued' : 'again'
+  return recorded === 'recorded'
 }

@@ -8,7 +8,6 @@ import {
 import {
   type DeliveryOutcome,
   deliverRecorded,
-  type HandOff,
   handOff,
   type LedgerContext,
   type LedgerEnvelope,
@@ -27,7 +26,7 @@ import {
   replayRecorded,
 } from './replay.js'
 import { LedgerRuns } from './runs.js'
-import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
+import type { LedgerFilter, LedgerPage, LedgerPurged, LedgerStore } from './store.js'
 
 // The delivery ledger: one entry per verified delivery, moved on by the pure functions of
 // `machine.ts` and written by compare-and-set (`runs.ts`). The webhook handler asks it whether
@@ -106,13 +105,13 @@ export class DeliveryLedger {
 
   /**
    * A delivery handed to a queue (`put` enqueues its job): recorded `received` first, then put
-   * in. `queued`: the first arrival. `again`: recorded before and still waiting for a worker
-   * (its job may have been lost): put in again. `duplicate`: a worker has it; not put in.
+   * in. `true`: its first arrival. `false`: recorded before; put in again while it still waits
+   * for a worker (its job may have been lost), not once a worker has it.
    */
-  async handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<HandOff> {
-    const came = await handOff(this.#runs, delivery, put)
-    if (came !== 'queued') this.#duplicate(delivery)
-    return came
+  async handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<boolean> {
+    const first = await handOff(this.#runs, delivery, put)
+    if (!first) this.#duplicate(delivery)
+    return first
   }
 
   #duplicate(delivery: VerifiedDelivery): void {
@@ -174,7 +173,12 @@ export class DeliveryLedger {
       options,
     )
     return catchUp(
-      { now: runs.now, mark: (id) => runs.store.mark(id), volatile: runs.volatile },
+      {
+        now: runs.now,
+        mark: (id) => runs.store.mark(id),
+        volatile: runs.volatile,
+        horizon: () => runs.now() - runs.entryMs,
+      },
       source,
       options,
     )
@@ -218,14 +222,16 @@ export class DeliveryLedger {
 
   /**
    * Drops what retention says is over: bodies past `retention.bodyMs`, entries past
-   * `retention.entryMs`; with `account`, every body of that account at once (a disconnect, a
-   * request to erase). Run it on a schedule.
+   * `retention.entryMs`, and the marks of Events nothing was applied to for as long that ended
+   * as long ago (`markHorizonOf`); with `account`, every body of that account at once (a
+   * disconnect, a request to erase). Run it on a schedule.
    */
-  purge(options: { account?: string } = {}): Promise<{ bodies: number; entries: number }> {
+  purge(options: { account?: string } = {}): Promise<LedgerPurged> {
     const now = this.#runs.now()
     return this.#runs.store.purge({
       bodiesBefore: now,
       entriesBefore: now - this.#runs.entryMs,
+      marksBefore: now - this.#runs.entryMs,
       ...(options.account === undefined ? {} : { account: options.account }),
     })
   }

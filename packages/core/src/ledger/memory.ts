@@ -1,4 +1,5 @@
-import { StoreFullError } from '../errors/store.js'
+import { ConfigError } from '../errors/errors.js'
+import { bytesFull, StoreFullError } from '../errors/store.js'
 import { type HealthReport, memoryHealth } from '../health/report.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry, StoredResourceMark } from './entry.js'
 import { isNewer, withoutBody } from './machine.js'
@@ -8,9 +9,11 @@ import {
   type LedgerFilter,
   type LedgerPage,
   type LedgerPurge,
+  type LedgerPurged,
   type LedgerStore,
   ledgerPageSize,
   listOrder,
+  markHorizonOf,
   matches,
   maxBodiesOption,
   readLedgerCursor,
@@ -28,6 +31,48 @@ export interface MemoryLedgerStoreOptions {
    * account is recorded and run as always, its body not kept (`bodyCapped`). Default 10 000.
    */
   maxBodiesPerAccount?: number
+  /**
+   * The most bytes its entries, bodies and marks take, as counted by their text (a body's
+   * length, each field's, and a fixed cost per record). Past it, a new body is not kept
+   * (`bodyCapped`), then the oldest handled entries make room, then a new delivery is refused
+   * (`store_full`). A later write of an entry (its last error) may pass it by at most 1 KiB.
+   * Default 64 MiB.
+   */
+  maxBytes?: number
+}
+
+/** What a record costs besides its text: the object, its map slot, its numbers. */
+const RECORD_BYTES = 320
+
+/** What an entry takes, counted by its text: see `maxBytes`. */
+function bytesOf(entry: LedgerEntry): number {
+  let text = entry.id.length + entry.payloadId.length + entry.type.length
+  for (const field of [
+    entry.webhookId,
+    entry.account,
+    entry.resourceId,
+    entry.resourceState,
+    entry.resourceDigest,
+    entry.resourceWhen,
+    entry.occurredAt,
+    entry.lastError,
+    entry.owner,
+    entry.body,
+  ])
+    if (field !== undefined) text += field.length
+  return RECORD_BYTES + text
+}
+
+/** What a mark takes, counted by its text. */
+function markBytesOf(mark: ResourceMark): number {
+  return (
+    RECORD_BYTES +
+    mark.resourceId.length * 2 +
+    mark.by.length +
+    (mark.state?.length ?? 0) +
+    (mark.digest?.length ?? 0) +
+    (mark.when?.length ?? 0)
+  )
 }
 
 /**
@@ -40,17 +85,27 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #marks = new Map<string, StoredResourceMark>()
   readonly #max: number
   readonly #maxBodies: number
+  readonly #maxBytes: number
+  #bytes = 0
   /** Per account, the entries that kept a body (an expired or dropped one leaves on a count). */
   readonly #kept = new Map<string, { ids: Set<string>; sweptAt: number }>()
 
   constructor(options: MemoryLedgerStoreOptions = {}) {
     this.#max = options.maxEntries ?? 100_000
     this.#maxBodies = maxBodiesOption('MemoryLedgerStore', options.maxBodiesPerAccount)
+    this.#maxBytes = options.maxBytes ?? 64 * 1024 * 1024
+    if (!Number.isSafeInteger(this.#maxBytes) || this.#maxBytes < 1)
+      throw new ConfigError('MemoryLedgerStore: maxBytes must be a whole number, 1 or more.')
   }
 
   /** Entries held now. */
   get size(): number {
     return this.#entries.size
+  }
+
+  /** Bytes its entries, bodies and marks take now, as `maxBytes` counts them. */
+  get bytes(): number {
+    return this.#bytes
   }
 
   health(): Promise<HealthReport> {
@@ -67,7 +122,19 @@ export class MemoryLedgerStore implements LedgerStore {
     if (current?.version !== expected) return Promise.resolve(undefined)
     if (current === undefined && this.#entries.size >= this.#max) this.#makeRoom()
     const version = (expected ?? 0) + 1
-    this.#entries.set(entry.id, { ...this.#withBody(entry, current), version })
+    let written: LedgerEntry = this.#withBody(entry, current)
+    let size = bytesOf(written)
+    if (current === undefined && this.#bytes + size > this.#maxBytes) {
+      // Past the bytes: the body goes first, then the oldest handled entries make room.
+      if (written.body !== undefined) {
+        this.#kept.get(written.account ?? '')?.ids.delete(written.id)
+        written = { ...withoutBody(written), bodyCapped: true }
+        size = bytesOf(written)
+      }
+      while (this.#bytes + size > this.#maxBytes) this.#makeRoom('maxBytes')
+    }
+    this.#bytes += size - (current === undefined ? 0 : bytesOf(current))
+    this.#entries.set(entry.id, { ...written, version })
     return Promise.resolve(version)
   }
 
@@ -104,14 +171,26 @@ export class MemoryLedgerStore implements LedgerStore {
   }
 
   /** Drops the oldest handled entry; throws `store_full` when every entry still matters. */
-  #makeRoom(): void {
+  #makeRoom(limit: 'maxEntries' | 'maxBytes' = 'maxEntries'): void {
     for (const [id, entry] of this.#entries) {
       if (entry.status === 'done' || entry.status === 'stale') {
-        this.#entries.delete(id)
+        this.#drop(id, entry)
         return
       }
     }
-    throw new StoreFullError('The memory ledger store', this.#max)
+    throw limit === 'maxEntries'
+      ? new StoreFullError('The memory ledger store', this.#max)
+      : bytesFull('The memory ledger store', this.#maxBytes)
+  }
+
+  #drop(id: string, entry: StoredLedgerEntry): void {
+    this.#entries.delete(id)
+    this.#bytes -= bytesOf(entry)
+  }
+
+  #setMark(mark: StoredResourceMark, before: StoredResourceMark | undefined): void {
+    this.#marks.set(mark.resourceId, mark)
+    this.#bytes += markBytesOf(mark) - (before === undefined ? 0 : markBytesOf(before))
   }
 
   list(filter?: LedgerFilter): Promise<LedgerPage> {
@@ -144,7 +223,7 @@ export class MemoryLedgerStore implements LedgerStore {
     const version = await this.write(entry, expected)
     const applied = this.#marks.get(mark.resourceId)
     if (version !== undefined && isNewer(mark, applied))
-      this.#marks.set(mark.resourceId, { ...mark, version: (applied?.version ?? 0) + 1 })
+      this.#setMark({ ...mark, version: (applied?.version ?? 0) + 1 }, applied)
     return version
   }
 
@@ -157,17 +236,25 @@ export class MemoryLedgerStore implements LedgerStore {
     const current = this.#marks.get(mark.resourceId)
     if (current?.version !== expected) return Promise.resolve(undefined)
     const version = (expected ?? 0) + 1
-    this.#marks.set(mark.resourceId, { ...mark, version })
+    this.#setMark({ ...mark, version }, current)
     return Promise.resolve(version)
   }
 
-  purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }> {
+  purge(what: LedgerPurge): Promise<LedgerPurged> {
     let bodies = 0
     let entries = 0
+    let marks = 0
+    if (what.marksBefore !== undefined)
+      for (const [id, mark] of this.#marks)
+        if (markHorizonOf(mark) < what.marksBefore) {
+          this.#marks.delete(id)
+          this.#bytes -= markBytesOf(mark)
+          marks++
+        }
     if (what.account !== undefined) this.#kept.delete(what.account)
     for (const [id, entry] of this.#entries) {
       if (what.entriesBefore !== undefined && entry.receivedAt < what.entriesBefore) {
-        this.#entries.delete(id)
+        this.#drop(id, entry)
         entries++
         continue
       }
@@ -176,9 +263,10 @@ export class MemoryLedgerStore implements LedgerStore {
         what.bodiesBefore !== undefined && (entry.bodyExpiresAt ?? 0) <= what.bodiesBefore
       if (expired || (what.account !== undefined && entry.account === what.account)) {
         this.#entries.set(id, { ...withoutBody(entry), version: entry.version + 1 })
+        this.#bytes -= entry.body.length
         bodies++
       }
     }
-    return Promise.resolve({ bodies, entries })
+    return Promise.resolve({ bodies, entries, marks })
   }
 }

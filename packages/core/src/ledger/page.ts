@@ -21,7 +21,12 @@ import {
 
 import type { RecentAnswer } from './recent.js'
 import type { ReplayReport } from './replay.js'
-import { DELIVERY_STATUSES, type LedgerPage as EntriesPage, type LedgerFilter } from './store.js'
+import {
+  DELIVERY_STATUSES,
+  type LedgerPage as EntriesPage,
+  type LedgerFilter,
+  type LedgerPurged,
+} from './store.js'
 
 export type { PageAnswer, PageRequest } from './page-http.js'
 
@@ -45,7 +50,7 @@ export interface LedgerPageOptions {
    * Drops what retention says is over, or every body of one account: `ledger.purge`. Given by
    * `ledger.page()`; without it, the page takes no purge.
    */
-  purge?: (options: { account?: string }) => Promise<{ bodies: number; entries: number }>
+  purge?: (options: { account?: string }) => Promise<LedgerPurged>
   /** Entries per page. Default 50. */
   pageSize?: number
   /** Where a failure to answer (the store failing) is logged. Default the console. */
@@ -187,7 +192,8 @@ class DeliveryPageRoutes implements DeliveryPage {
     const account = form.get('account') || undefined
     const purged = await purge(account === undefined ? {} : { account })
     if (wantsJson(request.headers)) return json(200, purged)
-    const notice = `Purged ${purged.bodies} bodies and ${purged.entries} entries${account === undefined ? '' : ` of ${account}`}.`
+    const marks = purged.marks === undefined ? '' : `, ${purged.marks} marks`
+    const notice = `Purged ${purged.bodies} bodies${marks} and ${purged.entries} entries${account === undefined ? '' : ` of ${account}`}.`
     return back(new URLSearchParams(), notice)
   }
 

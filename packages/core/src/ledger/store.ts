@@ -46,6 +46,32 @@ export interface LedgerPurge {
   entriesBefore?: number
   /** Every body of this account (a disconnect, a request to erase). */
   account?: string
+  /**
+   * Marks whose `markHorizonOf` is before this time: Events nothing was applied to since, and
+   * that ended before it (or name no end).
+   */
+  marksBefore?: number
+}
+
+/** What `purge` dropped. */
+export interface LedgerPurged {
+  bodies: number
+  entries: number
+  /** Resource marks (a store that keeps none past retention may leave it out). */
+  marks?: number
+}
+
+/**
+ * The time a mark's retention runs from: when a delivery was last applied to its Event (its
+ * `appliedAt`, else its `at`), or the Event's end (`end_at` in its `when`) when that is later.
+ * An Event booked months ahead keeps its mark until it has ended; `catchUp` by default lists
+ * nothing that ended before the same horizon, so a purged mark never makes an old Event look new.
+ */
+export function markHorizonOf(mark: ResourceMark): number {
+  const applied = mark.appliedAt ?? mark.at
+  const slash = mark.when?.indexOf('/') ?? -1
+  const end = slash < 0 ? Number.NaN : Date.parse(mark.when!.slice(slash + 1))
+  return Number.isFinite(end) && end > applied ? end : applied
 }
 
 export interface LedgerStore {
@@ -68,8 +94,8 @@ export interface LedgerStore {
   mark(resourceId: string): Promise<StoredResourceMark | undefined>
   /** Writes a resource's mark by compare-and-set, as `write` does entries. */
   setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined>
-  /** Drops bodies and entries; resolves to how many of each. */
-  purge(what: LedgerPurge): Promise<{ bodies: number; entries: number }>
+  /** Drops bodies, entries and marks; resolves to how many of each. */
+  purge(what: LedgerPurge): Promise<LedgerPurged>
   /**
    * Optional, for a store several processes share: the hold that runs one delivery of a
    * resource (an Event) at a time across them. Takes it for `owner` until `until` when no other

@@ -114,10 +114,9 @@ async function throughLedger(
   }
   if (queue !== undefined) {
     // Recorded, then into the queue (its job id is the key: a retry makes no second job).
-    const came = await ledger.handOff(verified, () =>
-      deliver(delivery, key, queue, registry, watch),
-    )
-    return came === 'queued' ? received() : duplicate()
+    return (await ledger.handOff(verified, () => deliver(delivery, key, queue, registry, watch)))
+      ? received()
+      : duplicate()
   }
   const outcome = await ledger.deliver(verified, (extra) =>
     registry.dispatch(event, { ...context, ...extra }, watch),

@@ -240,11 +240,11 @@ describe('the delivery ledger through the webhook handler', () => {
       skipped: 1,
       problems: [{ id: event.id, why: expect.stringMatching(/retention/) }],
     })
-    expect(await ledger.purge()).toEqual({ bodies: 1, entries: 0 })
+    expect(await ledger.purge()).toEqual({ bodies: 1, entries: 0, marks: 0 })
     expect((await ledger.get(event.id))?.body).toBeUndefined()
     expect((await ledger.get(event.id))?.status).toBe('done')
     now += 10_000
-    expect(await ledger.purge()).toEqual({ bodies: 0, entries: 1 })
+    expect(await ledger.purge()).toEqual({ bodies: 0, entries: 1, marks: 1 })
     expect(await ledger.get(event.id)).toBeUndefined()
   })
 
@@ -273,7 +273,7 @@ describe('the delivery ledger through the webhook handler', () => {
         undefined,
       )
     }
-    expect(await ledger.purge({ account: 'alice' })).toEqual({ bodies: 2, entries: 0 })
+    expect(await ledger.purge({ account: 'alice' })).toEqual({ bodies: 2, entries: 0, marks: 0 })
     expect((await ledger.get('b1'))?.body).toBe('{}')
     expect((await ledger.get('a1'))?.body).toBeUndefined()
   })
@@ -291,12 +291,10 @@ describe('the delivery ledger through the webhook handler', () => {
     const fresh = envelope()
     const text = (e: { id: string }) => JSON.stringify(e)
     const put = () => {}
-    expect(await ledger.handOff({ envelope: lost, key: lost.id, text: text(lost) }, put)).toBe(
-      'queued',
-    )
+    expect(await ledger.handOff({ envelope: lost, key: lost.id, text: text(lost) }, put)).toBe(true)
     now += 3_600_000
     expect(await ledger.handOff({ envelope: fresh, key: fresh.id, text: text(fresh) }, put)).toBe(
-      'queued',
+      true,
     )
     // Older than an hour in the queue: its job is taken as lost.
     const report = await handler.replay(
