@@ -46,21 +46,22 @@ const RECORD_BYTES = 320
 
 /** What an entry takes, counted by its text: see `maxBytes`. */
 function bytesOf(entry: LedgerEntry): number {
-  let text = entry.id.length + entry.payloadId.length + entry.type.length
-  for (const field of [
-    entry.webhookId,
-    entry.account,
-    entry.resourceId,
-    entry.resourceState,
-    entry.resourceDigest,
-    entry.resourceWhen,
-    entry.occurredAt,
-    entry.lastError,
-    entry.owner,
-    entry.body,
-  ])
-    if (field !== undefined) text += field.length
-  return RECORD_BYTES + text
+  return (
+    RECORD_BYTES +
+    entry.id.length +
+    entry.payloadId.length +
+    entry.type.length +
+    (entry.webhookId?.length ?? 0) +
+    (entry.account?.length ?? 0) +
+    (entry.resourceId?.length ?? 0) +
+    (entry.resourceState?.length ?? 0) +
+    (entry.resourceDigest?.length ?? 0) +
+    (entry.resourceWhen?.length ?? 0) +
+    (entry.occurredAt?.length ?? 0) +
+    (entry.lastError?.length ?? 0) +
+    (entry.owner?.length ?? 0) +
+    (entry.body?.length ?? 0)
+  )
 }
 
 /** What a mark takes, counted by its text. */
