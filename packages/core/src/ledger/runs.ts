@@ -56,8 +56,11 @@ export class LedgerRuns {
     this.now = options.now ?? Date.now
   }
 
-  /** The last work queued on each resource in this process. */
-  readonly #turns = new Map<string, Promise<void>>()
+  /**
+   * Each resource with work running here, and the works waiting behind it (each woken in turn).
+   * One async call and a promise per waiter only when there is one: no chain of promises.
+   */
+  readonly #turns = new Map<string, (() => void)[]>()
   /** The deliveries queued or running in their resource's turn here. */
   readonly #inTurn = new Set<string>()
 
@@ -71,28 +74,32 @@ export class LedgerRuns {
    * store several processes share, once this process holds the resource (`busy` when another
    * process's delivery of it did not end within `orderWaitMs`).
    */
-  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T> {
+  async inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T> {
     this.#inTurn.add(id)
-    const before = this.#turns.get(resourceId)
-    const held = () => this.#holding(resourceId, work, busy)
-    const mine = (before === undefined ? held() : before.then(held)).finally(() =>
-      this.#inTurn.delete(id),
-    )
-    const tail = mine.then(
-      () => {},
-      () => {},
-    )
-    this.#turns.set(resourceId, tail)
-    void tail.then(() => {
-      if (this.#turns.get(resourceId) === tail) this.#turns.delete(resourceId)
-    })
-    return mine
+    try {
+      const waiting = this.#turns.get(resourceId)
+      if (waiting === undefined) this.#turns.set(resourceId, [])
+      else await new Promise<void>((resolve) => waiting.push(resolve))
+      try {
+        return await this.#holding(resourceId, work, busy)
+      } finally {
+        // The next in line runs now (its resource's entry stays); none: the resource is free.
+        const next = this.#turns.get(resourceId)!.shift()
+        if (next === undefined) this.#turns.delete(resourceId)
+        else next()
+      }
+    } finally {
+      this.#inTurn.delete(id)
+    }
   }
 
   /** `work` under the resource's hold across processes, when the store has holds. */
-  async #holding<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
+  #holding<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
+    return this.store.holdResource === undefined ? work() : this.#heldAcross(resourceId, work, busy)
+  }
+
+  async #heldAcross<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
     const { store } = this
-    if (store.holdResource === undefined) return work()
     const owner = newOwnerId()
     const take = () => store.holdResource!(resourceId, owner, this.now() + this.leaseMs, this.now())
     if (!(await waitFor(take, this.orderWaitMs))) return busy
@@ -102,7 +109,7 @@ export class LedgerRuns {
       return await work()
     } finally {
       this.#resources.delete(resource)
-      await store.holdResource(resourceId, owner, 0, this.now()).catch(() => {})
+      await store.holdResource!(resourceId, owner, 0, this.now()).catch(() => {})
     }
   }
 
