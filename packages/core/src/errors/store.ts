@@ -63,7 +63,10 @@ export class StoreFullError extends SchedulingError<'store_full'> {
   }
 }
 
-/** A memory store at its `maxBytes`: `store_full`, its message naming that limit. */
+/**
+ * A memory store at its `maxBytes`: `store_full`, its message naming that limit. A function
+ * beside the class, not a constructor option: the webhook handler's bundle carries the class.
+ */
 export function bytesFull(what: string, maxBytes: number): StoreFullError {
   const error = new StoreFullError(what, maxBytes)
   error.message = `${what} holds ${maxBytes} bytes, its limit (maxBytes): this one was refused rather than forgetting one before its time. Raise maxBytes, or use a shared store (Redis, PostgreSQL).`

@@ -33,10 +33,10 @@ export interface MemoryLedgerStoreOptions {
   maxBodiesPerAccount?: number
   /**
    * The most bytes its entries, bodies and marks take, as counted by their long texts (a
-   * body's length, an id's, a last error's) and a fixed cost per record (512). Past it, a new body is not kept
-   * (`bodyCapped`), then the oldest handled entries make room, then a new delivery is refused
-   * (`store_full`). A later write of an entry (its last error) may pass it by at most 1 KiB.
-   * Default 64 MiB.
+   * body's length, an id's, a last error's) and a fixed cost per record (512). Past it, a new
+   * body is not kept (`bodyCapped`), then the oldest handled entries make room, then a new
+   * delivery is refused (`store_full`). A later write of an entry (its last error, at most 500
+   * characters) may pass it by that much. Default 64 MiB.
    */
   maxBytes?: number
 }

@@ -206,6 +206,41 @@ describe('catchUp', () => {
   })
 })
 
+describe('catch-up by default skips Events that ended before retention', () => {
+  it('an Event that ended before retention.entryMs ago, with no mark (purged), is not fed; one that ended since, or with since: 0, is', async () => {
+    const now = Date.parse('2030-06-01T00:00:00Z')
+    const ledger = createDeliveryLedger({
+      store: new MemoryLedgerStore(),
+      now: () => now,
+      retention: { entryMs: 30 * 86_400_000 },
+    })
+    const fed: string[] = []
+    const handler = createWebhookHandler({
+      secret: 's',
+      ledger,
+      onAny: (e) => void fed.push((e.payload as { id: string }).id),
+    })
+    const ended = (id: string, daysAgo: number) => ({
+      id,
+      state: 'confirmed',
+      start_at: new Date(now - daysAgo * 86_400_000 - 3_600_000).toISOString(),
+      end_at: new Date(now - daysAgo * 86_400_000).toISOString(),
+    })
+    const client = {
+      events: {
+        list: async function* () {
+          yield ended('event_old', 31)
+          yield ended('event_recent', 29)
+        },
+      },
+    }
+    expect(await handler.catchUp({ client })).toMatchObject({ listed: 2, fed: 1 })
+    expect(fed).toEqual(['event_recent'])
+    expect(await handler.catchUp({ client, since: 0 })).toMatchObject({ fed: 1 })
+    expect(fed).toEqual(['event_recent', 'event_old'])
+  })
+})
+
 describe('catch-up per account', () => {
   it('two accounts see one Event and only one missed its cancellation: the catch-up feeds that one, under its own mark', async () => {
     // A clock that moves on at each reading: the listing begins after the live changes applied.
