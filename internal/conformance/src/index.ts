@@ -7,6 +7,7 @@ export {
   type SealedBackend,
   type SweptRace,
 } from './at-rest.js'
+export { type ConfiguredOnceKit, runConfiguredOnce, serveScheduling } from './configured-once.js'
 export { COOKIE_SECRET, SECRET } from './context.js'
 export {
   ADAPTER_REEXPORTS,

@@ -1,4 +1,9 @@
 export type { ConnectionInput } from './connection.js'
 export { jobIdFor, type WebhookJobData } from './job.js'
-export { type BullMQQueueOptions, type BullMQWebhookQueue, createBullMQQueue } from './queue.js'
+export {
+  type BullMQQueueOptions,
+  type BullMQQueueSettings,
+  type BullMQWebhookQueue,
+  createBullMQQueue,
+} from './queue.js'
 export { createWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js'

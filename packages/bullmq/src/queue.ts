@@ -52,6 +52,13 @@ export interface BullMQQueueOptions {
   logger?: Pick<Logger, 'warn'> | false
 }
 
+/** Where a BullMQ queue is: the connection it was given, its name and its key prefix. */
+export interface BullMQQueueSettings {
+  readonly connection: ConnectionInput
+  readonly queueName: string
+  readonly prefix: string | undefined
+}
+
 /** The queue `createBullMQQueue` returns: a `WebhookQueue`, with BullMQ's `Queue` and a `close()`. */
 export interface BullMQWebhookQueue extends WebhookQueue {
   /** `bullmq` and the queue's name, for the enqueue span. */
@@ -60,6 +67,8 @@ export interface BullMQWebhookQueue extends WebhookQueue {
   health(options?: HealthOptions): Promise<HealthReport>
   /** The BullMQ queue, to inspect jobs (`getFailed()`, `getJobCounts()`). */
   readonly queue: Queue<WebhookJobData>
+  /** Where the queue is: what `createWebhookWorker({ scheduling })` finds it by. */
+  readonly settings: BullMQQueueSettings
   /** Resolves once connected to Redis. */
   ready(): Promise<void>
   close(): Promise<void>
@@ -178,6 +187,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
 
   return {
     queue,
+    settings: { connection: options.connection, queueName: name, prefix: options.prefix },
     enqueue,
     messaging: { system: 'bullmq', destination: name },
     health: (healthOptions) => redisHealth(client, healthOptions),

@@ -15,21 +15,33 @@ import {
   runCheck,
   runQueued,
   serverText,
+  type WorkerScheduling,
   wholeNumber,
+  workerParts,
 } from '@scheduling-kit/core/queue'
 import { RedisDedupeStore, redisHealth } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
 import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, type WebhookJobData } from './job.js'
+import type { BullMQWebhookQueue } from './queue.js'
 
 export interface WebhookWorkerOptions {
-  /** What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's `.handler`. */
-  handler: Pick<WebhookHandler, 'dispatch'>
-  /** Redis: ioredis options or a client (duplicated, so its settings are not changed). */
-  connection: ConnectionInput
-  /** Default `scheduling-webhooks`: the queue's. */
+  /**
+   * `createScheduling`'s object, with a `createBullMQQueue` queue: the worker takes the queue's
+   * connection, name and prefix, the ledger, and runs the handlers of `scheduling.webhooks`
+   * (or of `handler`). Then those are not given here again.
+   */
+  scheduling?: WorkerScheduling
+  /**
+   * What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's
+   * `.handler`. Default with `scheduling`: `scheduling.webhooks`.
+   */
+  handler?: Pick<WebhookHandler, 'dispatch'>
+  /** Redis: ioredis options or a client (duplicated, so its settings are not changed). Not with `scheduling`. */
+  connection?: ConnectionInput
+  /** Default `scheduling-webhooks`: the queue's. Not with `scheduling`. */
   queueName?: string
-  /** BullMQ key prefix. Default BullMQ's (`bull`); the queue's. */
+  /** BullMQ key prefix. Default BullMQ's (`bull`); the queue's. Not with `scheduling`. */
   prefix?: string
   /** Jobs handled at once by this worker. Default 1. */
   concurrency?: number
@@ -43,6 +55,7 @@ export interface WebhookWorkerOptions {
    * The delivery ledger the webhook handler records in (`createDeliveryLedger`): each job's
    * outcome is written there, it is the worker's dedupe record then (`dedupe` unused), and a
    * job that fails its last attempt is a dead letter there (`onDeadLetter`), replayable.
+   * Not with `scheduling`, whose ledger it is.
    */
   ledger?: Pick<DeliveryLedger, 'deliver'>
   /**
@@ -90,23 +103,31 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  *
  * @example
  * ```ts
- * // worker.ts, its own process
- * const webhooks = createWebhookHandler({ secret, on: { 'event.created': saveBooking } })
- * createWebhookWorker({ handler: webhooks, connection: { host: '127.0.0.1', port: 6379 }, concurrency: 8 })
+ * // worker.ts, its own process: the app's createScheduling({ ..., queue: createBullMQQueue(...) })
+ * scheduling.webhooks.on('event.created', saveBooking)
+ * createWebhookWorker({ scheduling, concurrency: 8 })
+ * // or, piece by piece:
+ * createWebhookWorker({ handler: webhooks, connection: { host: '127.0.0.1', port: 6379 } })
  * ```
  */
 export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const who = 'createWebhookWorker'
-  if (typeof options?.handler?.dispatch !== 'function') {
-    throw new ConfigError(
-      `${who}: handler must have dispatch(): pass the webhook handler (or middleware.handler).`,
-    )
-  }
-  const name = checkQueueName(who, options.queueName)
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError(`${who}: pass the options object ({ scheduling }).`)
+  const parts = workerParts(
+    who,
+    options,
+    ['connection', 'queueName', 'prefix'],
+    (queue) =>
+      queue.messaging?.system === 'bullmq' ? (queue as BullMQWebhookQueue).settings : undefined,
+    'createBullMQQueue',
+  )
+  const where = parts.settings ?? options
+  const name = checkQueueName(who, where.queueName)
   const log = options.logger ?? consoleLogger
-  const { handler } = options
+  const { handler, ledger } = parts
   // Blocking commands wait for jobs: no retry limit per request on this connection (BullMQ's rule).
-  const client = ownClient(who, options.connection, { maxRetriesPerRequest: null })
+  const client = ownClient(who, where.connection as ConnectionInput, { maxRetriesPerRequest: null })
   client.on('error', () => {})
   const claimMs = positive('claimMs', options.claimMs, 30_000)
   const dedupe =
@@ -116,13 +137,13 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
         new RedisDedupeStore({
           client,
           // Under the queue's own keys: `<prefix>:<queue>:dedupe:<job id>`.
-          prefix: `${options.prefix ?? 'bull'}:${name}:`,
+          prefix: `${where.prefix ?? 'bull'}:${name}:`,
           leaseMs: claimMs,
           ttlMs: 7 * 24 * 60 * 60_000,
           logger: false,
         }))
 
-  const settings = { handler, ledger: options.ledger, dedupe, claimMs }
+  const settings = { handler, ledger, dedupe, claimMs }
 
   async function run(job: Job<WebhookJobData>, token?: string): Promise<string> {
     const outcome = await runQueued(
@@ -154,7 +175,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     )
   const worker = new Worker<WebhookJobData>(name, traced, {
     connection: client,
-    prefix: options.prefix,
+    prefix: where.prefix,
     concurrency: positive('concurrency', options.concurrency, 1),
     lockDuration: positive('lockDuration', options.lockDuration, 30_000),
     stalledInterval: positive('stalledInterval', options.stalledInterval, 30_000),

@@ -114,7 +114,7 @@ it('a job whose handler finished but whose completion BullMQ never recorded is n
 it('refuses bad options with the fix', () => {
   expect(() => createBullMQQueue({ connection, queueName: 'a:b' })).toThrow(/without ':'/)
   expect(() => createBullMQQueue({} as never)).toThrow(/pass \{ connection \}/)
-  expect(() => createWebhookWorker({ connection } as never)).toThrow(/handler must have dispatch/)
+  expect(() => createWebhookWorker({ connection } as never)).toThrow(/handler with dispatch\(\)/)
 })
 
 it('Redis unreachable at boot: an enqueue is refused at once, not after the time-out', async () => {

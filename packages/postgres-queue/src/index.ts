@@ -4,6 +4,7 @@ export { migrate, type QueueMigrateOptions } from './migrate.js'
 export {
   createPostgresQueue,
   type PostgresQueueOptions,
+  type PostgresQueueSettings,
   type PostgresWebhookQueue,
 } from './queue.js'
 export type { JobSettings } from './settings.js'

@@ -54,6 +54,13 @@ export interface PostgresQueueOptions extends JobSettings {
   logger?: Pick<Logger, 'warn'>
 }
 
+/** Where a PostgreSQL queue is: its pool, its name and its schema. */
+export interface PostgresQueueSettings {
+  readonly pool: QueuePool
+  readonly queueName: string
+  readonly schema: string
+}
+
 /** The queue `createPostgresQueue` returns: a `WebhookQueue`, with pg-boss and a `close()`. */
 export interface PostgresWebhookQueue extends WebhookQueue {
   /** `pg-boss` and the queue's name, for the enqueue span. */
@@ -62,6 +69,8 @@ export interface PostgresWebhookQueue extends WebhookQueue {
   health(options?: HealthOptions): Promise<HealthReport>
   /** The pg-boss instance, to inspect jobs (`findJobs`, `getQueueStats`). */
   readonly boss: PgBoss
+  /** Where the queue is: what `createPostgresWorker({ scheduling })` finds it by. */
+  readonly settings: PostgresQueueSettings
   /** Resolves once started (PostgreSQL reached, the queue created). */
   ready(): Promise<void>
   close(): Promise<void>
@@ -146,6 +155,7 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
 
   return {
     boss,
+    settings: { pool, queueName: name, schema },
     enqueue,
     messaging: { system: 'pg-boss', destination: name },
     ready: () => starter.started(),

@@ -7,21 +7,37 @@ import {
   type Logger,
   type WebhookHandler,
 } from '@scheduling-kit/core'
-import { consoleLogger, healthReport, wholeNumber } from '@scheduling-kit/core/queue'
+import {
+  consoleLogger,
+  healthReport,
+  type WorkerScheduling,
+  wholeNumber,
+  workerParts,
+} from '@scheduling-kit/core/queue'
 import { migrate as migrateTables, PostgresDedupeStore } from '@scheduling-kit/postgres'
 import type { JobWithMetadata, PgBoss } from 'pg-boss'
 import { BossStarter, checkPool, newBoss, type QueuePool, startedChecks } from './boss.js'
 import { checkQueueName, checkSchema, type PostgresJobData } from './job.js'
 import { JobRun } from './job-run.js'
+import type { PostgresWebhookQueue } from './queue.js'
 
 export interface PostgresWorkerOptions {
-  /** What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's `.handler`. */
-  handler: Pick<WebhookHandler, 'dispatch'>
-  /** The app's `pg` Pool. */
-  pool: QueuePool
-  /** Default `scheduling-webhooks`: the queue's. */
+  /**
+   * `createScheduling`'s object, with a `createPostgresQueue` queue: the worker takes the
+   * queue's pool, name and schema, the ledger, and runs the handlers of `scheduling.webhooks`
+   * (or of `handler`). Then those are not given here again.
+   */
+  scheduling?: WorkerScheduling
+  /**
+   * What runs the handlers: the handler of `createWebhookHandler`, or an adapter middleware's
+   * `.handler`. Default with `scheduling`: `scheduling.webhooks`.
+   */
+  handler?: Pick<WebhookHandler, 'dispatch'>
+  /** The app's `pg` Pool. Not with `scheduling`. */
+  pool?: QueuePool
+  /** Default `scheduling-webhooks`: the queue's. Not with `scheduling`. */
   queueName?: string
-  /** Default `scheduling_kit_queue`: the queue's. */
+  /** Default `scheduling_kit_queue`: the queue's. Not with `scheduling`. */
   schema?: string
   /** Jobs handled at once by this worker. Default 1. */
   concurrency?: number
@@ -31,6 +47,7 @@ export interface PostgresWorkerOptions {
    * The delivery ledger the webhook handler records in (`createDeliveryLedger`): each job's
    * outcome is written there, it is the worker's record of what ran (`dedupe` unused), and a
    * job that fails its last attempt is a dead letter there (`onDeadLetter`), replayable.
+   * Not with `scheduling`, whose ledger it is.
    */
   ledger?: Pick<DeliveryLedger, 'deliver'>
   /**
@@ -67,26 +84,34 @@ export interface PostgresWorker {
  *
  * @example
  * ```ts
- * // worker.ts, its own process
- * const webhooks = createWebhookHandler({ secret, on: { 'event.created': saveBooking } })
- * createPostgresWorker({ handler: webhooks, pool, concurrency: 8 })
+ * // worker.ts, its own process: the app's createScheduling({ ..., queue: createPostgresQueue(...) })
+ * scheduling.webhooks.on('event.created', saveBooking)
+ * createPostgresWorker({ scheduling, concurrency: 8 })
+ * // or, piece by piece:
+ * createPostgresWorker({ handler: webhooks, pool })
  * ```
  */
 export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWorker {
   const who = 'createPostgresWorker'
-  if (typeof options?.handler?.dispatch !== 'function') {
-    throw new ConfigError(
-      `${who}: handler must have dispatch(): pass the webhook handler (or middleware.handler).`,
-    )
-  }
-  const pool = checkPool(who, options.pool)
-  const name = checkQueueName(who, options.queueName)
-  const schema = checkSchema(who, options.schema)
+  if (options === null || typeof options !== 'object')
+    throw new ConfigError(`${who}: pass the options object ({ scheduling }).`)
+  const parts = workerParts(
+    who,
+    options,
+    ['pool', 'queueName', 'schema'],
+    (queue) =>
+      queue.messaging?.system === 'pg-boss' ? (queue as PostgresWebhookQueue).settings : undefined,
+    'createPostgresQueue',
+  )
+  const where = parts.settings ?? options
+  const pool = checkPool(who, where.pool)
+  const name = checkQueueName(who, where.queueName)
+  const schema = checkSchema(who, where.schema)
   const concurrency = wholeNumber(who, 'concurrency', options.concurrency, 1)
   const pollMs = wholeNumber(who, 'pollMs', options.pollMs, 500, { min: 500 })
   const claimMs = wholeNumber(who, 'claimMs', options.claimMs, 30_000)
   const log = options.logger ?? consoleLogger
-  const { handler, ledger } = options
+  const { handler, ledger } = parts
   const dedupe =
     ledger !== undefined || options.dedupe === false
       ? undefined

@@ -31,7 +31,7 @@ describe('options', () => {
       [() => createPostgresQueue({ pool, heartbeatSeconds: 5 }), /heartbeatSeconds/],
       [() => createPostgresQueue({ pool, batchSize: 0 }), /batchSize/],
       [() => createPostgresQueue({ pool, attempts: 1.5 }), /attempts/],
-      [() => createPostgresWorker({ pool } as never), /handler must have dispatch/],
+      [() => createPostgresWorker({ pool } as never), /handler with dispatch\(\)/],
       [
         () => createPostgresWorker({ pool, handler: createWebhookHandler(SECRET), pollMs: 100 }),
         /pollMs/,

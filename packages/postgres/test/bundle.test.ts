@@ -1,7 +1,13 @@
-// postgresStores: the three stores on one pool, in one schema typed once, sealed with one
-// cipher: every row any of them writes is in that schema, and no token or webhook secret is
-// stored in plaintext.
-import { createCredentialCipher, generateCredentialKey } from '@scheduling-kit/core'
+// postgresStores: the four stores on one pool, in one schema typed once, sealed with one
+// cipher: every row any of them writes is in that schema, and no token, webhook secret or
+// delivery body is stored in plaintext.
+import { serveScheduling } from '@scheduling-kit/conformance'
+import {
+  createCredentialCipher,
+  createScheduling,
+  generateCredentialKey,
+} from '@scheduling-kit/core'
+import { createTestEvent, sendTestEvent } from '@scheduling-kit/testing'
 import { describe, expect, it } from 'vitest'
 import { postgresStores } from '../src/index.js'
 import { migratedSchema, pool } from './helpers.js'
@@ -36,6 +42,33 @@ describe('postgresStores', () => {
       },
       undefined,
     )
+    // The ledger: createScheduling records each delivery in the bundle's ledger store, its body
+    // sealed with the bundle's cipher.
+    const scheduling = createScheduling({
+      clientId: 'c',
+      clientSecret: 's',
+      redirectUri: 'https://app.example.com/auth/scheduling/callback',
+      authUrl: 'https://auth.example.com',
+      apiUrl: 'https://api.example.com/v1',
+      secret: 'whsec_bundle',
+      stores,
+      ledger: true,
+    })
+    const seen: unknown[] = []
+    scheduling.webhooks.onAny(
+      (e) => void seen.push((e.payload as { description?: unknown }).description),
+    )
+    const event = createTestEvent('event.created', {
+      payload: { description: 'PLAINTEXT_BOOKING_NOTE' },
+    })
+    const app = await serveScheduling(scheduling)
+    try {
+      expect((await sendTestEvent(app.url, event, { secret: 'whsec_bundle' })).status).toBe(200)
+    } finally {
+      await app.close()
+    }
+    expect(await scheduling.ledger?.get(event.id)).toMatchObject({ status: 'done' })
+
     const { rows } = await db.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,
       [schema],
@@ -47,9 +80,19 @@ describe('postgresStores', () => {
     }
     const text = JSON.stringify(dump)
     // Each store wrote its row there.
-    for (const written of ['user_1', 'payload_1', 'wh_1']) expect(text).toContain(written)
-    for (const secret of ['at_PLAINTEXT_ACCESS', 'rt_PLAINTEXT_REFRESH', 'whsec_PLAINTEXT_SECRET'])
+    for (const written of ['user_1', 'payload_1', 'wh_1', event.id]) expect(text).toContain(written)
+    for (const secret of [
+      'at_PLAINTEXT_ACCESS',
+      'rt_PLAINTEXT_REFRESH',
+      'whsec_PLAINTEXT_SECRET',
+      'PLAINTEXT_BOOKING_NOTE',
+    ])
       expect(text).not.toContain(secret)
+    // The body is there to replay, opened with the same cipher.
+    expect(await scheduling.webhooks.replay(event.id, { again: true })).toMatchObject({
+      replayed: 1,
+    })
+    expect(seen).toEqual(['PLAINTEXT_BOOKING_NOTE', 'PLAINTEXT_BOOKING_NOTE'])
     expect((await stores.tokens.get('user_1'))?.accessToken).toBe('at_PLAINTEXT_ACCESS')
     expect((await stores.subscriptions.get('user_1'))?.webhooks[0]?.secret).toBe(
       'whsec_PLAINTEXT_SECRET',

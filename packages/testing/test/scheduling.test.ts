@@ -5,10 +5,13 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import {
   ConfigError,
+  createDeliveryLedger,
   createOAuthRoutes,
   createScheduling,
+  MemoryLedgerStore,
   memoryStores,
   type Scheduling,
+  type WebhookQueue,
 } from '@scheduling-kit/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { completeOAuthFlow, startFakeSchedulingService } from '../src/index.js'
@@ -51,6 +54,15 @@ async function app(configure: (base: string) => Scheduling) {
   // The object is the routes' options too: given once.
   routes = createOAuthRoutes(scheduling)
   return { base, scheduling }
+}
+
+/** The settings every app gives, for the cases that call no service. */
+const BASE = {
+  clientId: 'c',
+  clientSecret: 's',
+  redirectUri: 'https://app.example.com/auth/scheduling/callback',
+  authUrl: 'https://auth.example.com',
+  apiUrl: 'https://api.example.com/v1',
 }
 
 describe('createScheduling', () => {
@@ -119,14 +131,83 @@ describe('createScheduling', () => {
     expect(handled).toEqual([String(event.id)])
   })
 
-  it('refuses an app that gives neither webhookUrl nor secret, or both, naming the fix', () => {
-    const base = {
-      clientId: 'c',
-      clientSecret: 's',
-      redirectUri: 'https://app.example.com/auth/scheduling/callback',
-      authUrl: 'https://auth.example.com',
-      apiUrl: 'https://api.example.com/v1',
+  it("ledger: true records every delivery in the stores' ledger store, which health checks instead of the dedupe store", async () => {
+    const service = await startFakeSchedulingService({ retrySchedule: [] })
+    closers.push(() => service.close())
+    const stores = memoryStores()
+    let fail = true
+    const { scheduling } = await app((base) => {
+      const { webhookSecret, ...settings } = service.connectApp(base)
+      return createScheduling({
+        ...settings,
+        secret: webhookSecret,
+        stores,
+        ledger: { maxAttempts: 1 },
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      })
+    })
+    const ran: string[] = []
+    scheduling.webhooks.on('event.canceled', (event) => {
+      ran.push(event.id)
+      if (fail) throw new Error('not yet')
+    })
+    const { event, deliveries } = await service.trigger('event.canceled')
+    // The handler failed: dead after the ledger's one attempt, in the bundle's ledger store.
+    expect(deliveries.map((d) => d.status)).toEqual([500])
+    expect(await stores.ledger.get(String(event.id))).toMatchObject({ status: 'dead', attempts: 1 })
+    expect(scheduling.ledger?.store).toBe(stores.ledger)
+    fail = false
+    expect(await scheduling.webhooks.replay(String(event.id))).toMatchObject({ replayed: 1 })
+    expect(ran).toHaveLength(2)
+    expect(await scheduling.ledger?.get(String(event.id))).toMatchObject({ status: 'done' })
+    const health = await scheduling.health()
+    expect(health.checks.map((c) => c.name).sort()).toEqual(['ledger.memory', 'tokens.memory'])
+  })
+
+  it("a ledger made apart is taken as it is; a queue is the handler's and is in health", async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+    const queued: string[] = []
+    let queueUp = true
+    const queue: WebhookQueue = {
+      enqueue: (event) => void queued.push(event.id),
+      health: async () => ({
+        ok: queueUp,
+        checks: [{ name: 'fifo', ok: queueUp, ms: 0 }],
+      }),
     }
+    const scheduling = createScheduling({ ...BASE, secret: 'whsec_apart', ledger, queue })
+    expect(scheduling.ledger).toBe(ledger)
+    expect(scheduling.queue).toBe(queue)
+    const health = await scheduling.health()
+    expect(health.checks.map((c) => c.name).sort()).toEqual([
+      'ledger.memory',
+      'queue.fifo',
+      'tokens.memory',
+    ])
+    queueUp = false
+    expect((await scheduling.health()).ok).toBe(false)
+  })
+
+  it('refuses a ledger or a queue that cannot work, naming the fix', () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ ledger: 5 }, /ledger is true, the options of createDeliveryLedger/],
+      [{ ledger: null }, /ledger is true/],
+      [
+        { ledger: { store: new MemoryLedgerStore() } },
+        /give the store there .*stores\.ledger|records in stores\.ledger/,
+      ],
+      [{ ledger: { maxAttempts: 0 } }, /maxAttempts/],
+      [{ queue: {} }, /queue must have enqueue\(\)/],
+    ]
+    for (const [extra, message] of cases) {
+      const make = () => createScheduling({ ...BASE, secret: 'x', ...(extra as object) })
+      expect(make).toThrow(ConfigError)
+      expect(make).toThrow(message)
+    }
+  })
+
+  it('refuses an app that gives neither webhookUrl nor secret, or both, naming the fix', () => {
+    const base = BASE
     for (const extra of [{}, { webhookUrl: 'https://app.example.com/w', secret: 'x' }]) {
       const make = () => createScheduling({ ...base, ...extra })
       expect(make).toThrow(ConfigError)

@@ -28,3 +28,9 @@ export {
   withinMs,
 } from '../webhooks/queued.js'
 export { type QueuedOutcome, type QueuedRunSettings, runQueued } from '../webhooks/queued-run.js'
+export {
+  type WorkerParts,
+  type WorkerPartsOptions,
+  type WorkerScheduling,
+  workerParts,
+} from '../webhooks/worker-parts.js'

@@ -7,4 +7,4 @@ export {
   type Scheduling,
   type SchedulingOptions,
 } from '../setup/scheduling.js'
-export { memoryStores, type SchedulingStores } from '../setup/stores.js'
+export { memoryStores, type SchedulingStores, type StoreBundle } from '../setup/stores.js'

@@ -3,6 +3,8 @@ import { ConfigError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { FetchLike } from '../http/fetch.js'
+import { createDeliveryLedger, type DeliveryLedger } from '../ledger/ledger.js'
+import type { DeliveryLedgerOptions } from '../ledger/options.js'
 import type { Logger } from '../log.js'
 import { createOAuthClient, type OAuthClient } from '../oauth/client.js'
 import type { OAuthRoutesOptions } from '../oauth/options.js'
@@ -13,8 +15,9 @@ import { createTokenManager } from '../tokens/manager.js'
 import type { WebhookHandler } from '../webhooks/contract.js'
 import { createWebhookHandler } from '../webhooks/handler.js'
 import type { WebhookHandlerOptions } from '../webhooks/options.js'
+import type { WebhookQueue } from '../webhooks/queue.js'
 import type { SecretSource } from '../webhooks/secrets.js'
-import { memoryStores, type SchedulingStores } from './stores.js'
+import { memoryStores, type SchedulingStores, type StoreBundle } from './stores.js'
 
 /** What `createScheduling` takes: every option given once. */
 export interface SchedulingOptions {
@@ -35,6 +38,19 @@ export interface SchedulingOptions {
   secret?: SecretSource
   /** Default: `memoryStores()`, for one process. */
   stores?: SchedulingStores
+  /**
+   * Record every delivery in a ledger on `stores.ledger` (`createDeliveryLedger`): failed ones
+   * become dead letters, `replay` and `catchUp` run them again. `true` for its defaults, or its
+   * options but `store` (its `cipher` defaults to the stores' own). A ledger made apart is
+   * taken as it is. Default none: `stores.dedupe` records the handled payload ids.
+   */
+  ledger?: boolean | Omit<DeliveryLedgerOptions, 'store'> | DeliveryLedger
+  /**
+   * A durable queue (`createBullMQQueue`, `createPostgresQueue`): each delivery is answered once
+   * its job is stored, and a worker given this same object (`createWebhookWorker({ scheduling
+   * })`, `createPostgresWorker({ scheduling })`) runs the handlers, replays and catch-ups.
+   */
+  queue?: WebhookQueue
   /** Signs the OAuth flow's cookies (required in production: see the OAuth routes' options). */
   cookieSecret?: string | readonly string[]
   scope?: string | readonly string[]
@@ -61,17 +77,25 @@ export interface Scheduling extends AsOptions {
   readonly oauth: OAuthClient
   /** The token manager every part of the app shares. */
   readonly tokens: TokenManager
+  /** The delivery ledger, when `ledger` was given: `list`, `get`, `purge`, its store. */
+  readonly ledger: DeliveryLedger | undefined
+  /** The queue deliveries are accepted into, when `queue` was given. */
+  readonly queue: WebhookQueue | undefined
   /** A webhook handler of the app's own (plain data or Fetch), for a server with no adapter. */
   readonly webhooks: WebhookHandler
   /** The API client for one connected account, its token kept fresh by `tokens`. */
   client(key: string): SchedulingClient
-  /** Whether the stores (and the subscriptions' store) answer, for a readiness route. */
+  /**
+   * Whether what the app depends on answers, for a readiness route: the token store, the
+   * dedupe store (without a ledger), the subscriptions' store, the ledger's store and the queue.
+   */
   health(options?: HealthOptions): Promise<HealthReport>
 }
 
 /**
  * One object to configure the whole toolkit: the OAuth client, the token manager, each account's
- * webhook and a webhook handler, all on the same stores. The pieces stay usable alone.
+ * webhook, the delivery ledger, the queue and a webhook handler, all on the same stores; a
+ * queue's worker takes the same object. The pieces stay usable alone.
  *
  * @example
  * ```ts
@@ -79,6 +103,7 @@ export interface Scheduling extends AsOptions {
  *   clientId, clientSecret, redirectUri, authUrl, apiUrl, cookieSecret,
  *   webhookUrl: 'https://app.example.com/webhooks/scheduling',
  *   stores: redisStores({ client: redis, prefix: 'app:', cipher }),
+ *   ledger: { retention: { bodyMs: 7 * 86_400_000 } },
  * })
  * app.use(schedulingWebhooks(scheduling).on('event.created', (event, { account }) => {}))
  * app.use('/auth/scheduling', schedulingOAuth(scheduling))
@@ -98,7 +123,12 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
       'createScheduling: apiUrl is the API address, e.g. https://api.example.com/v1.',
     )
   const stores = { ...memoryStores(), ...options.stores }
-  const { logger, fetch } = options
+  const { logger, fetch, queue } = options
+  const ledger = ledgerOf(options.ledger, stores, logger)
+  if (queue !== undefined && typeof queue?.enqueue !== 'function')
+    throw new ConfigError(
+      'createScheduling: queue must have enqueue(): pass createBullMQQueue(...) or createPostgresQueue(...).',
+    )
   const oauth = createOAuthClient({ ...pick(options), fetch })
   const tokens = createTokenManager({ oauth, store: stores.tokens })
   const subscriptions =
@@ -119,6 +149,8 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
     tokenStore: stores.tokens,
     dedupe: stores.dedupe,
     subscriptions,
+    ledger,
+    queue,
     ...(secret === undefined ? {} : { secret }),
     ...(options.cookieSecret === undefined ? {} : { cookieSecret: options.cookieSecret }),
     ...(logger === undefined ? {} : { logger }),
@@ -126,8 +158,11 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
   }
   const checked = {
     tokens: stores.tokens,
-    dedupe: stores.dedupe,
+    // With a ledger, deliveries are recorded there: the dedupe store is not used.
+    dedupe: ledger === undefined ? stores.dedupe : undefined,
     subscriptions: subscriptions === undefined ? undefined : stores.subscriptions,
+    ledger: ledger?.store,
+    queue,
   }
   return {
     ...asOptions,
@@ -138,6 +173,35 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
       createSchedulingClient({ baseUrl: apiUrl, token: { manager: tokens, key }, fetch }),
     health: (healthOptions) => checkHealth(checked, healthOptions),
   }
+}
+
+/** The ledger `createScheduling`'s option names: none, one on the stores' ledger store, or its own. */
+function ledgerOf(
+  option: SchedulingOptions['ledger'],
+  stores: StoreBundle,
+  logger: Logger | undefined,
+): DeliveryLedger | undefined {
+  if (option === undefined || option === false) return undefined
+  if (option !== true && (typeof option !== 'object' || option === null))
+    throw new ConfigError(
+      'createScheduling: ledger is true, the options of createDeliveryLedger (without store), or a ledger it made.',
+    )
+  // A ledger made apart (`createDeliveryLedger`) is taken as it is.
+  if (option !== true && typeof (option as DeliveryLedger).deliver === 'function')
+    return option as DeliveryLedger
+  const settings = option === true ? {} : (option as Omit<DeliveryLedgerOptions, 'store'>)
+  if ('store' in settings)
+    throw new ConfigError(
+      'createScheduling: the ledger records in stores.ledger: give the store there (memoryStores, redisStores and postgresStores make one), not in ledger.store.',
+    )
+  const cipher = settings.cipher ?? stores.cipher
+  const told = settings.logger ?? logger
+  return createDeliveryLedger({
+    ...settings,
+    store: stores.ledger,
+    ...(cipher === undefined ? {} : { cipher }),
+    ...(told === undefined ? {} : { logger: told }),
+  })
 }
 
 /** The OAuth client's options among the app's. */

@@ -1,11 +1,15 @@
 import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
+import type { CredentialCipher } from '../credentials/types.js'
+import { MemoryLedgerStore } from '../ledger/memory.js'
+import type { LedgerStore } from '../ledger/store.js'
 import { MemorySubscriptionStore, type SubscriptionStore } from '../subscriptions/store.js'
 import { MemoryTokenStore, type TokenStore } from '../tokens/store.js'
 
 /**
  * The stores an app keeps its state in, given once: tokens, the payload ids of handled
- * deliveries, and each account's webhook. `redisStores(...)` and `postgresStores(...)` (in their
- * packages) make all three with one prefix or schema and one cipher.
+ * deliveries, each account's webhook and the delivery ledger. `redisStores(...)` and
+ * `postgresStores(...)` (in their packages) make all four with one prefix or schema and one
+ * cipher.
  */
 export interface SchedulingStores {
   tokens: TokenStore
@@ -13,13 +17,25 @@ export interface SchedulingStores {
   dedupe?: DedupeStore
   /** Needed with `webhookUrl`; default: an in-memory store (one process). */
   subscriptions?: SubscriptionStore
+  /** Where `createScheduling({ ledger })` records deliveries; default: an in-memory store (one process). */
+  ledger?: LedgerStore
+  /**
+   * What the bundle seals credentials with: `createScheduling({ ledger })` seals the bodies it
+   * keeps for replay with it too, unless its options name a cipher of their own.
+   */
+  cipher?: CredentialCipher
 }
 
-/** All three stores in memory: for one process, a test, or a first try. */
-export function memoryStores(): Required<SchedulingStores> {
+/** What a store bundle makes: every store, and the cipher when it was given one. */
+export type StoreBundle = Required<Omit<SchedulingStores, 'cipher'>> &
+  Pick<SchedulingStores, 'cipher'>
+
+/** All four stores in memory: for one process, a test, or a first try. */
+export function memoryStores(): StoreBundle {
   return {
     tokens: new MemoryTokenStore(),
     dedupe: new MemoryDedupeStore(),
     subscriptions: new MemorySubscriptionStore(),
+    ledger: new MemoryLedgerStore(),
   }
 }

@@ -57,6 +57,7 @@ const ENTRIES = {
     'Scheduling',
     'SchedulingOptions',
     'SchedulingStores',
+    'StoreBundle',
   ],
   webhooks: [
     'AnyWebhookEvent',
@@ -304,6 +305,10 @@ const ENTRIES = {
     'VerifiedDelivery',
     'wholeNumber',
     'withinMs',
+    'WorkerParts',
+    'workerParts',
+    'WorkerPartsOptions',
+    'WorkerScheduling',
   ],
 } satisfies Record<string, string[]>
 const CONCERNS = [
