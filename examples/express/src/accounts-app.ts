@@ -1,12 +1,7 @@
 import {
   type ConnectionChange,
-  createDeliveryLedger,
-  createOAuthClient,
-  createTokenManager,
-  createWebhookSubscriptions,
-  MemoryLedgerStore,
-  MemorySubscriptionStore,
-  MemoryTokenStore,
+  createScheduling,
+  memoryStores,
   schedulingOAuth,
   schedulingWebhooks,
 } from '@scheduling-kit/express'
@@ -38,39 +33,34 @@ export interface AccountEvent {
 /**
  * A multi-tenant app: every account that connects gets its own webhook on the service, each
  * delivery is verified with that webhook's secret and attributed to its account, and
- * disconnecting deletes the webhook. Swap the memory stores for Redis or PostgreSQL ones
- * (RedisTokenStore + RedisSubscriptionStore, ...) to run several instances.
+ * disconnecting deletes the webhook. Swap `memoryStores()` for `redisStores(...)` or
+ * `postgresStores(...)` to run several instances.
  */
 export function createAccountsApp(config: AccountsAppConfig) {
-  const tokenStore = new MemoryTokenStore()
-  const tokens = createTokenManager({
-    oauth: createOAuthClient({
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
-      authUrl: config.authUrl,
-    }),
-    store: tokenStore,
-  })
-  const subscriptions = createWebhookSubscriptions({
-    url: `${config.publicUrl}/webhooks/scheduling`,
-    tokens,
-    apiUrl: config.apiUrl,
-    store: new MemorySubscriptionStore(),
-    onConnectionChange: (change) => void changes.push(change),
-  })
   const events: AccountEvent[] = []
-  // Every change of a connection, as the routes and the subscriptions tell it.
+  // Every change of a connection, as the routes, the token manager and the subscriptions tell it.
   const changes: ConnectionChange[] = []
-
+  const stores = memoryStores()
   // Every delivery recorded with its outcome: what the service gave up on is recovered by
   // catchUp(), a delivery that failed twice is kept to replay, a late one is stale.
-  const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), maxAttempts: 2 })
+  const scheduling = createScheduling({
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    cookieSecret: config.cookieSecret,
+    webhookUrl: `${config.publicUrl}/webhooks/scheduling`,
+    stores,
+    ledger: { maxAttempts: 2 },
+    onConnectionChange: (change) => void changes.push(change),
+  })
+  const { tokens, ledger } = scheduling
+  const subscriptions = scheduling.subscriptions!
   // A switch for the demo: the handlers fail while it is on (a database down, say).
   const faults = { failing: false }
   const webhooks = schedulingWebhooks({
-    subscriptions,
-    ledger,
+    ...scheduling,
     onAny: (event, { account, webhookId, replay, catchUp }) => {
       if (faults.failing) throw new Error('the bookings database is down')
       const state = (event.payload as { state?: string } | undefined)?.state
@@ -82,22 +72,12 @@ export function createAccountsApp(config: AccountsAppConfig) {
   app.use(webhooks)
   app.use(
     '/admin/deliveries',
-    ledger.page({
+    ledger!.page({
       authorize: (req) => (req.headers.cookie ?? '').includes(`admin=${config.adminToken}`),
       replay: webhooks.replay,
     }).node,
   )
-  const oauth = schedulingOAuth({
-    clientId: config.clientId,
-    clientSecret: config.clientSecret,
-    redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
-    authUrl: config.authUrl,
-    apiUrl: config.apiUrl,
-    tokenStore,
-    cookieSecret: config.cookieSecret,
-    subscriptions,
-    onConnectionChange: (change) => void changes.push(change),
-  })
+  const oauth = schedulingOAuth(scheduling)
   app.use('/auth/scheduling', oauth)
   app.get('/api/events', (_req, res) => void res.json(events))
   // Where this browser's connection stands: connected (to which account), needs to sign in
@@ -111,5 +91,15 @@ export function createAccountsApp(config: AccountsAppConfig) {
       next(error)
     }
   })
-  return { app, events, changes, subscriptions, tokenStore, tokens, ledger, webhooks, faults }
+  return {
+    app,
+    events,
+    changes,
+    subscriptions,
+    tokenStore: stores.tokens,
+    tokens,
+    ledger: ledger!,
+    webhooks,
+    faults,
+  }
 }

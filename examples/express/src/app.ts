@@ -1,9 +1,6 @@
 import {
   type AnyWebhookEvent,
-  createDeliveryLedger,
-  createOAuthClient,
-  createSchedulingClient,
-  createTokenManager,
+  createScheduling,
   keepRawBody,
   MemoryLedgerStore,
   schedulingOAuth,
@@ -55,25 +52,24 @@ export function createApp(
   const received: Received[] = []
   // Open Server-Sent Events streams: each new event goes to every one.
   const streams = new Set<Response>()
-  const refreshes: string[] = []
-  const oauthOptions = {
+
+  // Everything configured once: the app's own token store, and a delivery ledger that records
+  // every delivery with its outcome. One that failed twice is kept as a dead letter, to replay
+  // from the page at /admin/deliveries once its cause is fixed.
+  const scheduling = createScheduling({
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
     authUrl: config.authUrl,
-  }
-  const manager = createTokenManager({
-    oauth: createOAuthClient(oauthOptions),
-    store,
-    onRefreshed: (key) => void refreshes.push(key),
-  })
-
-  // Every delivery recorded with its outcome; one that failed twice is kept as a dead letter,
-  // to replay from the page at /admin/deliveries once its cause is fixed.
-  const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), maxAttempts: 2 })
-  const webhooks = schedulingWebhooks({
+    apiUrl: config.apiUrl,
     secret: config.webhookSecret,
-    ledger,
+    cookieSecret: config.cookieSecret,
+    stores: { tokens: store, ledger: new MemoryLedgerStore() },
+    ledger: { maxAttempts: 2 },
+  })
+  const ledger = scheduling.ledger!
+  const webhooks = schedulingWebhooks({
+    ...scheduling,
     onAny: (event: AnyWebhookEvent) => {
       if (faults.failNextDeliveries > 0) {
         faults.failNextDeliveries--
@@ -88,12 +84,7 @@ export function createApp(
     console.log(`canceled: ${event.payload?.cancel_reason ?? 'no reason given'}`)
   })
 
-  const oauth = schedulingOAuth({
-    ...oauthOptions,
-    apiUrl: config.apiUrl,
-    tokenStore: store,
-    cookieSecret: config.cookieSecret,
-  })
+  const oauth = schedulingOAuth(scheduling)
 
   const app: Express = express()
   // The app's own JSON parser, keeping the raw bytes for the webhook signature.
@@ -112,8 +103,7 @@ export function createApp(
     try {
       const key = await oauth.connectedKey(req)
       if (!key) return void res.status(401).json({ error: 'not connected' })
-      const api = createSchedulingClient({ baseUrl: config.apiUrl, token: { manager, key } })
-      res.json(await api.me())
+      res.json(await scheduling.client(key).me())
     } catch (error) {
       next(error)
     }
@@ -140,5 +130,5 @@ export function createApp(
     for (const stream of streams) stream.end()
     streams.clear()
   }
-  return { app, store, received, refreshes, manager, ledger, closeStreams }
+  return { app, store, received, scheduling, ledger, closeStreams }
 }

@@ -1,4 +1,4 @@
-import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/fastify'
+import { createScheduling, schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/fastify'
 import Fastify from 'fastify'
 import { EncryptedFileTokenStore } from './encrypted-store.js'
 
@@ -18,23 +18,25 @@ export interface FastifyExampleConfig {
 export async function createApp(config: FastifyExampleConfig) {
   const store = new EncryptedFileTokenStore(config.tokenDir, config.encryptionKey)
   const received: Array<{ type: string; id: string }> = []
-  const app = Fastify()
-  app.post('/api/notes', async (request, reply) => reply.code(201).send({ note: request.body }))
-  app.get('/api/events', async () => received)
-  await app.register(schedulingWebhooks, {
-    secret: config.webhookSecret,
-    on: { '*': (event) => void received.unshift({ type: event.type, id: event.id }) },
-  })
-  await app.register(schedulingOAuth, {
-    prefix: '/auth/scheduling',
+  // Configured once, on the app's own token store; both plugins take the same object.
+  const scheduling = createScheduling({
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
     authUrl: config.authUrl,
     apiUrl: config.apiUrl,
-    tokenStore: store,
+    secret: config.webhookSecret,
     cookieSecret: config.cookieSecret,
+    stores: { tokens: store },
   })
+  const app = Fastify()
+  app.post('/api/notes', async (request, reply) => reply.code(201).send({ note: request.body }))
+  app.get('/api/events', async () => received)
+  await app.register(schedulingWebhooks, {
+    ...scheduling,
+    on: { '*': (event) => void received.unshift({ type: event.type, id: event.id }) },
+  })
+  await app.register(schedulingOAuth, { ...scheduling, prefix: '/auth/scheduling' })
   // The app's page: the connected account (the plugin's request decorator reads the signed
   // connection cookie) or a Connect link.
   app.get('/', async (request, reply) => {

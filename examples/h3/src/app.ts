@@ -1,4 +1,4 @@
-import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/h3'
+import { createScheduling, schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/h3'
 import { H3, html } from 'h3'
 import { VersionedJsonTokenStore } from './versioned-store.js'
 
@@ -17,18 +17,21 @@ export interface H3ExampleConfig {
 export function createApp(config: H3ExampleConfig) {
   const store = new VersionedJsonTokenStore(config.tokenFile)
   const received: Array<{ type: string; id: string }> = []
-  const oauth = schedulingOAuth({
+  // Configured once, on the app's own token store; the middleware and the OAuth sub-app share it.
+  const scheduling = createScheduling({
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
     authUrl: config.authUrl,
     apiUrl: config.apiUrl,
-    tokenStore: store,
+    secret: config.webhookSecret,
     cookieSecret: config.cookieSecret,
+    stores: { tokens: store },
   })
+  const oauth = schedulingOAuth(scheduling)
   const app = new H3()
     .use(
-      schedulingWebhooks(config.webhookSecret).on(
+      schedulingWebhooks(scheduling).on(
         'event.*',
         (event) => void received.unshift({ type: event.type, id: event.id }),
       ),

@@ -1,5 +1,5 @@
 import { bodyParser } from '@koa/bodyparser'
-import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/koa'
+import { createScheduling, schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/koa'
 import Koa from 'koa'
 import { DirectoryTokenStore } from './directory-store.js'
 
@@ -18,21 +18,23 @@ export interface KoaExampleConfig {
 export function createApp(config: KoaExampleConfig) {
   const store = new DirectoryTokenStore(config.tokenDir)
   const received: Array<{ type: string; id: string }> = []
-  const oauth = schedulingOAuth({
-    prefix: '/auth/scheduling',
+  // Configured once, on the app's own token store; the middleware and the router share it.
+  const scheduling = createScheduling({
     clientId: config.clientId,
     clientSecret: config.clientSecret,
     redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
     authUrl: config.authUrl,
     apiUrl: config.apiUrl,
-    tokenStore: store,
+    secret: config.webhookSecret,
     cookieSecret: config.cookieSecret,
+    stores: { tokens: store },
   })
+  const oauth = schedulingOAuth({ ...scheduling, prefix: '/auth/scheduling' })
 
   const app = new Koa()
   // The webhooks first: they read the raw bytes themselves, and answer every case of the table.
   app.use(
-    schedulingWebhooks(config.webhookSecret).onAny(
+    schedulingWebhooks(scheduling).onAny(
       (event) => void received.unshift({ type: event.type, id: event.id }),
     ),
   )

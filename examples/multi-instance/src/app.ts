@@ -4,87 +4,43 @@
 // every instance reconciles on a schedule.
 import './telemetry.js'
 import type { AddressInfo } from 'node:net'
-import {
-  checkHealth,
-  createCredentialCipher,
-  createOAuthClient,
-  createSchedulingClient,
-  createTokenManager,
-  createWebhookSubscriptions,
-  schedulingOAuth,
-  schedulingWebhooks,
-} from '@scheduling-kit/express'
+import { schedulingOAuth, schedulingWebhooks } from '@scheduling-kit/express'
 import express from 'express'
-import { appBackend } from './backend.js'
 import { fromEnv } from './config.js'
+import { configure } from './scheduling.js'
 
 const config = fromEnv()
-
-// Tokens and webhook secrets are sealed at rest: a dump or a replica shows neither.
-const keyList = config.credentialKeys.split(',').map((entry) => entry.split(':'))
-const cipher = createCredentialCipher({
-  keys: Object.fromEntries(keyList),
-  current: keyList[0]![0]!,
-})
-const { tokenStore, stateStore, dedupe, subscriptionStore, queue } = await appBackend(
-  config,
-  cipher,
-)
-const oauthOptions = {
-  clientId: config.clientId,
-  clientSecret: config.clientSecret,
-  redirectUri: `${config.publicUrl}/auth/scheduling/callback`,
-  authUrl: config.authUrl,
-}
-const manager = createTokenManager({ oauth: createOAuthClient(oauthOptions), store: tokenStore })
-
-// Each connected account gets its own webhook, delivering to /webhooks/accounts.
-const subscriptions = createWebhookSubscriptions({
-  url: `${config.publicUrl}/webhooks/accounts`,
-  tokens: manager,
-  apiUrl: config.apiUrl,
-  store: subscriptionStore,
-})
+const { scheduling, backend } = await configure(config, 10)
+const subscriptions = scheduling.subscriptions!
 
 const app = express()
 app.use((_req, res, next) => {
   res.setHeader('x-instance', config.instance)
   next()
 })
-// The app's own webhook (one secret), and the connected accounts' (a secret each).
-app.use(schedulingWebhooks({ secret: config.webhookSecret, dedupe, queue }))
-const accountWebhooks = schedulingWebhooks({
-  subscriptions,
-  path: '/webhooks/accounts',
-  dedupe,
-  queue,
-})
-app.use(accountWebhooks)
+// The app's own webhook (one secret), and the connected accounts' (a secret each): both queue
+// what they verified, recorded in the one ledger.
+app.use(
+  schedulingWebhooks({ ...scheduling, subscriptions: undefined, secret: config.webhookSecret }),
+)
+app.use(schedulingWebhooks({ ...scheduling, path: '/webhooks/accounts' }))
 const oauth = schedulingOAuth({
-  ...oauthOptions,
-  apiUrl: config.apiUrl,
-  tokenStore,
+  ...scheduling,
   // The login may reach one instance and the callback another: the state is single-use across all.
-  stateStore,
-  cookieSecret: config.cookieSecret,
-  subscriptions,
+  stateStore: backend.stateStore,
 })
 app.use('/auth/scheduling', oauth)
-// Readiness, for the load balancer: what deliveries depend on (the dedupe store, the queue and
-// the subscriptions' store) and the token store answer. 503, saying what is wrong, until then.
+// Readiness, for the load balancer: the token store, the subscriptions' store, the ledger's store
+// and the queue answer. 503, saying what is wrong, until then.
 app.get('/ready', async (_req, res) => {
-  const report = await checkHealth(
-    { webhooks: accountWebhooks, tokens: tokenStore },
-    { timeoutMs: 1_000 },
-  )
+  const report = await scheduling.health({ timeoutMs: 1_000 })
   res.status(report.ok ? 200 : 503).json(report)
 })
 app.get('/api/me', async (req, res, next) => {
   try {
     const key = await oauth.connectedKey(req)
     if (!key) return void res.status(401).json({ error: 'not connected' })
-    const api = createSchedulingClient({ baseUrl: config.apiUrl, token: { manager, key } })
-    res.json(await api.me())
+    res.json(await scheduling.client(key).me())
   } catch (error) {
     next(error)
   }

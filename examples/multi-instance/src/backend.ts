@@ -1,55 +1,63 @@
-// Where the instances and the worker share their data: one Redis (tokens, sign-in states,
-// dedupe, subscriptions, and the BullMQ queue), or one PostgreSQL database and nothing else
-// (the same stores on PostgreSQL, and @scheduling-kit/postgres-queue). The app and the worker
-// take what they need from here; the rest of their code is the same for both.
+// Where the instances and the worker share their data: one Redis (the store bundle, ledger
+// included, sign-in states and the BullMQ queue), or one PostgreSQL database and nothing else
+// (the same on PostgreSQL, and @scheduling-kit/postgres-queue). The app and the worker open
+// the same backend and configure one `createScheduling` object on it (src/scheduling.ts).
 import type {
-  createCredentialCipher,
+  CredentialCipher,
   DedupeStore,
-  SubscriptionStore,
-  TokenStore,
-  WebhookHandler,
+  Scheduling,
+  StoreBundle,
   WebhookQueue,
 } from '@scheduling-kit/express'
 import type { Config } from './config.js'
 
-/** What an app instance shares with the others. */
-export interface AppBackend {
-  tokenStore: TokenStore
+export interface Backend {
+  /** Tokens, dedupe, subscriptions and the delivery ledger, sealed with one cipher. */
+  stores: StoreBundle
   /** Sign-in states: single use across all instances. */
   stateStore: DedupeStore
-  dedupe: DedupeStore
-  subscriptionStore: SubscriptionStore
   queue: WebhookQueue
-}
-
-/** What the worker needs: a worker on the queue, and where it records what it handled. */
-export interface WorkerBackend {
+  /** Runs the worker on `scheduling`: its queue, its ledger and its handlers. */
+  work(scheduling: Scheduling): Promise<void>
+  /** The demo's record of what the worker handled (connected accounts' deliveries name theirs). */
   record(id: string, account: string | undefined): Promise<void>
-  work(handler: Pick<WebhookHandler, 'dispatch'>): Promise<void>
 }
 
-export async function appBackend(
+export async function openBackend(
   config: Config,
-  cipher: ReturnType<typeof createCredentialCipher>,
-): Promise<AppBackend> {
+  cipher: CredentialCipher,
+  poolSize: number,
+): Promise<Backend> {
+  const who = `[${config.instance}]`
   if (config.backend === 'postgres') {
-    const [{ default: pg }, stores, { createPostgresQueue }] = await Promise.all([
+    const [{ default: pg }, { postgresStores, PostgresDedupeStore }, pgQueue] = await Promise.all([
       import('pg'),
       import('@scheduling-kit/postgres'),
       import('@scheduling-kit/postgres-queue'),
     ])
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 })
-    pool.on('error', (error) => console.error(`[${config.instance}] postgres: ${error.message}`))
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: poolSize })
+    pool.on('error', (error) => console.error(`${who} postgres: ${error.message}`))
     const { schema } = config
     return {
-      tokenStore: new stores.PostgresTokenStore({ pool, schema, cipher }),
-      stateStore: new stores.PostgresDedupeStore({ pool, schema, table: 'demo_states' }),
-      dedupe: new stores.PostgresDedupeStore({ pool, schema }),
-      subscriptionStore: new stores.PostgresSubscriptionStore({ pool, schema, cipher }),
-      queue: createPostgresQueue({ pool, queueName: config.queueName, schema: `${schema}_queue` }),
+      // The pool and the schema, named once.
+      stores: postgresStores({ pool, schema, cipher }),
+      stateStore: new PostgresDedupeStore({ pool, schema, table: 'demo_states' }),
+      queue: pgQueue.createPostgresQueue({
+        pool,
+        queueName: config.queueName,
+        schema: `${schema}_queue`,
+      }),
+      async work(scheduling) {
+        await pgQueue.createPostgresWorker({ scheduling, concurrency: 16 }).ready()
+      },
+      record: async (id, account) =>
+        void (await pool.query(`INSERT INTO ${schema}.handled (id, account) VALUES ($1, $2)`, [
+          id,
+          account ?? null,
+        ])),
     }
   }
-  const [{ Redis }, stores, { createBullMQQueue }] = await Promise.all([
+  const [{ Redis }, { redisStores, RedisDedupeStore }, bull] = await Promise.all([
     import('ioredis'),
     import('@scheduling-kit/redis'),
     import('@scheduling-kit/bullmq'),
@@ -63,62 +71,23 @@ export async function appBackend(
     maxRetriesPerRequest: 1,
     commandTimeout: 10_000,
   })
-  redis.on('error', (error) => console.error(`[${config.instance}] redis: ${error.message}`))
+  redis.on('error', (error) => console.error(`${who} redis: ${error.message}`))
   await new Promise((resolve) => redis.once('ready', resolve))
   const { prefix } = config
   return {
-    tokenStore: new stores.RedisTokenStore({ client: redis, prefix, cipher }),
-    stateStore: new stores.RedisDedupeStore({ client: redis, prefix: `${prefix}state:` }),
-    dedupe: new stores.RedisDedupeStore({ client: redis, prefix }),
-    subscriptionStore: new stores.RedisSubscriptionStore({ client: redis, prefix, cipher }),
-    queue: createBullMQQueue({ connection: { url: config.redisUrl }, queueName: config.queueName }),
-  }
-}
-
-export async function workerBackend(config: Config): Promise<WorkerBackend> {
-  if (config.backend === 'postgres') {
-    const [{ default: pg }, { createPostgresWorker }] = await Promise.all([
-      import('pg'),
-      import('@scheduling-kit/postgres-queue'),
-    ])
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 20 })
-    pool.on('error', (error) => console.error(`[worker] postgres: ${error.message}`))
-    return {
-      record: async (id, account) =>
-        void (await pool.query(
-          `INSERT INTO ${config.schema}.handled (id, account) VALUES ($1, $2)`,
-          [id, account ?? null],
-        )),
-      async work(handler) {
-        const worker = createPostgresWorker({
-          handler,
-          pool,
-          queueName: config.queueName,
-          schema: `${config.schema}_queue`,
-          concurrency: 16,
-        })
-        await worker.ready()
-      },
-    }
-  }
-  const [{ Redis }, { createWebhookWorker }] = await Promise.all([
-    import('ioredis'),
-    import('@scheduling-kit/bullmq'),
-  ])
-  const redis = new Redis(config.redisUrl)
-  return {
+    // The client, the prefix and the cipher, named once.
+    stores: redisStores({ client: redis, prefix, cipher }),
+    stateStore: new RedisDedupeStore({ client: redis, prefix: `${prefix}state:` }),
+    queue: bull.createBullMQQueue({
+      connection: { url: config.redisUrl },
+      queueName: config.queueName,
+    }),
+    async work(scheduling) {
+      await bull.createWebhookWorker({ scheduling, concurrency: 16 }).ready()
+    },
     record: async (id, account) =>
       void (account === undefined
-        ? await redis.rpush(`${config.prefix}handled`, id)
-        : await redis.rpush(`${config.prefix}handled-accounts`, `${account} ${id}`)),
-    async work(handler) {
-      const worker = createWebhookWorker({
-        handler,
-        connection: { url: config.redisUrl },
-        queueName: config.queueName,
-        concurrency: 16,
-      })
-      await worker.ready()
-    },
+        ? await redis.rpush(`${prefix}handled`, id)
+        : await redis.rpush(`${prefix}handled-accounts`, `${account} ${id}`)),
   }
 }

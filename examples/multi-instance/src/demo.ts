@@ -119,14 +119,24 @@ try {
   await start('./worker.ts', toEnv({ ...shared, instance: 'worker' }))
   console.log(`${INSTANCES} app instances on ports ${ports.join(', ')}, and a worker process\n`)
 
-  // 0. Every instance says it is ready: Redis (or PostgreSQL) answers for its stores and its queue.
+  // 0. Every instance says it is ready: Redis (or PostgreSQL) answers for its stores, its
+  // ledger and its queue, in one health report.
   const ready = await Promise.all(
-    ports.map((port) => fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.status)),
+    ports.map(async (port) => {
+      const res = await fetch(`http://127.0.0.1:${port}/ready`)
+      const report = (await res.json()) as { checks: Array<{ name: string }> }
+      return { status: res.status, parts: new Set(report.checks.map((c) => c.name.split('.')[0])) }
+    }),
   )
   check(
     'instances ready (GET /ready answered 200)',
     INSTANCES,
-    ready.filter((s) => s === 200).length,
+    ready.filter((r) => r.status === 200).length,
+  )
+  check(
+    '  readiness covers tokens, subscriptions, ledger, queue',
+    'ledger queue subscriptions tokens',
+    [...(ready[0]?.parts ?? [])].sort().join(' '),
   )
 
   // 1. Connect: the login reaches one instance, the callback the next.

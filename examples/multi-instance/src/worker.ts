@@ -1,19 +1,14 @@
-// The worker process: runs the handlers of queued deliveries, with retries.
+// The worker process: runs the handlers of queued deliveries, with retries, recording each in
+// the ledger the app instances record in.
 import './telemetry.js'
-import { schedulingWebhooks } from '@scheduling-kit/express'
-import { workerBackend } from './backend.js'
 import { fromEnv } from './config.js'
+import { configure } from './scheduling.js'
 
 const config = fromEnv()
-const backend = await workerBackend(config)
+const { scheduling, backend } = await configure(config, 20)
 
-// The same handlers the app would register; the worker runs them through `.handler`. It verifies
-// nothing (the app did, before it queued the delivery): no secret, no subscriptions.
-const webhooks = schedulingWebhooks({
-  verify: false,
-  // The app's work for the event; here, a record the demo reads (connected accounts'
-  // deliveries name their account).
-  onAny: (event, { account }) => backend.record(event.id, account),
-})
-await backend.work(webhooks.handler)
+// The handlers live here only: the app instances verify and queue. The app's work for the
+// event; here, a record the demo reads (connected accounts' deliveries name their account).
+scheduling.webhooks.onAny((event, { account }) => backend.record(event.id, account))
+await backend.work(scheduling)
 process.send?.({ type: 'ready' })

@@ -4,6 +4,7 @@ import { it } from 'vitest'
 
 const NAMES = [
   'BullMQQueueOptions',
+  'BullMQQueueSettings',
   'BullMQWebhookQueue',
   'ConnectionInput',
   'createBullMQQueue',

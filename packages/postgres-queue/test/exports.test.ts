@@ -10,6 +10,7 @@ const NAMES = [
   'migrate',
   'PostgresJobData',
   'PostgresQueueOptions',
+  'PostgresQueueSettings',
   'PostgresWebhookQueue',
   'PostgresWorker',
   'PostgresWorkerOptions',

@@ -10,6 +10,7 @@ import { createOAuthClient, type OAuthClient } from '../oauth/client.js'
 import type { OAuthRoutesOptions } from '../oauth/options.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
+import type { ConnectionChange } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { createTokenManager } from '../tokens/manager.js'
 import type { WebhookHandler } from '../webhooks/contract.js'
@@ -54,6 +55,12 @@ export interface SchedulingOptions {
   /** Signs the OAuth flow's cookies (required in production: see the OAuth routes' options). */
   cookieSecret?: string | readonly string[]
   scope?: string | readonly string[]
+  /**
+   * Told of every change of a connection, wherever it happens: connected and disconnected by
+   * the OAuth routes, `needs_reauth` by the token manager, a webhook repaired or lost by the
+   * subscriptions. Its errors are logged, never thrown.
+   */
+  onConnectionChange?: (change: ConnectionChange) => void
   logger?: Logger
   fetch?: FetchLike
 }
@@ -123,14 +130,15 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
       'createScheduling: apiUrl is the API address, e.g. https://api.example.com/v1.',
     )
   const stores = { ...memoryStores(), ...options.stores }
-  const { logger, fetch, queue } = options
+  const { logger, fetch, queue, onConnectionChange } = options
+  const told = onConnectionChange === undefined ? {} : { onConnectionChange }
   const ledger = ledgerOf(options.ledger, stores, logger)
   if (queue !== undefined && typeof queue?.enqueue !== 'function')
     throw new ConfigError(
       'createScheduling: queue must have enqueue(): pass createBullMQQueue(...) or createPostgresQueue(...).',
     )
   const oauth = createOAuthClient({ ...pick(options), fetch })
-  const tokens = createTokenManager({ oauth, store: stores.tokens })
+  const tokens = createTokenManager({ oauth, store: stores.tokens, ...told })
   const subscriptions =
     webhookUrl === undefined
       ? undefined
@@ -141,6 +149,7 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
           store: stores.subscriptions,
           fetch,
           logger,
+          ...told,
         })
   // The options part: what the adapters' and core's factories read.
   const asOptions = {
@@ -151,6 +160,7 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
     subscriptions,
     ledger,
     queue,
+    ...told,
     ...(secret === undefined ? {} : { secret }),
     ...(options.cookieSecret === undefined ? {} : { cookieSecret: options.cookieSecret }),
     ...(logger === undefined ? {} : { logger }),
@@ -195,12 +205,12 @@ function ledgerOf(
       'createScheduling: the ledger records in stores.ledger: give the store there (memoryStores, redisStores and postgresStores make one), not in ledger.store.',
     )
   const cipher = settings.cipher ?? stores.cipher
-  const told = settings.logger ?? logger
+  const ledgerLogger = settings.logger ?? logger
   return createDeliveryLedger({
     ...settings,
     store: stores.ledger,
     ...(cipher === undefined ? {} : { cipher }),
-    ...(told === undefined ? {} : { logger: told }),
+    ...(ledgerLogger === undefined ? {} : { logger: ledgerLogger }),
   })
 }
 
