@@ -3,6 +3,7 @@
 // page). The framework's `app` and the adapter's functions come from the block's context
 // (express.d.ts by default; koa, fastify, h3).
 import type {
+  CredentialCipher,
   DedupeStore,
   DeliveryLedger,
   OAuthClient,
@@ -47,6 +48,8 @@ declare global {
   const apiUrl: string
   const url: string
   const cookieSecret: string
+  /** The app's credential cipher (`createCredentialCipher`). */
+  const cipher: CredentialCipher
   const accountId: string
   const tokenStore: TokenStore
   const store: TokenStore

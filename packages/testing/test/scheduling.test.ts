@@ -71,6 +71,7 @@ describe('createScheduling', () => {
     closers.push(() => service.close())
     const stores = memoryStores()
     const accounts: Array<string | undefined> = []
+    const changes: string[] = []
     const { base, scheduling } = await app((base) => {
       const settings = service.connectApp(base)
       return createScheduling({
@@ -78,6 +79,7 @@ describe('createScheduling', () => {
         webhookUrl: `${base}/webhooks/scheduling`,
         stores,
         cookieSecret: 'a-cookie-secret-of-32-characters!!',
+        onConnectionChange: (change) => void changes.push(`${change.type} ${change.key}`),
       })
     })
     scheduling.webhooks.on('event.created', (_event, { account }) => {
@@ -85,6 +87,8 @@ describe('createScheduling', () => {
     })
 
     await completeOAuthFlow(`${base}/auth/scheduling/login`, { account: 'acct_one' })
+    // The routes told the one listener.
+    expect(changes).toContain('connected acct_one')
     // The token store given once is the one the routes wrote and the manager reads.
     expect((await stores.tokens.get('acct_one'))?.account?.id).toBe('acct_one')
     expect(await scheduling.tokens.status('acct_one')).toMatchObject({
