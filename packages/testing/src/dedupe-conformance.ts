@@ -221,9 +221,16 @@ function dedupeRaces(
         const racers = Array.from({ length: 20 }, (_, i) => Promise.resolve(s.claim(k, `r${i}`)))
         const late = [s.release(k, 'first'), s.complete(k, 'first')]
         const results: ClaimResult[] = await Promise.all(racers)
+        const answered = Date.now() - racing
         await Promise.all(late)
         const claimed = results.filter((r) => r === 'claimed').length
-        assert.ok(claimed <= 1, `${claimed} owners claimed one key at once`)
+        // One holder a lease: on a machine slow enough that the claims took longer than a
+        // lease, a later one may rightly take the key a winner left to lapse, never sooner.
+        const most = 1 + Math.floor(answered / SHORT.leaseMs)
+        assert.ok(
+          claimed <= most,
+          `${claimed} owners claimed one key within ${answered} ms (leases of ${SHORT.leaseMs} ms)`,
+        )
         // Either a racer holds it (claimed once) or the late complete landed first (all completed).
         if (claimed === 0)
           assert.ok(
