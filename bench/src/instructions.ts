@@ -69,12 +69,13 @@ async function send(
   }
 }
 
-function control(pid: number, ...args: string[]): void {
+/** Tells the callgrind of process `pid` what to do (`--instr=on`, `--zero`, `--dump`). */
+export function control(pid: number, ...args: string[]): void {
   execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' })
 }
 
 /** The main thread's instruction count in callgrind's dump number `n` (`<out>.<n>-01`). */
-function mainThreadInstructions(dir: string, n: number): number {
+export function mainThreadInstructions(dir: string, n: number): number {
   const file = join(dir, `out.${n}-01`)
   const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'))
   if (!totals) throw new Error(`no totals in ${file}`)
@@ -113,7 +114,7 @@ interface Plan {
   processes?: number
 }
 
-const median = (values: number[]) => {
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
