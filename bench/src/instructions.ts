@@ -69,6 +69,24 @@ async function send(
   }
 }
 
+/**
+ * Valgrind's arguments for a Node script under callgrind, counting off until `callgrind_control`
+ * turns it on, dumps in `dir/out`, Node with BENCH_NODE_FLAGS or `nodeFlags`.
+ */
+export function callgrindArgs(dir: string, nodeFlags: string, script: string[]): string[] {
+  return [
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    '--separate-threads=yes',
+    `--callgrind-out-file=${join(dir, 'out')}`,
+    process.execPath,
+    ...(process.env.BENCH_NODE_FLAGS ?? nodeFlags).split(' ').filter(Boolean),
+    '--import',
+    'tsx',
+    ...script,
+  ]
+}
+
 /** Tells the callgrind of process `pid` what to do (`--instr=on`, `--zero`, `--dump`). */
 export function control(pid: number, ...args: string[]): void {
   execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' })
@@ -163,21 +181,7 @@ async function countWindows(
   const server = fileURLToPath(new URL('./adapters/servers.ts', import.meta.url))
   const child = spawn(
     'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      '--separate-threads=yes',
-      `--callgrind-out-file=${join(dir, 'out')}`,
-      process.execPath,
-      ...(process.env.BENCH_NODE_FLAGS ?? '--single-threaded').split(' ').filter(Boolean),
-      '--import',
-      'tsx',
-      server,
-      'serve',
-      framework,
-      variant,
-      String(port),
-    ],
+    callgrindArgs(dir, '--single-threaded', [server, 'serve', framework, variant, String(port)]),
     { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } },
   )
   const what = `${framework} ${variant}`

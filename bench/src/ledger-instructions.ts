@@ -24,7 +24,13 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { createDeliveryLedger, createWebhookHandler, MemoryLedgerStore } from '@scheduling-kit/core'
 import type { Target } from './harness.js'
-import { control, haveCallgrind, mainThreadInstructions, median } from './instructions.js'
+import {
+  callgrindArgs,
+  control,
+  haveCallgrind,
+  mainThreadInstructions,
+  median,
+} from './instructions.js'
 import { SECRET, signedRequest } from './signed.js'
 
 const WARM = Number(process.env.BENCH_LEDGER_WARM ?? 6_000)
@@ -104,24 +110,11 @@ async function windowsOf(mode: Mode): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sk-ledger-instr-'))
   const child = spawn(
     'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      '--separate-threads=yes',
-      `--callgrind-out-file=${join(dir, 'out')}`,
-      process.execPath,
-      ...(
-        process.env.BENCH_NODE_FLAGS ??
-        '--single-threaded --predictable-gc-schedule --random-seed=1 --hash-seed=1'
-      )
-        .split(' ')
-        .filter(Boolean),
-      '--import',
-      'tsx',
-      fileURLToPath(import.meta.url),
-      'child',
-      mode,
-    ],
+    callgrindArgs(
+      dir,
+      '--single-threaded --predictable-gc-schedule --random-seed=1 --hash-seed=1',
+      [fileURLToPath(import.meta.url), 'child', mode],
+    ),
     { stdio: ['pipe', 'pipe', 'pipe'] },
   )
   // What the child said last, for the error when it fails.
