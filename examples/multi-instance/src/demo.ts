@@ -120,12 +120,24 @@ try {
   console.log(`${INSTANCES} app instances on ports ${ports.join(', ')}, and a worker process\n`)
 
   // 0. Every instance says it is ready: Redis (or PostgreSQL) answers for its stores, its
-  // ledger and its queue, in one health report.
+  // ledger and its queue, in one health report. Like a load balancer, the demo asks again
+  // while an instance answers 503 (a pool still connecting on a busy machine), for up to 30 s.
   const ready = await Promise.all(
     ports.map(async (port) => {
-      const res = await fetch(`http://127.0.0.1:${port}/ready`)
-      const report = (await res.json()) as { checks: Array<{ name: string }> }
-      return { status: res.status, parts: new Set(report.checks.map((c) => c.name.split('.')[0])) }
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const res = await fetch(`http://127.0.0.1:${port}/ready`)
+        const report = (await res.json()) as {
+          checks: Array<{ name: string; ok: boolean; detail?: string }>
+        }
+        const parts = new Set(report.checks.map((c) => c.name.split('.')[0]))
+        if (res.status === 200 || Date.now() > deadline) {
+          for (const failed of report.checks.filter((c) => !c.ok))
+            console.log(`  port ${port} not ready: ${failed.name}: ${failed.detail ?? ''}`)
+          return { status: res.status, parts }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
     }),
   )
   check(
