@@ -1,5 +1,5 @@
-import type { DeliveryLedger, WebhookHandler, WebhookQueue } from '@scheduling-kit/core'
-import { runQueued } from '@scheduling-kit/core/queue'
+import type { WebhookHandler, WebhookQueue } from '@scheduling-kit/core'
+import { type DeliveryRecord, runQueued } from '@scheduling-kit/core/queue'
 import { type EngineJob, jobKey } from './job.js'
 
 // What the engines compared have in common: their options, the queue and workers each gives,
@@ -20,7 +20,7 @@ export interface EngineOptions {
 
 export interface EngineWorkerOptions {
   handler: Pick<WebhookHandler, 'dispatch'>
-  ledger?: Pick<DeliveryLedger, 'deliver'>
+  ledger?: DeliveryRecord
   concurrency?: number
 }
 

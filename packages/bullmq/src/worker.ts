@@ -1,7 +1,6 @@
 import {
   ConfigError,
   type DedupeStore,
-  type DeliveryLedger,
   type HealthOptions,
   type HealthReport,
   type Logger,
@@ -9,6 +8,7 @@ import {
 } from '@scheduling-kit/core'
 import {
   consoleLogger,
+  type DeliveryRecord,
   HealthProblem,
   healthReport,
   inJobSpan,
@@ -57,7 +57,7 @@ export interface WebhookWorkerOptions {
    * job that fails its last attempt is a dead letter there (`onDeadLetter`), replayable.
    * Not with `scheduling`, whose ledger it is.
    */
-  ledger?: Pick<DeliveryLedger, 'deliver'>
+  ledger?: DeliveryRecord
   /**
    * How long a job's claim lasts if its worker dies (a job restarted after a crash waits for
    * it). Renewed every third of it while the handler runs (with a store that has `extend`, as

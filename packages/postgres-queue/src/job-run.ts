@@ -1,5 +1,5 @@
-import type { DedupeStore, DeliveryLedger, Logger, WebhookHandler } from '@scheduling-kit/core'
-import { inJobSpan, runQueued, serverText } from '@scheduling-kit/core/queue'
+import type { DedupeStore, Logger, WebhookHandler } from '@scheduling-kit/core'
+import { type DeliveryRecord, inJobSpan, runQueued, serverText } from '@scheduling-kit/core/queue'
 import type { JobWithMetadata, PgBoss } from 'pg-boss'
 import { jobIdFor, type PostgresJobData } from './job.js'
 
@@ -16,7 +16,7 @@ export interface JobRunSettings {
   name: string
   handler: Pick<WebhookHandler, 'dispatch'>
   /** Where the job's outcome is recorded (its record of what ran), when given. */
-  ledger: Pick<DeliveryLedger, 'deliver'> | undefined
+  ledger: DeliveryRecord | undefined
   /** Else where jobs are marked handled; none: at-least-once. */
   dedupe: DedupeStore | undefined
   claimMs: number

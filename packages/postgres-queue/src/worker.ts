@@ -1,7 +1,6 @@
 import {
   ConfigError,
   type DedupeStore,
-  type DeliveryLedger,
   type HealthOptions,
   type HealthReport,
   type Logger,
@@ -9,6 +8,7 @@ import {
 } from '@scheduling-kit/core'
 import {
   consoleLogger,
+  type DeliveryRecord,
   healthReport,
   type WorkerScheduling,
   wholeNumber,
@@ -49,7 +49,7 @@ export interface PostgresWorkerOptions {
    * job that fails its last attempt is a dead letter there (`onDeadLetter`), replayable.
    * Not with `scheduling`, whose ledger it is.
    */
-  ledger?: Pick<DeliveryLedger, 'deliver'>
+  ledger?: DeliveryRecord
   /**
    * Marks jobs handled, so none runs twice after a worker died between its handler's end and
    * pg-boss's record of it. Default a `PostgresDedupeStore` in the queue's schema (its table is

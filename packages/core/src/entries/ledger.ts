@@ -4,6 +4,7 @@
 // @scheduling-kit/testing checks one of your own. Every name here is pinned by
 // test/package/exports.test.ts.
 
+export type { ReplayRequest } from '../claims/record.js'
 export type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
 export type {
   DeliverySource,
@@ -26,13 +27,7 @@ export type {
   PageRequest,
 } from '../ledger/page.js'
 export type { RecentAnswer } from '../ledger/recent.js'
-export type {
-  LedgerQueue,
-  ReplayOptions,
-  ReplayReport,
-  ReplayRequest,
-  ReplayRunner,
-} from '../ledger/replay.js'
+export type { LedgerQueue, ReplayOptions, ReplayReport, ReplayRunner } from '../ledger/replay.js'
 export type {
   LedgerFilter,
   LedgerPage,

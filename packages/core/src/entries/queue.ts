@@ -6,16 +6,18 @@
 
 export { GroupCommit } from '../batching/group-commit.js'
 export { newOwnerId } from '../claims/owner.js'
+export type {
+  DeliveryOutcome,
+  DeliveryRecord,
+  LedgerContext,
+  LedgerEnvelope,
+  RecordRunOptions,
+  VerifiedDelivery,
+} from '../claims/record.js'
 export { type RunOnceOptions, type RunOnceOutcome, runOnce } from '../claims/run-once.js'
 export { serverText } from '../errors/errors.js'
 export { HealthProblem, runCheck } from '../health/health.js'
 export { healthReport } from '../health/report.js'
-export type {
-  DeliveryOutcome,
-  LedgerContext,
-  LedgerEnvelope,
-  VerifiedDelivery,
-} from '../ledger/deliver.js'
 export { consoleLogger } from '../log.js'
 export { encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'

@@ -1,7 +1,13 @@
 import type { ApiEvent, EventsApi } from '../api/events.js'
 import { accountKey } from '../claims/keys.js'
+import type {
+  DeliveryOutcome,
+  DeliveryRecord,
+  LedgerContext,
+  LedgerEnvelope,
+  VerifiedDelivery,
+} from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
-import type { DeliveryOutcome, LedgerContext, LedgerEnvelope, VerifiedDelivery } from './deliver.js'
 import { shapeOf } from './digest.js'
 import { cleanError, type ResourceMark } from './entry.js'
 import { resourceKey } from './machine.js'
@@ -273,13 +279,8 @@ export interface CatchUpAccounts {
  * and the handler's registry (`runner`).
  */
 export function handlerSource(
-  ledger: {
-    deliver(
-      delivery: VerifiedDelivery,
-      run: (context: LedgerContext) => unknown,
-    ): Promise<DeliveryOutcome>
-    handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<boolean>
-  },
+  /** The delivery's record: the ledger. */
+  ledger: DeliveryRecord,
   runner: ReplayRunner<LedgerEnvelope>,
   subscriptions: CatchUpAccounts | undefined,
   options: CatchUpOptions,
@@ -303,7 +304,7 @@ export function handlerSource(
         // The worker holds the handlers: recorded `received`, then a job of its own; the
         // worker runs it under the Event's order. The same difference found while its job
         // waits is one delivery (its job id is its key).
-        const first = await ledger.handOff(delivery, () =>
+        const handed = await ledger.handOff(delivery, () =>
           enqueue(delivery.envelope, {
             key: delivery.key,
             webhookId: undefined,
@@ -311,7 +312,7 @@ export function handlerSource(
             catchUp: { listedAt: delivery.listedAt ?? 0 },
           }),
         )
-        return first ? 'queued' : 'done'
+        return handed === 'ran' ? 'queued' : 'done'
       }
       return ledger.deliver(delivery, (extra) =>
         runner.dispatch(delivery.envelope, {

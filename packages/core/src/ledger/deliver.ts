@@ -1,4 +1,10 @@
 import { newOwnerId } from '../claims/owner.js'
+import type {
+  DeliveryOutcome,
+  LedgerContext,
+  LedgerEnvelope,
+  VerifiedDelivery,
+} from '../claims/record.js'
 import { isThenable } from '../thenable.js'
 import { shapeOf } from './digest.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
@@ -48,39 +54,6 @@ export interface LeasedLedger {
   finish(running: Running): Promise<void>
   fail(running: Running, error: unknown, finalAttempt?: boolean): Promise<LedgerEntry | undefined>
 }
-
-/** What the ledger reads of a verified envelope. */
-export interface LedgerEnvelope {
-  id: string
-  type: string
-  occurred_at?: string
-  payload?: unknown
-}
-
-/** What the handler knows of a verified delivery. */
-export interface VerifiedDelivery {
-  envelope: LedgerEnvelope
-  /** The dedupe key: the ledger id. */
-  key: string
-  webhookId?: string | undefined
-  account?: string | undefined
-  /** The verified body as text, kept for replay. */
-  text: string
-  /** Where it came from: the service (default), or the catch-up sweep. */
-  source?: 'webhook' | 'catch-up'
-  /** A catch-up delivery's listing time (see `LedgerEntry.listedAt`). */
-  listedAt?: number
-}
-
-/** Told to the handlers by the ledger: a replay, a stale delivery run anyway. */
-export interface LedgerContext {
-  replay?: { of: string; reason: string }
-  stale?: true
-  catchUp?: true
-}
-
-/** What came of a delivery: its handlers ran; or they did not, and why. */
-export type DeliveryOutcome = 'ran' | 'done' | 'stale' | 'dead' | 'busy'
 
 /** The resource a delivery changes: the Event's id, when its payload names one. */
 export function resourceOf(envelope: LedgerEnvelope): { id?: string; state?: string } {

@@ -1,3 +1,12 @@
+import type {
+  DeliveryOutcome,
+  DeliveryRecord,
+  LedgerContext,
+  LedgerEnvelope,
+  RecordRunOptions,
+  ReplayRequest,
+  VerifiedDelivery,
+} from '../claims/record.js'
 import {
   type CatchUpAccounts,
   type CatchUpOptions,
@@ -5,14 +14,7 @@ import {
   catchUp,
   handlerSource,
 } from './catch-up.js'
-import {
-  type DeliveryOutcome,
-  deliverRecorded,
-  handOff,
-  type LedgerContext,
-  type LedgerEnvelope,
-  type VerifiedDelivery,
-} from './deliver.js'
+import { deliverRecorded, handOff } from './deliver.js'
 import type { StoredLedgerEntry } from './entry.js'
 import type { DeliveryLedgerOptions } from './options.js'
 import { createDeliveryPage, type DeliveryPage, type LedgerPageOptions } from './page.js'
@@ -20,7 +22,6 @@ import { type RecentAnswer, RecentAnswers } from './recent.js'
 import {
   type ReplayOptions,
   type ReplayReport,
-  type ReplayRequest,
   type ReplayRunner,
   replayDeliveries,
   replayRecorded,
@@ -34,7 +35,7 @@ import type { LedgerFilter, LedgerPage, LedgerPurged, LedgerStore } from './stor
 // `catchUp` recovers what the service gave up on from the API.
 
 /** The ledger of one app's deliveries; see `createDeliveryLedger`. */
-export class DeliveryLedger {
+export class DeliveryLedger implements DeliveryRecord {
   readonly #runs: LedgerRuns
   readonly #recent = new RecentAnswers()
 
@@ -55,15 +56,13 @@ export class DeliveryLedger {
   deliver(
     delivery: VerifiedDelivery,
     run: (context: LedgerContext) => unknown,
-    options?: {
-      /** A queue's last attempt: a failure makes the entry dead at once (`onDeadLetter`). */
-      finalAttempt?: boolean
-      /**
-       * A replay's job (its queue's worker runs it): the entry is run again under the claim a
-       * live retry takes, unless it runs now or was handled since the replay saw it.
-       */
-      replay?: ReplayRequest
-    },
+    /**
+     * `finalAttempt`: a queue's last attempt, a failure makes the entry dead at once
+     * (`onDeadLetter`). `replay`: a replay's job (its queue's worker runs it), the entry is run
+     * again under the claim a live retry takes, unless it runs now or was handled since the
+     * replay saw it. `jobKey` is the claim's alone: the ledger's key is the delivery's.
+     */
+    options?: RecordRunOptions,
   ): Promise<DeliveryOutcome> {
     if (options?.replay !== undefined)
       return this.#replayed(delivery, run, options.replay, options.finalAttempt)
@@ -105,13 +104,13 @@ export class DeliveryLedger {
 
   /**
    * A delivery handed to a queue (`put` enqueues its job): recorded `received` first, then put
-   * in. `true`: its first arrival. `false`: recorded before; put in again while it still waits
+   * in. `ran`: its first arrival. `done`: recorded before; put in again while it still waits
    * for a worker (its job may have been lost), not once a worker has it.
    */
-  async handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<boolean> {
-    const first = await handOff(this.#runs, delivery, put)
-    if (!first) this.#duplicate(delivery)
-    return first
+  async handOff(delivery: VerifiedDelivery, put: () => unknown): Promise<'ran' | 'done'> {
+    if (await handOff(this.#runs, delivery, put)) return 'ran'
+    this.#duplicate(delivery)
+    return 'done'
   }
 
   #duplicate(delivery: VerifiedDelivery): void {
@@ -163,10 +162,12 @@ export class DeliveryLedger {
     options: CatchUpOptions = {},
   ): Promise<CatchUpReport> {
     const runs = this.#runs
+    // The ledger as the record, less the page's list of duplicate requests: a catch-up's
+    // difference found twice is no request.
     const source = handlerSource(
       {
         deliver: (delivery, run) => deliverRecorded(runs, delivery, run),
-        handOff: (delivery, put) => handOff(runs, delivery, put),
+        handOff: async (delivery, put) => ((await handOff(runs, delivery, put)) ? 'ran' : 'done'),
       },
       runner as ReplayRunner<LedgerEnvelope>,
       subscriptions,

@@ -1,13 +1,8 @@
 import { newOwnerId } from '../claims/owner.js'
+import type { LedgerContext, LedgerEnvelope, ReplayRequest } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
 import { sleep } from '../http/fetch.js'
-import {
-  type Admission,
-  type LeasedLedger,
-  type LedgerContext,
-  type LedgerEnvelope,
-  runLeased,
-} from './deliver.js'
+import { type Admission, type LeasedLedger, runLeased } from './deliver.js'
 import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
 import { resourceKey } from './machine.js'
@@ -71,15 +66,6 @@ export interface ReplayLedger extends LeasedLedger {
 }
 
 export type OneOutcome = 'replayed' | 'queued' | 'failed' | { skipped: string }
-
-/** What a replay asks for, as its queued job carries it to the worker. */
-export interface ReplayRequest {
-  /** The ledger id replayed. */
-  of: string
-  reason: string
-  /** Run it even if it is done (a deliberate re-run); else a done entry is not run again. */
-  again?: boolean
-}
 
 /** A queue, as the ledger hands a replay or a catch-up to it (a `WebhookQueue` is one). */
 export interface LedgerQueue<E> {

@@ -1,3 +1,9 @@
+/**
+ * The dedupe claim the handler holds while the handlers run (or the enqueue): renewed every
+ * 10 s with a store that can (`extend`); a failed `complete` or `release` retried for 5 s
+ * before it is left to lapse.
+ */
+export const HANDLER_CLAIM = { renewMs: 10_000, settleMs: 5_000 }
 /** The path the webhook handler answers, relative to where it is mounted. */
 export const DEFAULT_WEBHOOK_PATH = '/webhooks/scheduling'
 /** Largest webhook body accepted, in bytes: 1 MiB. */

@@ -1,9 +1,10 @@
-import { runOnce } from '../claims/run-once.js'
+import { ClaimRecord, type DeliveryOutcome } from '../claims/record.js'
 import { ConfigError, WebhookError } from '../errors/errors.js'
 import type { DeliveryLedger } from '../ledger/ledger.js'
 import type { ReplayRunner } from '../ledger/replay.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, json, received, removed, type WebhookResponse } from './answer.js'
+import { HANDLER_CLAIM } from './defaults.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
 import { enqueueFailed, type WebhookQueue } from './queue.js'
@@ -11,11 +12,6 @@ import type { Received } from './receive.js'
 import type { HandlerRegistry } from './registry.js'
 import type { Settings } from './settings.js'
 import type { DeliveryWatch } from './watching.js'
-
-/** How often a claim is renewed while the handlers run, with a store that can (`extend`). */
-const CLAIM_RENEW_MS = 10_000
-/** How long a failed `complete` or `release` is retried before it is left to lapse. */
-const SETTLE_MS = 5_000
 
 /** Hands the event to the queue or the handlers; a promise only when one of them is async. */
 function deliver(
@@ -45,11 +41,19 @@ function deliver(
   }
 }
 
+/** The answers of what came of a delivery, a 409 aside (`busy`). */
+const ANSWERS = {
+  ran: received,
+  done: duplicate,
+  stale: () => json(200, { received: true, stale: true }),
+  dead: () => json(200, { received: true, dead: true }),
+}
+
 /**
- * Delivers a verified event once: claims its payload id in the dedupe store, runs the handlers
- * (or enqueues), then marks it completed, or releases it for the retry when they failed. A
- * retry of a completed event is answered 200 without running anything; one still being
- * handled, 409. `watch`, when something observes the delivery, gets its spans and metrics.
+ * Delivers a verified event through its record (`settings.record`: the ledger, the dedupe
+ * claim, or none): run by the handlers, or handed to the queue. A retry of a delivery handled
+ * already is answered 200 without running anything; one still being handled, 409. `watch`,
+ * when something observes the delivery, gets its spans and metrics.
  */
 export function deliverOnce(
   delivery: Received,
@@ -57,73 +61,33 @@ export function deliverOnce(
   registry: HandlerRegistry,
   watch?: DeliveryWatch,
 ): WebhookResponse | Promise<WebhookResponse> {
-  const { queue, ledger } = settings
-  if (ledger !== undefined) return throughLedger(delivery, ledger, queue, registry, watch)
-  const dedupe =
+  if (delivery.removed) return removed()
+  const { queue } = settings
+  // A watched claim is made per delivery: its spans are the delivery's children.
+  const record =
     watch === undefined || settings.dedupe === undefined
-      ? settings.dedupe
-      : watch.dedupe(settings.dedupe)
-  const { event } = delivery
-  if (delivery.removed) return removed()
-  const { key } = delivery
-  if (dedupe === undefined) {
-    // Synchronous when the handlers (or the queue) are: no promise of its own.
-    const delivered = deliver(delivery, key, queue, registry, watch)
-    return isThenable(delivered) ? delivered.then(received) : received()
-  }
-  // The claim follows the handlers: renewed while they run, when the store can.
-  const running = runOnce(
-    { store: dedupe, key, renewMs: CLAIM_RENEW_MS, settleMs: SETTLE_MS },
-    () => deliver(delivery, key, queue, registry, watch),
-  )
-  const answer = (once: Awaited<typeof running>): WebhookResponse => {
-    if (once.ran) return received()
-    if (once.claim === 'completed') return duplicate()
-    throw inProgress(event)
-  }
-  return isThenable(running) ? running.then(answer) : answer(running)
-}
-
-/** 200 answers of deliveries the ledger did not run: handled already, stale, or dead. */
-const SKIPPED = {
-  done: duplicate,
-  stale: () => json(200, { received: true, stale: true }),
-  dead: () => json(200, { received: true, dead: true }),
-}
-
-/**
- * A verified delivery through the ledger (option `ledger`), which is the dedupe record then:
- * into the queue and recorded `received`, or run under the ledger's lease with its outcome
- * recorded. The ledger's code comes with the ledger object: a handler without one pays nothing.
- */
-async function throughLedger(
-  delivery: Received,
-  ledger: DeliveryLedger,
-  queue: WebhookQueue | undefined,
-  registry: HandlerRegistry,
-  watch: DeliveryWatch | undefined,
-): Promise<WebhookResponse> {
-  if (delivery.removed) return removed()
-  const { event, context, key, text } = delivery
+      ? settings.record
+      : new ClaimRecord(watch.dedupe(settings.dedupe), HANDLER_CLAIM)
+  const { event, context, key } = delivery
   const verified = {
     envelope: event,
     key,
     webhookId: context.webhookId,
     account: context.account,
-    text,
+    text: delivery.text,
   }
-  if (queue !== undefined) {
-    // Recorded, then into the queue (its job id is the key: a retry makes no second job).
-    return (await ledger.handOff(verified, () => deliver(delivery, key, queue, registry, watch)))
-      ? received()
-      : duplicate()
+  const outcome =
+    queue === undefined
+      ? record.deliver(verified, (extra) =>
+          registry.dispatch(event, extra === undefined ? context : { ...context, ...extra }, watch),
+        )
+      : record.handOff(verified, () => deliver(delivery, key, queue, registry, watch))
+  const answer = (came: DeliveryOutcome): WebhookResponse => {
+    if (came === 'busy') throw inProgress(event)
+    return ANSWERS[came]()
   }
-  const outcome = await ledger.deliver(verified, (extra) =>
-    registry.dispatch(event, { ...context, ...extra }, watch),
-  )
-  if (outcome === 'ran') return received()
-  if (outcome === 'busy') throw inProgress(event)
-  return SKIPPED[outcome]()
+  // Synchronous when the record and the handlers are: no promise of its own.
+  return isThenable(outcome) ? outcome.then(answer) : answer(outcome)
 }
 
 function inProgress(event: AnyWebhookEvent): WebhookError {

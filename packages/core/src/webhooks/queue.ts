@@ -1,6 +1,6 @@
+import type { ReplayRequest } from '../claims/record.js'
 import { serverText, WebhookError } from '../errors/errors.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
-import type { ReplayRequest } from '../ledger/replay.js'
 import type { WebhookContext } from './context.js'
 import type { AnyWebhookEvent } from './events.js'
 

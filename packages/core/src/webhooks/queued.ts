@@ -1,6 +1,5 @@
+import type { LedgerContext, ReplayRequest } from '../claims/record.js'
 import { isWebhookError } from '../errors/errors.js'
-import type { LedgerContext } from '../ledger/deliver.js'
-import type { ReplayRequest } from '../ledger/replay.js'
 import type { WebhookContext } from './context.js'
 import type { WebhookHandler } from './contract.js'
 import type { AnyWebhookEvent } from './events.js'

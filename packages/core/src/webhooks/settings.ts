@@ -1,4 +1,5 @@
 import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
+import { type DeliveryRecord, recordOf } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
 import type { DeliveryLedger } from '../ledger/ledger.js'
 import { checkLogger, type Logger } from '../log.js'
@@ -11,6 +12,7 @@ import {
   DEFAULT_SIGNATURE_HEADER,
   DEFAULT_WEBHOOK_ID_HEADER,
   DEFAULT_WEBHOOK_PATH,
+  HANDLER_CLAIM,
 } from './defaults.js'
 import type {
   SubscriptionLookup,
@@ -51,6 +53,8 @@ export interface Settings {
   webhookIdHeader: string
   queue: WebhookQueue | undefined
   ledger: DeliveryLedger | undefined
+  /** Where each delivery is recorded: the ledger, else the dedupe claim, else nowhere. */
+  record: DeliveryRecord
   /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
   logger: Logger | undefined
 }
@@ -158,6 +162,11 @@ export function resolveSettings(
   if (options.queue !== undefined && typeof options.queue?.enqueue !== 'function') {
     throw new ConfigError('createWebhookHandler: queue must have an enqueue(event) method.')
   }
+  const dedupe =
+    options.dedupe === false || options.ledger !== undefined
+      ? undefined
+      : (options.dedupe ?? new MemoryDedupeStore())
+  const ledger = checkLedger(options.ledger)
   return {
     secret,
     subscriptions,
@@ -167,10 +176,7 @@ export function resolveSettings(
     limit,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     budget: new BodyBudget(maxPending),
-    dedupe:
-      options.dedupe === false || options.ledger !== undefined
-        ? undefined
-        : (options.dedupe ?? new MemoryDedupeStore()),
+    dedupe,
     identities:
       typeof options.secret === 'function' &&
       subscriptions === undefined &&
@@ -180,7 +186,8 @@ export function resolveSettings(
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
     queue: options.queue,
-    ledger: checkLedger(options.ledger),
+    ledger,
+    record: recordOf(ledger, dedupe, HANDLER_CLAIM),
     logger: checkLogger(options.logger, 'createWebhookHandler'),
   }
 }

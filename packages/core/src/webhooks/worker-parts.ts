@@ -1,5 +1,5 @@
+import type { DeliveryRecord } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
-import type { DeliveryLedger } from '../ledger/ledger.js'
 import type { WebhookHandler } from './contract.js'
 import type { WebhookQueue } from './queue.js'
 
@@ -10,7 +10,7 @@ import type { WebhookQueue } from './queue.js'
 export interface WorkerScheduling {
   /** Runs the handlers registered on it (`scheduling.webhooks.on(...)`). */
   readonly webhooks: Pick<WebhookHandler, 'dispatch'>
-  readonly ledger?: Pick<DeliveryLedger, 'deliver'> | undefined
+  readonly ledger?: DeliveryRecord | undefined
   readonly queue?: WebhookQueue | undefined
 }
 
@@ -18,13 +18,13 @@ export interface WorkerScheduling {
 export interface WorkerPartsOptions {
   scheduling?: WorkerScheduling
   handler?: Pick<WebhookHandler, 'dispatch'>
-  ledger?: Pick<DeliveryLedger, 'deliver'>
+  ledger?: DeliveryRecord
 }
 
 /** A worker's handler and ledger, and its queue's settings when they came from `scheduling`. */
 export interface WorkerParts<S> {
   handler: Pick<WebhookHandler, 'dispatch'>
-  ledger: Pick<DeliveryLedger, 'deliver'> | undefined
+  ledger: DeliveryRecord | undefined
   settings: S | undefined
 }
 

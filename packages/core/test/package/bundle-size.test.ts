@@ -38,9 +38,11 @@ async function bundled(source: string, platform: 'node' | 'browser'): Promise<nu
 // default (Web) build carries no telemetry unless the app calls useOpenTelemetry (it measured
 // 11.5 kB); the node build keeps its telemetry at hand, unloaded until an SDK registers (13.9 kB).
 // The ledger's code comes with the ledger object: the handler carries only its 0.3 kB of glue.
+// The record every delivery goes through (claims/record.ts, the dedupe claim as one of its two
+// kinds) added 49 B to the handler, the ledger branch it replaced counted.
 const BUDGETS = {
   verifySignature: { node: 1_024, browser: 1_024 },
-  createWebhookHandler: { node: 14_000, browser: 11_600 },
+  createWebhookHandler: { node: 14_050, browser: 11_660 },
 } as const
 
 describe('bytes an app pays for one import', () => {

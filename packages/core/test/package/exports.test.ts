@@ -281,6 +281,7 @@ const ENTRIES = {
   queue: [
     'consoleLogger',
     'DeliveryOutcome',
+    'DeliveryRecord',
     'dispatchQueued',
     'encodeStoreKey',
     'GroupCommit',
@@ -296,6 +297,7 @@ const ENTRIES = {
     'queuedDelivery',
     'QueuedOutcome',
     'QueuedRunSettings',
+    'RecordRunOptions',
     'runCheck',
     'runOnce',
     'RunOnceOptions',
