@@ -179,7 +179,7 @@ export function resourceKey(account: string | undefined, resourceId: string): st
  */
 export function markOf(entry: LedgerEntry, appliedAt?: number): ResourceMark | undefined {
   if (entry.resourceId === undefined || entry.occurredAt === undefined) return undefined
-  const at = Date.parse(entry.occurredAt)
+  const at = timeOf(entry.occurredAt)
   if (Number.isNaN(at)) return undefined
   const mark: ResourceMark = {
     resourceId: resourceKey(entry.account, entry.resourceId),
@@ -192,12 +192,27 @@ export function markOf(entry: LedgerEntry, appliedAt?: number): ResourceMark | u
   if (entry.resourceWhen !== undefined) mark.when = entry.resourceWhen
   if (appliedAt !== undefined) mark.appliedAt = appliedAt
   if (entry.source === 'catch-up' && entry.listedAt !== undefined) mark.listedAt = entry.listedAt
-  else if (!FRACTION.test(entry.occurredAt)) mark.coarse = true
+  else if (last.coarse) mark.coarse = true
   return mark
 }
 
 /** An ISO time with a fraction of a second (`.123Z`); without one, it names a whole second. */
 const FRACTION = /\.\d+(?:Z|[+-]\d\d:?\d\d)?$/
+
+/**
+ * The last time read (a delivery's mark is asked for several times as it moves on): its text,
+ * its milliseconds, and whether it names a whole second. A cache of one, of a pure function.
+ */
+const last = { text: '', at: Number.NaN, coarse: false }
+
+function timeOf(text: string): number {
+  if (text !== last.text) {
+    last.text = text
+    last.at = Date.parse(text)
+    last.coarse = !FRACTION.test(text)
+  }
+  return last.at
+}
 
 /**
  * What the ordering guard makes of a delivery, given its resource's last applied mark:

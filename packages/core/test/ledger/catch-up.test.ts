@@ -67,6 +67,26 @@ describe('the digest', () => {
     )
   })
 
+  it('property: one character changed anywhere in a long field (past the kept 64 KiB buffer too) changes it; trailing zero characters count', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(2_000, 70_000),
+        fc.nat(),
+        fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 1 }),
+        (size, at, char) => {
+          const note = 'x'.repeat(size)
+          const i = at % size
+          const changed = note.slice(0, i) + char + note.slice(i + 1)
+          if (changed !== note)
+            expect(digestOf({ id: 'e', note: changed })).not.toBe(digestOf({ id: 'e', note }))
+        },
+      ),
+      { numRuns: 50 },
+    )
+    expect(digestOf({ a: 'x' })).not.toBe(digestOf({ a: 'x\u0000' }))
+    expect(digestOf({ a: 'x\u0000' })).not.toBe(digestOf({ a: 'x\u0000\u0000' }))
+  })
+
   it('a string cannot pose as the fields around it; volatile fields are left out', () => {
     expect(digestOf({ a: 'x","b":"y' })).not.toBe(digestOf({ a: 'x', b: 'y' }))
     expect(digestOf({ a: '1' })).not.toBe(digestOf({ a: 1 }))
