@@ -8,7 +8,7 @@ import type {
 import { isThenable } from '../thenable.js'
 import { shapeOf } from './digest.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
-import { type Delivery, resourceKey } from './machine.js'
+import { type Delivery, entryLayout, resourceKey } from './machine.js'
 
 // A delivery through the ledger: recorded once, run under the ledger's lease, its outcome
 // written back. The ledger knows nothing of the webhook handler: it is given the envelope's
@@ -72,12 +72,7 @@ export function fieldsOf(
   volatile?: ReadonlySet<string>,
 ): Omit<Delivery, 'body' | 'bodyExpiresAt'> {
   const { envelope } = delivery
-  const fields: Omit<Delivery, 'body' | 'bodyExpiresAt'> = {
-    id: delivery.key,
-    payloadId: envelope.id,
-    type: envelope.type,
-    source,
-  }
+  const fields = entryLayout(delivery.key, envelope.id, envelope.type, source)
   if (delivery.webhookId !== undefined) fields.webhookId = delivery.webhookId
   if (delivery.account !== undefined) fields.account = delivery.account
   const resource = resourceOf(envelope)
