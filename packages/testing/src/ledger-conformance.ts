@@ -108,6 +108,20 @@ function ledgerWrites(make: Make, it: It): void {
     const read = await s.get(e.id)
     assert.ok(read)
     assert.deepEqual(fieldsOf(read), e)
+    // The ledger writes every field, `undefined` where it is not set: read back as absent.
+    const {
+      owner: _owner,
+      leaseUntil: _lease,
+      ...sparse
+    } = entry({
+      id: `sparse_${tag()}`,
+      status: 'done',
+    })
+    const layout = { webhookId: undefined, owner: undefined, leaseUntil: undefined }
+    await s.write({ ...sparse, ...layout, lastError: undefined }, undefined)
+    const back = await s.get(sparse.id)
+    assert.ok(back)
+    assert.deepEqual(fieldsOf(back), sparse)
   })
 
   it('of 20 parallel first writes of one id exactly one wins; of 20 writes at one version, exactly one', async () => {

@@ -47,8 +47,9 @@ const encoder = new TextEncoder()
  * FNV-1a over the canonical text's UTF-8 bytes, a 32-bit word at a time (native encoding,
  * then a quarter of the steps a character at a time took), then mixed (murmur3's finaliser).
  * Each step is a bijection of the hash, so text whose bytes differ in one word always gives
- * another digest (a lone surrogate encodes as U+FFFD, as it would in any JSON sent on). 32 bits: catch-up compares one Event's digest with the one applied before it, so a
- * change goes unseen with odds of about one in four billion (and the next change shows it).
+ * another digest (a lone surrogate encodes as U+FFFD, as it would in any JSON sent on).
+ * 32 bits: catch-up compares one Event's digest with the one applied before it, so a change
+ * goes unseen with odds of about one in four billion (and the next change shows it).
  */
 function fnv(text: string): number {
   // A larger resource (rare: a body is at most 1 MiB) gets a buffer of its own, not kept.

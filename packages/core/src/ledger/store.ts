@@ -86,6 +86,9 @@ export interface LedgerStore {
    * drops it when it has none, never sets one. A first write keeps it only while the entry's
    * account keeps fewer unexpired bodies than the store's `maxBodiesPerAccount`; past it the
    * entry is written without it and read back with `bodyCapped: true`.
+   *
+   * The ledger gives entries with every field present, `undefined` where it is not set (and a
+   * `version` the store ignores): a field set to `undefined` is absent, and is read back so.
    */
   write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined>
   /** Entries matching the filter, newest first (by first recording, then id). */
