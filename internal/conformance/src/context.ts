@@ -66,8 +66,19 @@ export function createSuiteContext(harness: AdapterHarness): SuiteContext {
     harness.parsers.find((p) => p !== 'before' || harness.parsedBefore === 'raw') ??
     harness.parsers[0]!
 
+  // A port found free can be taken (by another process's outgoing connection, say) before the
+  // app listens on it: a start that finds it taken tries another port.
   async function start(options: StartOptions = {}): Promise<Started> {
-    const port = await freePort()
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startOn(await freePort(), options)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 5) throw error
+      }
+    }
+  }
+
+  async function startOn(port: number, options: StartOptions): Promise<Started> {
     const base = `http://127.0.0.1:${port}`
     const events: AnyWebhookEvent[] = []
     const contexts: Array<string | undefined> = []

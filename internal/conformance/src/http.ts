@@ -1,15 +1,24 @@
 import { connect, createServer } from 'node:net'
 import { signPayload } from '@scheduling-kit/core'
 
-/** A port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port free on 127.0.0.1 right now, below Linux's ephemeral range (32768-60999): a port the
+ * kernel hands out for `listen(0)` can be taken by any process's next outgoing connection before
+ * the caller listens on it; one drawn from 20000-32767 only by another caller of this function.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12768)
+    if (await listensOn(port)) return port
+  }
+  throw new Error('no free port found in 20000-32767 after 50 tries')
+}
+
+function listensOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
   })
 }
 

@@ -1,7 +1,7 @@
+import { freePort } from '@scheduling-kit/conformance'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
@@ -24,15 +24,9 @@ export function redis(url = REDIS_URL): Redis {
   return client
 }
 
-export const uniqueQueue = (name: string) => `sk-test-${name}-${randomBytes(4).toString('hex')}`
+export { freePort }
 
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+export const uniqueQueue = (name: string) => `sk-test-${name}-${randomBytes(4).toString('hex')}`
 
 /** A redis-server of the test's own on a free port, to stop and start again. */
 export interface OwnRedis {
