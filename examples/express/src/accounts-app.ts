@@ -6,6 +6,7 @@ import {
   schedulingWebhooks,
 } from '@scheduling-kit/express'
 import express, { type Express } from 'express'
+import { hasAdminCookie } from './admin.js'
 
 export interface AccountsAppConfig {
   publicUrl: string
@@ -73,7 +74,7 @@ export function createAccountsApp(config: AccountsAppConfig) {
   app.use(
     '/admin/deliveries',
     ledger!.page({
-      authorize: (req) => (req.headers.cookie ?? '').includes(`admin=${config.adminToken}`),
+      authorize: (req) => hasAdminCookie(req.headers.cookie, 'admin', config.adminToken),
       replay: webhooks.replay,
     }).node,
   )

@@ -7,6 +7,7 @@ import {
   schedulingWebhooks,
 } from '@scheduling-kit/express'
 import express, { type Express, type Response } from 'express'
+import { hasAdminCookie } from './admin.js'
 import type { Config } from './config.js'
 import { JsonFileTokenStore } from './file-store.js'
 import { type Account, homePage } from './page.js'
@@ -93,7 +94,7 @@ export function createApp(
   app.use('/auth/scheduling', oauth)
   // The delivery page, for the app's operator only: here, a browser holding the admin cookie.
   const deliveries = ledger.page({
-    authorize: (req) => (req.headers.cookie ?? '').includes(`example_admin=${config.adminToken}`),
+    authorize: (req) => hasAdminCookie(req.headers.cookie, 'example_admin', config.adminToken),
     replay: webhooks.replay,
   })
   app.use('/admin/deliveries', deliveries.node)

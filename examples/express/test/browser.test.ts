@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { createTestEvent, sendTestEvent } from '@scheduling-kit/testing'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -185,8 +187,33 @@ describe('the example app and the fake service in a real browser', () => {
     expect(await row.locator('.attempts').textContent()).toBe('2')
     expect(await row.locator('.error').textContent()).toContain('simulated outage')
     await shot(page, 'deliveries-dead')
+
+    // Another origin (another port of this host: the same site, so the SameSite cookie goes
+    // along) posting the replay form, even with the page's real token: the browser says where
+    // the form came from, and the page refuses it.
+    const token = (await context.cookies(stack.appUrl)).find((c) => c.name === 'sk_ledger_csrf')!
+    const foreign = createServer((_req, res) => {
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          `<form id="f" method="post" action="${stack.appUrl}/admin/deliveries"><input name="csrf" value="${token.value}"><input name="replay" value="${event.id}"></form><script>document.getElementById('f').submit()</script>`,
+        )
+    })
+    await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve))
+    const forgery = await context.newPage()
+    const [foreignPost] = await Promise.all([
+      forgery.waitForResponse((r) => r.url().startsWith(`${stack.appUrl}/admin/deliveries`)),
+      forgery.goto(`http://127.0.0.1:${(foreign.address() as AddressInfo).port}/`),
+    ])
+    expect(foreignPost.status()).toBe(403)
+    expect((await stack.example.ledger.get(event.id))?.status).toBe('dead')
+    await forgery.close()
+    foreign.close()
+
     await Promise.all([page.waitForURL(/notice=/), row.locator('button.replay').click()])
-    expect(await page.textContent('#notice')).toBe(`Replayed ${event.id}.`)
+    expect(await page.textContent('#notice')).toBe(
+      'Replayed the delivery: its handlers ran and finished.',
+    )
     await page.goto(`${stack.appUrl}/admin/deliveries`)
     expect(await page.locator(`#deliveries tr[data-id="${event.id}"] .status`).textContent()).toBe(
       'done',

@@ -198,6 +198,7 @@ export class DeliveryLedger implements DeliveryRecord {
         list: (filter) => store.list(filter),
         get: (id) => store.get(id),
         recent: () => this.recent(),
+        dropped: () => this.#recent.dropped(),
       },
       { purge: (what) => this.purge(what), ...options },
     )
@@ -205,7 +206,7 @@ export class DeliveryLedger implements DeliveryRecord {
 
   /**
    * The requests this process answered without a run, newest first: refusals (never verified,
-   * so never recorded) and duplicates. Kept in memory, the last 100.
+   * so never recorded) and duplicates. Kept in memory, the last 100 of each kind.
    */
   recent(): RecentAnswer[] {
     return this.#recent.list()

@@ -1,4 +1,5 @@
 import { escapeHtml } from '../http/html.js'
+import { concat } from '../platform/bytes.js'
 import type { LedgerEntry } from './entry.js'
 
 // The delivery page's HTTP: its answers with their security headers, its anti-forgery cookie,
@@ -19,14 +20,17 @@ export interface PageAnswer {
   body: string
 }
 
-export const COOKIE = 'sk_ledger_csrf'
+/** The largest form the page reads: a larger body is refused (413) unread past this. */
 export const MAX_FORM = 4_096
 export const SECURITY_HEADERS = {
   'content-security-policy':
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // `same-origin`: the page's own form posts carry its `Referer` and `Origin` (under
+  // `no-referrer` a browser sends `Origin: null`), which a browser without `Sec-Fetch-Site`
+  // is checked by; nothing leaves for another site.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 }
 
@@ -43,14 +47,6 @@ export function header(headers: PageRequest['headers'], name: string): string | 
   return Array.isArray(value) ? value[0] : value
 }
 
-export function cookieOf(headers: PageRequest['headers']): string | undefined {
-  for (const part of (header(headers, 'cookie') ?? '').split(';')) {
-    const [name, value] = part.trim().split('=', 2)
-    if (name === COOKIE && value !== undefined && /^[0-9a-f]{32}$/.test(value)) return value
-  }
-  return undefined
-}
-
 export const json = (
   status: number,
   value: unknown,
@@ -58,8 +54,12 @@ export const json = (
 ): PageAnswer => ({
   status,
   headers: { 'content-type': 'application/json; charset=utf-8', ...SECURITY_HEADERS, ...extra },
-  body: JSON.stringify(value),
+  body: JSON.stringify(value, plain),
 })
+
+/** A value a store's writer put where JSON cannot go (a bigint), as text. */
+const plain = (_key: string, value: unknown) =>
+  typeof value === 'bigint' ? value.toString() : value
 
 /** An entry as the page's JSON shows it: everything but the body (personal data, sealed or not). */
 export const shown = ({ body: _body, bodyExpiresAt, ...entry }: LedgerEntry) => ({
@@ -83,7 +83,26 @@ export const html = (
 export const refusal = (status: number, text: string) =>
   html(status, `<!doctype html><title>${status}</title><p id="refused">${escapeHtml(text)}</p>`)
 
-export function newToken(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+/**
+ * A Fetch request's body as text, read only up to `max` bytes: `undefined` when it is longer
+ * (announced or sent), and the rest is never read.
+ */
+export async function boundedText(request: Request, max: number): Promise<string | undefined> {
+  const announced = Number(request.headers.get('content-length') ?? 0)
+  if (!(announced <= max)) return undefined
+  if (request.body === null) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return new TextDecoder().decode(concat(chunks, size))
 }

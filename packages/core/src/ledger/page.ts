@@ -1,15 +1,22 @@
 import { ConfigError } from '../errors/errors.js'
 import { consoleLogger, describeError, emit, type Logger } from '../log.js'
 import type { DeliveryStatus, LedgerEntry } from './entry.js'
-import { renderPage } from './page-html.js'
 import {
   COOKIE,
-  cookieOf,
+  fromThisPage,
+  newToken,
+  type PageSecrets,
+  pageKeys,
+  tokenCookie,
+  tokenHolds,
+} from './page-guard.js'
+import { malformed, type PageNotice, renderPage } from './page-html.js'
+import {
+  boundedText,
   header,
   html,
   json,
   MAX_FORM,
-  newToken,
   type PageAnswer,
   type PageRequest,
   refusal,
@@ -18,8 +25,7 @@ import {
   shown,
   wantsJson,
 } from './page-http.js'
-
-import type { RecentAnswer } from './recent.js'
+import type { RecentAnswer, RecentDropped } from './recent.js'
 import type { ReplayReport } from './replay.js'
 import {
   DELIVERY_STATUSES,
@@ -32,15 +38,26 @@ export type { PageAnswer, PageRequest } from './page-http.js'
 
 // The delivery page: a list of the ledger's entries with their status, attempts and last
 // error, filtered by status, account and type, with a replay button per entry. It refuses to
-// exist without an authorization function, answers nothing it did not check, escapes every
-// value, and takes a replay only as a same-site POST carrying the token its own page set.
+// exist without an authorization function, reads nothing of a request's body before it
+// allowed the request (and then 4 KiB at most), escapes every value whatever its type, and
+// takes a replay only as a POST from its own page carrying a token it signed itself.
 
 export interface LedgerPageOptions {
   /**
    * Required: whether this request may see the page (and replay). The page holds account
    * keys, event types and error messages: check the app's own session or credentials here.
+   * Answer `true`, or a string naming the session (its id, the signed-in user): the page's
+   * anti-forgery token is then bound to it, so a token made for one session is refused in
+   * another. Anything else (`false`, `undefined`, an empty string) refuses: the page fails
+   * closed.
    */
-  authorize: (request: PageRequest) => boolean | Promise<boolean>
+  authorize: (request: PageRequest) => boolean | string | Promise<boolean | string>
+  /**
+   * The key the page signs its anti-forgery tokens with, 32 characters or more (or a list,
+   * newest first, to rotate it). Default: a key of this process, so give one when several
+   * instances serve the page (a token made by one is refused by another without it).
+   */
+  secret?: PageSecrets
   /**
    * Runs a delivery again: the webhook handler's (or middleware's) `replay`. Without it, the
    * page has no replay buttons.
@@ -63,6 +80,8 @@ interface PageLedger {
   get?(id: string): Promise<LedgerEntry | undefined>
   /** Requests this process answered without a run (refused, duplicate). */
   recent?(): readonly RecentAnswer[]
+  /** How many of those it no longer holds. */
+  dropped?(): RecentDropped
 }
 
 /** The page, mountable on any framework: `node(req, res)` or `fetch(request)`. */
@@ -87,9 +106,21 @@ export interface PageNodeResponse {
   writeHead(status: number, headers: Record<string, string>): { end(body: string): void }
 }
 
+/** A request the page allowed, with the session `authorize` named (`''` for none). */
+interface Allowed {
+  request: PageRequest
+  session: string
+  url: URL
+  asJson: boolean
+}
+
+/** A request's body, read only once allowed: `undefined` when it is over `MAX_FORM`. */
+type BodyOf = () => Promise<string | undefined>
+
 /** The page's routes: what each request is answered. */
 class DeliveryPageRoutes implements DeliveryPage {
   readonly #pageSize: number
+  readonly #keys: readonly string[]
 
   constructor(
     readonly ledger: PageLedger,
@@ -100,32 +131,52 @@ class DeliveryPageRoutes implements DeliveryPage {
         'ledger.page(): authorize is required, a function telling whether a request may see the deliveries (they hold account keys and errors).',
       )
     this.#pageSize = options.pageSize ?? 50
+    this.#keys = pageKeys(options.secret)
   }
 
-  answer = async (request: PageRequest & { body?: string }): Promise<PageAnswer> => {
-    // Where the page is mounted is the app's routing: only the query counts here.
-    const url = new URL(request.url, 'http://page.invalid')
-    if (!(await this.options.authorize(request))) return refusal(403, 'Not allowed.')
-    if (request.method === 'POST') return this.#post(request, url)
+  answer = (request: PageRequest & { body?: string }): Promise<PageAnswer> => {
+    const { body } = request
+    return this.#answer(request, async () =>
+      body === undefined || body.length <= MAX_FORM ? (body ?? '') : undefined,
+    )
+  }
+
+  async #answer(request: PageRequest, bodyOf: BodyOf): Promise<PageAnswer> {
+    // Where the page is mounted is the app's routing: only the query counts here. The path is
+    // never routed on; leading slashes (`//`, `/\\`) are folded so it always parses.
+    const url = parsedPath(request.url)
+    if (url === undefined) return refusal(400, 'Not a request path.')
+    const allowed = await this.options.authorize(request)
+    // Only `true` or a session's name lets a request in: a truthy accident (1, an object) does not.
+    const session =
+      allowed === true ? '' : typeof allowed === 'string' && allowed !== '' ? allowed : undefined
+    if (session === undefined) return refusal(403, 'Not allowed.')
+    const at: Allowed = { request, session, url, asJson: wantsJson(request.headers) }
+    if (request.method === 'POST') return this.#post(at, bodyOf)
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const refused = refusal(405, 'GET or POST only.')
       return { ...refused, headers: { ...refused.headers, allow: 'GET, POST' } }
     }
-    const token = cookieOf(request.headers) ?? newToken()
-    const cookie = { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` }
+    // The token the page's forms carry: the one this page signed for this session when the
+    // browser holds it, a new one otherwise. A cookie the page did not sign is never adopted.
+    const held = tokenCookie(request.headers)
+    const token = (await tokenHolds(this.#keys, session, held))
+      ? held!
+      : await newToken(this.#keys, session)
+    const cookie: Record<string, string> =
+      token === held
+        ? {}
+        : { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` }
     const id = url.searchParams.get('id')
-    const asJson = wantsJson(request.headers)
-    return id === null
-      ? this.#list(url.searchParams, token, cookie, asJson)
-      : this.#one(id, token, cookie, asJson)
+    return id === null ? this.#list(at, token, cookie) : this.#one(id, at, token, cookie)
   }
 
   /** One delivery: the page of one row, or its JSON. */
-  async #one(id: string, token: string, cookie: Record<string, string>, asJson: boolean) {
+  async #one(id: string, at: Allowed, token: string, cookie: Record<string, string>) {
     const entry = await this.ledger.get?.(id)
     if (entry === undefined)
-      return asJson ? json(404, { error: 'not_found' }) : refusal(404, 'No such delivery.')
-    if (asJson) return json(200, { entry: shown(entry) }, cookie)
+      return at.asJson ? json(404, { error: 'not_found' }) : refusal(404, 'No such delivery.')
+    if (at.asJson) return json(200, { entry: asJson(entry) }, cookie)
     const view = {
       entries: [entry],
       filter: {},
@@ -136,7 +187,8 @@ class DeliveryPageRoutes implements DeliveryPage {
   }
 
   /** A page of deliveries, filtered, newest first. */
-  async #list(q: URLSearchParams, token: string, cookie: Record<string, string>, asJson: boolean) {
+  async #list(at: Allowed, token: string, cookie: Record<string, string>) {
+    const q = at.url.searchParams
     const status = q.get('status') ?? ''
     const filter = {
       ...(DELIVERY_STATUSES.has(status as DeliveryStatus) ? { status } : {}),
@@ -150,13 +202,15 @@ class DeliveryPageRoutes implements DeliveryPage {
       ...(after ? { after } : {}),
     })
     const recent = after ? [] : (this.ledger.recent?.() ?? [])
-    if (asJson) {
+    const dropped = this.ledger.dropped?.()
+    if (at.asJson) {
       const more = page.next === undefined ? {} : { next: page.next }
-      return json(200, { entries: page.entries.map(shown), recent, ...more }, cookie)
+      const gone = dropped === undefined || after ? {} : { recentDropped: dropped }
+      return json(200, { entries: page.entries.map(asJson), recent, ...gone, ...more }, cookie)
     }
     const next =
       page.next === undefined ? undefined : new URLSearchParams({ ...filter, after: page.next })
-    const notice = q.get('notice')
+    const notice = noticeOf(q)
     const view = {
       entries: page.entries,
       filter,
@@ -164,55 +218,63 @@ class DeliveryPageRoutes implements DeliveryPage {
       canReplay: this.options.replay !== undefined,
       canPurge: this.options.purge !== undefined,
       recent,
+      ...(dropped === undefined ? {} : { dropped }),
       ...(next === undefined ? {} : { next: next.toString() }),
-      ...(notice === null ? {} : { notice }),
+      ...(notice === undefined ? {} : { notice }),
     }
     return html(200, renderPage(view), cookie)
   }
 
-  /** A replay or a purge: only from this page (same site, its own token). */
-  async #post(request: PageRequest & { body?: string }, url: URL): Promise<PageAnswer> {
-    const site = header(request.headers, 'sec-fetch-site')
-    if (site !== undefined && site !== 'same-origin' && site !== 'none')
-      return refusal(403, 'A replay is taken from this page only.')
-    const type = (header(request.headers, 'content-type') ?? '').split(';', 1)[0]!.trim()
+  /** A replay or a purge: only from this page (its own origin, its own signed token). */
+  async #post(at: Allowed, bodyOf: BodyOf): Promise<PageAnswer> {
+    const { headers } = at.request
+    if (!fromThisPage(headers)) return refusal(403, 'A replay is taken from this page only.')
+    const type = (header(headers, 'content-type') ?? '').split(';', 1)[0]!.trim()
     if (type !== 'application/x-www-form-urlencoded') return refusal(415, 'A form post only.')
-    const form = new URLSearchParams((request.body ?? '').slice(0, MAX_FORM))
-    const cookie = cookieOf(request.headers)
-    if (cookie === undefined || !sameText(cookie, form.get('csrf') ?? ''))
+    const body = await bodyOf()
+    if (body === undefined) return refusal(413, 'The form is too large.')
+    const form = new URLSearchParams(body)
+    const cookie = tokenCookie(headers)
+    if (
+      cookie === undefined ||
+      !sameText(cookie, form.get('csrf') ?? '') ||
+      !(await tokenHolds(this.#keys, at.session, cookie))
+    )
       return refusal(403, 'The page expired: load it again, then replay.')
-    if (form.has('purge')) return this.#purge(form, request)
-    return this.#replay(form, request, url)
+    if (form.has('purge')) return this.#purge(form, at)
+    return this.#replay(form, at)
   }
 
   /** A purge: what retention says is over, or (with `account`) every body of one account. */
-  async #purge(form: URLSearchParams, request: PageRequest): Promise<PageAnswer> {
+  async #purge(form: URLSearchParams, at: Allowed): Promise<PageAnswer> {
     const { purge } = this.options
     if (purge === undefined) return refusal(400, 'This page takes no purge.')
     const account = form.get('account') || undefined
     const purged = await purge(account === undefined ? {} : { account })
-    if (wantsJson(request.headers)) return json(200, purged)
-    const marks = purged.marks === undefined ? '' : `, ${purged.marks} marks`
-    const notice = `Purged ${purged.bodies} bodies${marks} and ${purged.entries} entries${account === undefined ? '' : ` of ${account}`}.`
-    return back(new URLSearchParams(), notice)
+    if (at.asJson) return json(200, purged)
+    const notice = new URLSearchParams({
+      notice: 'purged',
+      bodies: String(purged.bodies),
+      entries: String(purged.entries),
+      ...(purged.marks === undefined ? {} : { marks: String(purged.marks) }),
+      ...(account === undefined ? {} : { of: 'account' }),
+    })
+    return back(notice)
   }
 
   /** A replay, then back to the page with what came of it. */
-  async #replay(form: URLSearchParams, request: PageRequest, url: URL): Promise<PageAnswer> {
+  async #replay(form: URLSearchParams, at: Allowed): Promise<PageAnswer> {
     const id = form.get('replay')
     const { replay } = this.options
     if (replay === undefined || id === null || id === '') return refusal(400, 'Nothing to replay.')
     const report = await replay(id, { reason: 'replayed from the delivery page' })
-    if (wantsJson(request.headers)) return json(200, report)
-    const why =
-      report.problems[0]?.why ?? (report.failed === 1 ? 'its handlers failed again' : 'unknown')
-    const notice =
-      report.replayed === 1
-        ? `Replayed ${id}.`
-        : report.queued === 1
-          ? `Queued ${id}: the worker replays it and records how it ends.`
-          : `${id} was not replayed: ${why}.`
-    return back(new URLSearchParams(url.searchParams), notice)
+    if (at.asJson) return json(200, report)
+    const code =
+      report.replayed === 1 ? 'replayed' : report.queued === 1 ? 'queued' : 'not-replayed'
+    const query = new URLSearchParams(at.url.searchParams)
+    for (const name of NOTICE_FIELDS) query.delete(name)
+    query.set('notice', code)
+    return back(query)
   }
 
   /** A failure to answer: logged with its cause, answered 500 without it. */
@@ -230,15 +292,10 @@ class DeliveryPageRoutes implements DeliveryPage {
   }
 
   async #node(req: PageNodeRequest, res: PageNodeResponse): Promise<void> {
-    let body = ''
-    if (req.method === 'POST') {
-      for await (const chunk of req) {
-        body += typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk)
-        if (body.length > MAX_FORM) break
-      }
-    }
-    const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }
-    const out = await this.answer(request).catch((error: unknown) => this.#failed(error))
+    const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }
+    const out = await this.#answer(request, () => nodeForm(req)).catch((error: unknown) =>
+      this.#failed(error),
+    )
     res.writeHead(out.status, out.headers).end(out.body)
   }
 
@@ -248,21 +305,78 @@ class DeliveryPageRoutes implements DeliveryPage {
     request.headers.forEach((value, key) => {
       headers[key] = value
     })
-    const body = request.method === 'POST' ? (await request.text()).slice(0, MAX_FORM + 1) : ''
-    const out = await this.answer({
-      method: request.method,
-      url: url.pathname + url.search,
-      headers,
-      body,
-    }).catch((error: unknown) => this.#failed(error))
+    const out = await this.#answer(
+      { method: request.method, url: url.pathname + url.search, headers },
+      () => boundedText(request, MAX_FORM),
+    ).catch((error: unknown) => this.#failed(error))
     const text = out.status === 303 ? null : out.body
     return new Response(text, { status: out.status, headers: out.headers })
   }
 }
 
-/** Back to the page after an action, with a line saying what it did. */
-function back(query: URLSearchParams, notice: string): PageAnswer {
-  query.set('notice', notice)
+/** A Node request's form, read up to `MAX_FORM` bytes: `undefined` past it (the rest unread). */
+async function nodeForm(req: PageNodeRequest): Promise<string | undefined> {
+  const announced = Number(header(req.headers, 'content-length') ?? 0)
+  if (!(announced <= MAX_FORM)) return undefined
+  const decoder = new TextDecoder()
+  let body = ''
+  let size = 0
+  for await (const chunk of req) {
+    const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk
+    size += bytes.byteLength
+    if (size > MAX_FORM) return undefined
+    body += decoder.decode(bytes, { stream: true })
+  }
+  return body + decoder.decode()
+}
+
+/** A request's path and query under a base of its own; leading slashes folded into one. */
+function parsedPath(path: string): URL | undefined {
+  try {
+    return new URL(`http://page.invalid/${path.replace(/^[/\\]+/, '')}`)
+  } catch {
+    return undefined
+  }
+}
+
+/** The query fields a notice takes: dropped from the page's own query before it is set again. */
+const NOTICE_FIELDS = ['notice', 'bodies', 'entries', 'marks', 'of'] as const
+
+/** A count as a notice carries it, or `undefined` when it is not one. */
+function count(text: string | null): number | undefined {
+  if (text === null || !/^\d{1,15}$/.test(text)) return undefined
+  return Number(text)
+}
+
+/** What the query's notice says: a code and counts; anything else shows no notice at all. */
+export function noticeOf(q: URLSearchParams): PageNotice | undefined {
+  const code = q.get('notice')
+  if (code === 'replayed' || code === 'queued' || code === 'not-replayed') return { code }
+  if (code !== 'purged') return undefined
+  const bodies = count(q.get('bodies'))
+  const entries = count(q.get('entries'))
+  const marks = count(q.get('marks'))
+  if (bodies === undefined || entries === undefined) return undefined
+  return {
+    code,
+    bodies,
+    entries,
+    account: q.get('of') === 'account',
+    ...(marks === undefined ? {} : { marks }),
+  }
+}
+
+/** An entry as the page's JSON shows it; a malformed one with what is wrong. */
+function asJson(entry: LedgerEntry) {
+  const wrong = malformed(entry)
+  if (wrong === undefined) return shown(entry)
+  return typeof entry === 'object' && entry !== null
+    ? { ...shown(entry), malformed: wrong }
+    : { malformed: wrong }
+}
+
+/** Back to the page after an action, with a notice saying what it did. */
+function back(query: URLSearchParams): PageAnswer {
   return {
     status: 303,
     headers: { location: `?${query.toString()}`, ...SECURITY_HEADERS },

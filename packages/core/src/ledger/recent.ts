@@ -23,25 +23,52 @@ export interface RecentAnswer {
   webhookId?: string
 }
 
-/** How many answers are kept. */
+/** How many answers of each kind are kept. */
 export const RECENT_ANSWERS = 100
 
-/** The last `RECENT_ANSWERS` answers, oldest dropped first. */
+/** How many answers of each kind were dropped to keep the bound. */
+export interface RecentDropped {
+  refused: number
+  duplicate: number
+}
+
+/**
+ * The last `RECENT_ANSWERS` answers of each kind, oldest dropped first: anonymous refusals
+ * (anyone can send them) never push out the duplicates of verified deliveries.
+ */
 export class RecentAnswers {
-  readonly #ring: RecentAnswer[] = []
+  // Each answer with its place in the order they were noted.
+  readonly #rings: Record<RecentAnswer['kind'], [number, RecentAnswer][]> = {
+    refused: [],
+    duplicate: [],
+  }
+  readonly #dropped: RecentDropped = { refused: 0, duplicate: 0 }
+  #noted = 0
 
   note(answer: RecentAnswer): void {
-    const kept: RecentAnswer = { kind: answer.kind, at: answer.at, status: answer.status }
+    const kind = answer.kind === 'duplicate' ? 'duplicate' : 'refused'
+    const kept: RecentAnswer = { kind, at: answer.at, status: answer.status }
     if (answer.code !== undefined) kept.code = serverText(answer.code, 64)
     if (answer.id !== undefined) kept.id = serverText(answer.id, 300)
     if (answer.type !== undefined) kept.type = serverText(answer.type, 100)
     if (answer.webhookId !== undefined) kept.webhookId = serverText(answer.webhookId, 64)
-    this.#ring.push(kept)
-    if (this.#ring.length > RECENT_ANSWERS) this.#ring.shift()
+    const ring = this.#rings[kind]
+    ring.push([this.#noted++, kept])
+    if (ring.length > RECENT_ANSWERS) {
+      ring.shift()
+      this.#dropped[kind]++
+    }
   }
 
-  /** Newest first. */
+  /** Newest first, both kinds. */
   list(): RecentAnswer[] {
-    return this.#ring.map((a) => ({ ...a })).reverse()
+    return [...this.#rings.refused, ...this.#rings.duplicate]
+      .sort((a, b) => b[0] - a[0])
+      .map(([, a]) => ({ ...a }))
+  }
+
+  /** How many answers of each kind are no longer held. */
+  dropped(): RecentDropped {
+    return { ...this.#dropped }
   }
 }

@@ -101,7 +101,7 @@ describe('the delivery page', () => {
       { cookie, 'sec-fetch-site': 'same-origin' },
     )
     expect(replayed.status).toBe(303)
-    expect(replayed.headers.get('location')).toMatch(/^\?status=dead&notice=Replayed/)
+    expect(replayed.headers.get('location')).toBe('?status=dead&notice=replayed')
     expect((await ledger.get(failed.id))?.status).toBe('done')
 
     // A purge takes the same checks: without the page's token, every body stays.
@@ -151,16 +151,31 @@ describe('the delivery page', () => {
     expect(asJson.recent.map((a) => a.kind)).toEqual(['refused', 'duplicate'])
   })
 
-  it('keeps the last 100 answers, newest first, each field capped', () => {
-    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
+  it('keeps the last 100 answers of each kind, newest first, each field capped: 150 anonymous refusals push out no duplicate, and the page counts what was dropped', async () => {
+    const ledger = createDeliveryLedger({ store: new MemoryLedgerStore(), logger: quiet })
+    const handler = createWebhookHandler({ secret: 'test-secret', ledger, logger: quiet })
+    const hooks = await serveHandler(handler)
+    servers.push(hooks)
+    const event = envelope('event.created')
+    await deliver(hooks.url, JSON.stringify(event))
+    await deliver(hooks.url, JSON.stringify(event)) // a duplicate, before the flood
     for (let i = 0; i < 150; i++)
       ledger.noteRefused({ status: 401, code: `c${i}` }, 'w'.repeat(500))
     ledger.noteRefused({ status: 409, code: 'delivery_in_progress' })
     const recent = ledger.recent()
-    expect(recent).toHaveLength(100)
+    expect(recent).toHaveLength(101)
     expect(recent[0]!.code).toBe('c149')
     expect(recent[99]!.code).toBe('c50')
+    expect(recent[100]).toMatchObject({ kind: 'duplicate', id: event.id })
     expect(recent[0]!.webhookId!.length).toBeLessThanOrEqual(65)
+    const page = ledger.page({ authorize: () => true })
+    const html = (await page.answer({ method: 'GET', url: '/', headers: {} })).body
+    expect(html).toContain('Earlier answers no longer kept: 50 refused, 0 duplicates.')
+    const listed = JSON.parse(
+      (await page.answer({ method: 'GET', url: '/', headers: { accept: 'application/json' } }))
+        .body,
+    )
+    expect(listed.recentDropped).toEqual({ refused: 50, duplicate: 0 })
   })
 
   it('a store that fails: answered 500 without its error, which goes to the log with its cause', async () => {
