@@ -1,9 +1,9 @@
-import { freePort } from '@scheduling-kit/conformance'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '@scheduling-kit/conformance'
 import { Redis } from 'ioredis'
 import { afterAll } from 'vitest'
 

@@ -1,6 +1,6 @@
 import { serverText } from '@scheduling-kit/core/store'
 import { parseOptions, usageError } from './cli-args.js'
-import { safeJson } from './cli-webhooks.js'
+import { cell, DEFAULT_MAX_PAGES, safeJson } from './cli-webhooks.js'
 
 export const DELIVERIES_HELP = `Usage: scheduling-kit deliveries list|show <id>|replay <id>|purge --page <url> [options]
 
@@ -22,6 +22,7 @@ Options:
   --account <key>       list: one connected account's deliveries; purge: its bodies
   --type <type>         list: one event type
   --limit <n>           list: at most n deliveries (default 50; pages are followed)
+  --max-pages <n>       list: read at most n pages (default 100), then stop, saying so
   --json                JSON instead of a table
   --help                Show this help
 
@@ -38,8 +39,13 @@ export interface DeliveriesCommand {
   headers: Record<string, string>
   filter: { status?: string; account?: string; type?: string }
   limit: number
+  /** `list`: the most pages read. */
+  maxPages?: number
   json: boolean
 }
+
+/** How long `list` follows the page's pages, in ms. */
+const LIST_TIMEOUT_MS = 120_000
 
 interface ListedEntry {
   id: string
@@ -51,9 +57,6 @@ interface ListedEntry {
   receivedAt: number
   lastError?: string
 }
-
-const cell = (value: unknown, max: number) =>
-  typeof value === 'string' && value !== '' ? serverText(value, max) || '-' : '-'
 
 async function call(
   url: string,
@@ -92,11 +95,11 @@ function refused(status: number): number {
 function table(entries: ListedEntry[]): string {
   const rows = entries.map((e) => [
     cell(e.status, 10),
-    String(e.attempts),
+    cell(e.attempts, 10),
     cell(e.type, 40),
     cell(e.account, 30),
     cell(e.source, 10),
-    new Date(e.receivedAt).toISOString(),
+    timeCell(e.receivedAt),
     cell(e.id, 80),
     cell(e.lastError, 100),
   ])
@@ -110,6 +113,13 @@ function table(entries: ListedEntry[]): string {
         .trimEnd(),
     )
     .join('\n')
+}
+
+/** A time the page gave, as ISO text; anything that is no time, cleaned as it came. */
+function timeCell(value: unknown): string {
+  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15
+    ? new Date(value).toISOString()
+    : cell(value, 40)
 }
 
 /** A form post to the page, with the anti-forgery token its read `read` set. */
@@ -155,15 +165,39 @@ export async function runDeliveries(command: DeliveriesCommand): Promise<number>
   if (command.action === 'purge') return purge(command)
   if (command.action === 'list') {
     const entries: ListedEntry[] = []
+    const maxPages = command.maxPages ?? DEFAULT_MAX_PAGES
+    const started = Date.now()
+    const seen = new Set<string>()
     let after: string | undefined
+    let pages = 0
     do {
+      if (pages === maxPages || Date.now() - started > LIST_TIMEOUT_MS) {
+        console.error(
+          `Stopped after ${pages} pages (${entries.length} deliveries): the list goes on${pages === maxPages ? ' (--max-pages <n> reads further)' : `, past ${LIST_TIMEOUT_MS / 1000} s`}.`,
+        )
+        break
+      }
       const query = new URLSearchParams(command.filter)
       if (after !== undefined) query.set('after', after)
       const { status, body } = await call(`${page}?${query}`, headers)
+      pages++
       if (status !== 200) return refused(status)
-      const listed = body as { entries: ListedEntry[]; next?: string }
-      entries.push(...listed.entries)
-      after = listed.next
+      const listed = body as { entries?: unknown; next?: unknown } | undefined
+      if (!Array.isArray(listed?.entries)) {
+        console.error('The page answered no list of deliveries: is --page the delivery page?')
+        return 1
+      }
+      entries.push(...(listed.entries as ListedEntry[]))
+      after = typeof listed.next === 'string' && listed.next !== '' ? listed.next : undefined
+      if (after !== undefined) {
+        if (seen.has(after)) {
+          console.error(
+            `The page's list loops (page ${pages} gives a cursor seen before): stopped.`,
+          )
+          break
+        }
+        seen.add(after)
+      }
     } while (after !== undefined && entries.length < command.limit)
     const shown = entries.slice(0, command.limit)
     console.log(
@@ -182,16 +216,17 @@ export async function runDeliveries(command: DeliveriesCommand): Promise<number>
     return 1
   }
   if (read.status !== 200) return refused(read.status)
-  const { entry } = read.body as { entry: ListedEntry }
+  const entry = (read.body as { entry?: unknown } | undefined)?.entry
+  if (typeof entry !== 'object' || entry === null) {
+    console.error('The page answered no delivery: is --page the delivery page?')
+    return 1
+  }
   if (command.action === 'show') {
     console.log(
       command.json
         ? safeJson(entry, 2)
         : Object.entries(entry)
-            .map(
-              ([k, v]) =>
-                `${k.padEnd(14)}${cell(typeof v === 'string' ? v : JSON.stringify(v), 300)}`,
-            )
+            .map(([k, v]) => `${cell(k, 40).padEnd(14)}${cell(v, 300)}`)
             .join('\n'),
     )
     return 0
@@ -217,6 +252,7 @@ export async function deliveries(args: string[]): Promise<number> {
     account: { type: 'string' },
     type: { type: 'string' },
     limit: { type: 'string' },
+    'max-pages': { type: 'string' },
     json: { type: 'boolean' },
   })
   if (values.help) {
@@ -243,6 +279,9 @@ export async function deliveries(args: string[]): Promise<number> {
   const limit = Number(values.limit ?? 50)
   if (!Number.isSafeInteger(limit) || limit < 1)
     usageError('--limit must be a whole number, 1 or more.', DELIVERIES_HELP)
+  const maxPages = Number(values['max-pages'] ?? DEFAULT_MAX_PAGES)
+  if (!Number.isSafeInteger(maxPages) || maxPages < 1)
+    usageError('--max-pages must be a whole number, 1 or more.', DELIVERIES_HELP)
   const filter: Record<string, string> = {}
   for (const name of ['status', 'account', 'type'] as const)
     if (typeof values[name] === 'string') filter[name] = values[name] as string
@@ -253,6 +292,7 @@ export async function deliveries(args: string[]): Promise<number> {
     headers,
     filter,
     limit,
+    maxPages,
     json: values.json === true,
   })
 }

@@ -19,6 +19,7 @@ Options:
   --json                JSON instead of a table
   --limit <n>           list: print at most n webhooks (default 1000); rows are printed as
                         the pages arrive
+  --max-pages <n>       list: read at most n pages (default 100), then stop, saying so
   --help                Show this help
 
 Everything printed from the server is cleaned: control characters (escape sequences, line
@@ -34,9 +35,23 @@ Exits 0 on success, 1 when the API refused or failed (its status and message are
  */
 const UNSAFE_IN_JSON = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu
 
-/** A server's text as one table cell: cleaned by core's `serverText`, `-` when absent. */
-const cell = (value: unknown, max: number) =>
-  typeof value === 'string' && value !== '' ? serverText(value, max) || '-' : '-'
+/**
+ * A server's value as one table cell, whatever its type: text cleaned by core's `serverText`,
+ * a number or a boolean as written, anything else as its JSON, cleaned; `-` when absent.
+ */
+export function cell(value: unknown, max: number): string {
+  if (value === undefined || value === null || value === '') return '-'
+  let text: string
+  if (typeof value === 'string') text = value
+  else if (typeof value === 'object') {
+    try {
+      text = JSON.stringify(value) ?? '-'
+    } catch {
+      text = '[unreadable]'
+    }
+  } else text = String(value)
+  return serverText(text, max) || '-'
+}
 
 /**
  * JSON with every character `serverText` would clean written as a `\uXXXX` escape: the value is
@@ -71,7 +86,12 @@ export interface WebhooksCommand {
   json: boolean
   /** `list`: the most rows printed. */
   limit: number
+  /** `list`: the most pages read. */
+  maxPages?: number
 }
+
+/** The default of `--max-pages`: pages a listing reads before it stops, saying so. */
+export const DEFAULT_MAX_PAGES = 100
 
 /** The default of `--limit`: rows `list` prints before it stops. */
 export const DEFAULT_LIST_LIMIT = 1000
@@ -83,7 +103,9 @@ export const DEFAULT_LIST_LIMIT = 1000
 async function list(api: SchedulingClient, command: WebhooksCommand): Promise<number> {
   let printed = 0
   if (command.json) process.stdout.write('[')
-  for await (const webhook of api.webhooks.list()) {
+  for await (const webhook of api.webhooks.list({
+    maxPages: command.maxPages ?? DEFAULT_MAX_PAGES,
+  })) {
     if (printed === command.limit) {
       console.error(
         `Stopped after ${command.limit} webhooks: the account has more (--limit <n> shows more).`,
@@ -148,7 +170,10 @@ export async function runWebhooks(command: WebhooksCommand): Promise<number> {
       return 1
     }
     if (isSchedulingError(error)) {
+      if (command.json && command.action === 'list') console.log(']')
       console.error(serverText(error.message, 2000))
+      if (error.code === 'list_too_long')
+        console.error('The list goes on: --max-pages <n> reads further.')
       return 1
     }
     throw error

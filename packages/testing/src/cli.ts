@@ -3,7 +3,7 @@ import { serverText } from '@scheduling-kit/core/store'
 import { type OptionSpec, parseOptions, UsageError, usageError, type Values } from './cli-args.js'
 import { deliveries } from './cli-deliveries.js'
 import { HELP, USAGE } from './cli-help.js'
-import { DEFAULT_LIST_LIMIT, runWebhooks } from './cli-webhooks.js'
+import { DEFAULT_LIST_LIMIT, DEFAULT_MAX_PAGES, runWebhooks } from './cli-webhooks.js'
 import { createTestEvent } from './events.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
@@ -205,6 +205,7 @@ async function webhooks(args: string[]): Promise<number> {
     token: { type: 'string' },
     json: { type: 'boolean' },
     limit: { type: 'string' },
+    'max-pages': { type: 'string' },
   })
   if (values.help) {
     console.log(HELP.webhooks)
@@ -236,7 +237,18 @@ async function webhooks(args: string[]): Promise<number> {
   const limit = Number(values.limit ?? DEFAULT_LIST_LIMIT)
   if (!Number.isSafeInteger(limit) || limit < 1)
     fail('--limit must be a whole number of webhooks, 1 or more.', 'webhooks')
-  return await runWebhooks({ action, target, apiUrl, token, json: values.json === true, limit })
+  const maxPages = Number(values['max-pages'] ?? DEFAULT_MAX_PAGES)
+  if (!Number.isSafeInteger(maxPages) || maxPages < 1)
+    fail('--max-pages must be a whole number of pages, 1 or more.', 'webhooks')
+  return await runWebhooks({
+    action,
+    target,
+    apiUrl,
+    token,
+    json: values.json === true,
+    limit,
+    maxPages,
+  })
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors/errors.js'
-import { InvalidResponseError } from '../errors/transport.js'
+import { InvalidResponseError, ListTooLongError } from '../errors/transport.js'
 
 /** One page of a list: `{ entries, metadata: { before, after, limit } }`. */
 export interface CursorPage<T> {
@@ -14,10 +14,22 @@ export interface CursorPageOptions {
   query?: Record<string, string>
   /** Start after this cursor instead of at the first page. */
   after?: string
+  /**
+   * The most pages read (default 1,000: 100,000 entries at 100 a page). A list that goes on
+   * past it ends with a `ListTooLongError` (`list_too_long`) after the entries read.
+   */
+  maxPages?: number
+  /**
+   * The longest a list is followed, in ms from its first request (default 120,000): past it,
+   * no further page is asked for, and the list ends with a `ListTooLongError`.
+   */
+  timeoutMs?: number
+  /** The clock the time bound reads, in ms. Default `Date.now`. */
+  now?: () => number
 }
 
-/** The longest list followed: past it, the server's cursors are taken to loop. */
-const MAX_PAGES = 100_000
+const MAX_PAGES = 1_000
+const LIST_TIMEOUT_MS = 120_000
 
 /** The longest `after` cursor followed, in characters: it is sent back in the URL. */
 export const MAX_CURSOR_LENGTH = 2048
@@ -60,7 +72,8 @@ function firstId(entries: unknown[]): number | undefined {
  * Every entry of a cursor-paginated list, fetching each page when the last is used up. Holds
  * one page at a time, never more than `MAX_PAGE_BYTES` of it, and a fingerprint of each cursor
  * and first entry: a cursor or a page start seen before ends the list with an error naming the
- * loop, and so does a cursor longer than `MAX_CURSOR_LENGTH`.
+ * loop, and so does a cursor longer than `MAX_CURSOR_LENGTH`. Bounded in pages (`maxPages`)
+ * and time (`timeoutMs`): past either, a `ListTooLongError`.
  */
 export async function* paginate<T>(
   request: Requester,
@@ -71,12 +84,23 @@ export async function* paginate<T>(
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) {
     throw new ConfigError(`paginate: limit must be a whole number from 1 to 100, got ${limit}.`)
   }
+  const maxPages = options.maxPages ?? MAX_PAGES
+  const timeoutMs = options.timeoutMs ?? LIST_TIMEOUT_MS
+  if (!Number.isSafeInteger(maxPages) || maxPages < 1)
+    throw new ConfigError(`paginate: maxPages must be a whole number, 1 or more, got ${maxPages}.`)
+  if (!(timeoutMs > 0))
+    throw new ConfigError(`paginate: timeoutMs must be a number of ms above 0, got ${timeoutMs}.`)
+  const now = options.now ?? Date.now
   const [pathname, existing] = path.split('?', 2) as [string, string | undefined]
   const what = `GET ${pathname}`
   const cursors = new Map<number, number>()
   const starts = new Map<number, number>()
+  const started = now()
   let after = options.after
-  for (let page = 1; page <= MAX_PAGES; page++) {
+  for (let page = 1; ; page++) {
+    if (page > maxPages) throw new ListTooLongError(what, page - 1, `maxPages ${maxPages}`)
+    if (page > 1 && now() - started >= timeoutMs)
+      throw new ListTooLongError(what, page - 1, `timeoutMs ${timeoutMs}`)
     const query = new URLSearchParams(existing)
     for (const [name, value] of Object.entries(options.query ?? {})) query.set(name, value)
     query.set('limit', String(limit))
@@ -113,7 +137,6 @@ export async function* paginate<T>(
     cursors.set(mark, page)
     after = next
   }
-  throw loop(what, `it goes on past ${MAX_PAGES} pages`)
 }
 
 const loop = (what: string, how: string) =>

@@ -38,6 +38,7 @@ export {
 } from '../errors/store.js'
 export {
   InvalidResponseError,
+  ListTooLongError,
   NetworkError,
   OAuthError,
   RedirectRefusedError,

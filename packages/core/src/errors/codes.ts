@@ -47,6 +47,8 @@ export type ClientErrorCode =
   | 'subscription_busy'
   /** The server answered with a redirect (3xx): never followed, nothing re-sent, nothing kept. */
   | 'redirect_refused'
+  /** A list went on past its page count or its time bound (`maxPages`, `timeoutMs`). */
+  | 'list_too_long'
 
 /** Codes of errors the OAuth routes answer with, each with its HTTP status. */
 export const OAUTH_FLOW_ERROR_STATUS = {

@@ -84,6 +84,18 @@ export class InvalidResponseError extends SchedulingError<'invalid_response'> {
 }
 
 /**
+ * A list went on past what its reader bounded it to (`maxPages` pages, or `timeoutMs`): what
+ * was read before stands; the rest was not followed. `pages` is how many were read.
+ */
+export class ListTooLongError extends SchedulingError<'list_too_long'> {
+  readonly pages: number
+  constructor(what: string, pages: number, bound: string) {
+    super('list_too_long', `${what}: stopped after ${pages} pages, at ${bound}.`, { status: 502 })
+    this.pages = pages
+  }
+}
+
+/**
  * The server answered a request with a redirect (3xx). Redirects are never followed: following
  * one re-sends the form (client secret, refresh token, code, verifier) or the request to an
  * address the configured one did not name, and its answer would be taken as the service's.

@@ -46,6 +46,15 @@ export interface CatchUpOptions {
   /** Accounts listed at once. Default 4. */
   concurrency?: number
   /**
+   * The most deliveries fed for one account in one run (default 1,000): past it, the account
+   * stops there with a problem saying so, and the next run goes on from what is applied then.
+   * A hostile or mis-pointed API cannot make one run feed without end.
+   */
+  maxPerAccount?: number
+  /** The most pages of one account's listing (default 1,000), and how long it is followed (default 120,000 ms): past either, the account is reported. */
+  maxPages?: number
+  timeoutMs?: number
+  /**
    * Without subscriptions: the client of the one account the app receives for (a personal
    * access token's), its events under no key.
    */
@@ -70,7 +79,17 @@ export interface CatchUpReport {
   duplicates: number
   stale: number
   failed: number
-  /** Accounts that could not be listed (not connected, reauthorization, the API failing). */
+  /**
+   * Items of a listing that are no Event (not an object, no string `id`): skipped, counted,
+   * and the account's first one told in `problems`.
+   */
+  malformed: number
+  /** Accounts that stopped at `maxPerAccount` deliveries (in `problems` too). */
+  capped: number
+  /**
+   * Accounts that could not be listed, or were listed only in part (not connected,
+   * reauthorization, the API failing, a list past its bounds, malformed items, the cap).
+   */
   problems: { key: string | undefined; error: string }[]
   /** What no catch-up can recover: webhook types the API has no list for. */
   unrecoverable: readonly string[]
@@ -178,6 +197,8 @@ export async function catchUp(
     duplicates: 0,
     stale: 0,
     failed: 0,
+    malformed: 0,
+    capped: 0,
     problems: [],
     unrecoverable: UNRECOVERABLE,
   }
@@ -185,19 +206,40 @@ export async function catchUp(
   const concurrency = options.concurrency ?? 4
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new ConfigError('catchUp: concurrency must be a whole number of at least 1.')
+  const cap = options.maxPerAccount ?? MAX_PER_ACCOUNT
+  if (!Number.isSafeInteger(cap) || cap < 1)
+    throw new ConfigError('catchUp: maxPerAccount must be a whole number of at least 1.')
+  const bounds = {
+    ...(options.maxPages === undefined ? {} : { maxPages: options.maxPages }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  }
   const accounts = source.accounts(options)[Symbol.asyncIterator]()
   const worker = async () => {
     for (let next = await accounts.next(); !next.done; next = await accounts.next()) {
       const { key, events } = next.value
       report.accounts++
+      const account: AccountRun = { key, fed: 0, cap, malformed: 0 }
       try {
         // Listed again while a difference was overtaken by a live change meanwhile: what the
         // API lists now is compared again, so nothing the live change left undone is missed.
         for (let pass = 1; pass <= MAX_PASSES; pass++) {
-          if (!(await listOnce(ledger, source, report, events, key, since))) break
+          const listed = await listOnce(ledger, source, report, events.list(bounds), account, since)
+          if (listed !== 'overtaken') break
         }
       } catch (error) {
         report.problems.push({ key, error: cleanError(error) })
+      }
+      if (account.malformed > 0)
+        report.problems.push({
+          key,
+          error: `${account.malformed} listed items were no Event (not an object, or no string id): skipped`,
+        })
+      if (account.fed >= cap) {
+        report.capped++
+        report.problems.push({
+          key,
+          error: `stopped after ${cap} deliveries (maxPerAccount): the next catch-up goes on from there`,
+        })
       }
     }
   }
@@ -205,25 +247,52 @@ export async function catchUp(
   return report
 }
 
-/** One listing of an account, each difference fed; `true` when one was overtaken (list again). */
+/** Deliveries fed for one account in one run, by default. */
+const MAX_PER_ACCOUNT = 1_000
+
+/** One account's run: what it fed and skipped so far, and its cap. */
+interface AccountRun {
+  key: string | undefined
+  fed: number
+  cap: number
+  malformed: number
+}
+
+/**
+ * One listing of an account, each difference fed: `overtaken` when one was (list again),
+ * `capped` when the account reached its cap (the rest is not read).
+ */
 async function listOnce(
   ledger: CatchUpLedger,
   source: CatchUpSource,
   report: CatchUpReport,
-  events: EventsApi,
-  key: string | undefined,
+  listing: AsyncIterable<ApiEvent>,
+  account: AccountRun,
   since: number | undefined,
-): Promise<boolean> {
+): Promise<'overtaken' | 'capped' | 'done'> {
   // Taken before the first page is asked for: whatever the listing shows happened before it.
   const listedAt = ledger.now()
   let overtaken = false
-  for await (const event of events.list()) {
+  for await (const event of listing) {
     report.listed++
+    if (
+      typeof event !== 'object' ||
+      event === null ||
+      typeof event.id !== 'string' ||
+      event.id === ''
+    ) {
+      report.malformed++
+      account.malformed++
+      continue
+    }
     const end = typeof event.end_at === 'string' ? Date.parse(event.end_at) : Number.NaN
     if (since !== undefined && end < since) continue
-    if ((await feedOne(ledger, source, report, event, key, listedAt)) === 'stale') overtaken = true
+    const outcome = await feedOne(ledger, source, report, event, account.key, listedAt)
+    if (outcome === undefined) continue
+    if (outcome === 'stale') overtaken = true
+    if (++account.fed >= account.cap) return 'capped'
   }
-  return overtaken
+  return overtaken ? 'overtaken' : 'done'
 }
 
 async function feedOne(
@@ -233,8 +302,7 @@ async function feedOne(
   event: ApiEvent,
   key: string | undefined,
   listedAt: number,
-): Promise<CatchUpOutcome | undefined> {
-  if (typeof event?.id !== 'string') return undefined
+): Promise<CatchUpOutcome | 'failed' | undefined> {
   const applied = await ledger.mark(resourceKey(key, event.id))
   const envelope = await catchUpEnvelope(event, applied, key, listedAt, ledger.volatile)
   if (envelope === undefined) return undefined
@@ -260,7 +328,7 @@ async function feedOne(
     return outcome
   } catch {
     report.failed++
-    return undefined
+    return 'failed'
   }
 }
 

@@ -142,6 +142,52 @@ describe('pagination bounded by bytes and by sense', () => {
     )
   })
 
+  it('a list of ever-new cursors stops at maxPages (default 1,000), and at timeoutMs on the clock it is given, with list_too_long after what it read', async () => {
+    const endless: Page = (after, _req, res) => {
+      const n = after === null ? 0 : Number(after) + 1
+      json(res, { entries: [{ id: `wh_${n}` }], metadata: { after: String(n) } })
+    }
+    const byDefault = await listing(endless, async (api) => {
+      const { seen, error } = await drain(api)
+      expect(seen).toBe(1_000)
+      expect(error.code).toBe('list_too_long')
+      expect(error.message).toBe('GET /webhooks: stopped after 1000 pages, at maxPages 1000.')
+    })
+    expect(byDefault).toBe(1_000)
+    const five = await listing(endless, async (api) => {
+      let seen = 0
+      const error = await (async () => {
+        for await (const _ of api.webhooks.list({ maxPages: 5 })) seen++
+      })().catch((e: Error & { code?: string }) => e)
+      expect([seen, error?.code]).toEqual([5, 'list_too_long'])
+    })
+    expect(five).toBe(5)
+    // The clock moves 10 s a page: a 35 s bound lets pages 1 to 4 be asked for.
+    let clock = -10_000
+    const tick = () => {
+      clock += 10_000
+      return clock
+    }
+    const timed = await listing(endless, async (api) => {
+      let seen = 0
+      const error = await (async () => {
+        for await (const _ of api.webhooks.list({
+          timeoutMs: 35_000,
+          now: tick,
+        }))
+          seen++
+      })().catch((e: Error & { code?: string }) => e)
+      expect(seen).toBe(4)
+      expect(error?.message).toContain('at timeoutMs 35000')
+    })
+    expect(timed).toBe(4)
+    await listing(endless, async (api) => {
+      await expect(
+        api.webhooks.list({ maxPages: 0 })[Symbol.asyncIterator]().next(),
+      ).rejects.toThrow(/maxPages must be/)
+    })
+  })
+
   it('10,000 ever-new 2 KiB cursors: the heap holds fingerprints, not cursors', () => {
     const script = fileURLToPath(new URL('../fixtures/pagination-heap-child.mjs', import.meta.url))
     const out = execFileSync(process.execPath, ['--expose-gc', script], { encoding: 'utf8' })

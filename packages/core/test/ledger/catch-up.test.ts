@@ -356,3 +356,59 @@ describe('catch-up into a queue', () => {
     expect(ran).toEqual(['undefined:event.canceled:true', 'undefined:event.declined:true'])
   })
 })
+
+describe('catch-up against a hostile or mis-pointed API (real HTTP)', () => {
+  it('feeds at most maxPerAccount a run (default 1,000), skips and reports items that are no Event (a null, a number, no id), and never aborts the account silently', async () => {
+    const { createServer } = await import('node:http')
+    const { createSchedulingClient } = await import('../../src/api/client.js')
+    let served = 0
+    const server = createServer((req, res) => {
+      const after = new URL(req.url ?? '/', 'http://x').searchParams.get('after')
+      const page = after === null ? 0 : Number(after) + 1
+      const entries: unknown[] = Array.from({ length: 100 }, (_, i) => ({
+        id: `event_${page}_${i}`,
+        state: 'confirmed',
+        start_at: '2030-01-01T00:00:00Z',
+      }))
+      if (page === 0) entries.splice(3, 0, null, 42, { state: 'confirmed' })
+      served++
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ entries, metadata: { after: String(page) } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (server.address() as { port: number }).port
+      const api = createSchedulingClient({ baseUrl: `http://127.0.0.1:${port}/v1`, token: 'pat_1' })
+      const seen: string[] = []
+      const handler = createWebhookHandler({
+        secret: 's',
+        ledger: createDeliveryLedger({ store: new MemoryLedgerStore() }),
+        onAny: (e) => void seen.push(e.type),
+      })
+      const report = await handler.catchUp({ client: api })
+      expect(report).toMatchObject({ accounts: 1, fed: 1_000, ran: 1_000, malformed: 3, capped: 1 })
+      expect(seen).toHaveLength(1_000)
+      expect(served).toBe(10) // the cap reached on the 10th page: nothing read past it
+      expect(report.problems.map((p) => p.error)).toEqual([
+        '3 listed items were no Event (not an object, or no string id): skipped',
+        'stopped after 1000 deliveries (maxPerAccount): the next catch-up goes on from there',
+      ])
+      // A smaller cap, and a list bound: reported, the deliveries before it fed.
+      // The next run goes on from what is applied; a list bound ends it, reported, what was
+      // listed before it fed.
+      const bounded = await handler.catchUp({ client: api, maxPerAccount: 5_000, maxPages: 12 })
+      expect(bounded.fed).toBe(200) // the 11th and 12th pages: the first ten are applied
+      expect(bounded.capped).toBe(0)
+      expect(bounded.problems.map((p) => p.error)).toContainEqual(
+        expect.stringContaining('stopped after 12 pages, at maxPages 12'),
+      )
+      await expect(handler.catchUp({ client: api, maxPerAccount: 0 })).rejects.toThrow(
+        /maxPerAccount must be/,
+      )
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})

@@ -220,6 +220,7 @@ const ENTRIES = {
     'isSchedulingError',
     'isTransientError',
     'isWebhookError',
+    'ListTooLongError',
     'NetworkError',
     'NotConnectedError',
     'OAUTH_FLOW_ERROR_STATUS',
