@@ -1,3 +1,4 @@
+import { accountKey, accountOfKey } from '../claims/keys.js'
 import { newOwnerId } from '../claims/owner.js'
 import type { LedgerContext, LedgerEnvelope, ReplayRequest } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
@@ -214,7 +215,16 @@ async function replayOne<E extends LedgerEnvelope>(
         ? 'its body was not kept: its account kept maxBodiesPerAccount bodies then (catchUp recovers its state)'
         : 'its body is past the retention (the entry stays)',
     }
+  // The account it runs as is the one its id (which a sealed body is bound to) was made under:
+  // an entry whose unsealed `account` says otherwise was changed in the store.
+  if (entry.account !== accountOfKey(entry.id) || entry.id !== id)
+    return {
+      skipped:
+        "its account does not match the key its body was recorded under (the entry was changed in the store): not run as another account's",
+    }
   const event = runner.parse(text)
+  if ((entry.account === undefined ? event.id : accountKey(entry.account, event.id)) !== id)
+    return { skipped: "its body's payload id is not the one its entry was recorded under" }
   const request: ReplayRequest = { of: id, reason, ...(again ? { again } : {}) }
   const base = { webhookId: entry.webhookId, account: entry.account }
   if (enqueue === undefined)

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { accountKey } from '../../src/claims/keys.js'
 import { createCredentialCipher } from '../../src/credentials/cipher.js'
 import { generateCredentialKey } from '../../src/credentials/keys.js'
+import { sealBody } from '../../src/ledger/bodies.js'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import type { LedgerStore } from '../../src/ledger/store.js'
@@ -221,6 +223,93 @@ describe('the delivery ledger through the webhook handler', () => {
     expect(report.skipped).toBe(1)
     expect(report.problems[0]!.why).toMatch(/credential_mismatch|credential_tampered/)
     expect(seen).toHaveLength(3)
+  })
+
+  it("a replay runs as the account its entry's key (which the sealed body is bound to) names: an entry whose unsealed account, id or body was changed in the store runs as no other account", async () => {
+    const cipher = createCredentialCipher({ keys: { k1: generateCredentialKey() }, current: 'k1' })
+    const store = new MemoryLedgerStore()
+    const ledger = createDeliveryLedger({ store, cipher, logger: quiet })
+    const ran: (string | undefined)[] = []
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      ledger,
+      logger: quiet,
+      onAny: (_e, context) => void ran.push(context.account),
+    })
+    const now = Date.now()
+    const record = async (account: string) => {
+      const event = envelope('event.created')
+      const id = accountKey(account, event.id)
+      await store.write(
+        {
+          id,
+          payloadId: event.id,
+          type: event.type,
+          account,
+          status: 'failed',
+          attempts: 1,
+          source: 'webhook',
+          receivedAt: now,
+          updatedAt: now,
+          body: await sealBody(cipher, id, JSON.stringify(event)),
+          bodyExpiresAt: now + 60_000,
+        },
+        undefined,
+      )
+      return { id, event }
+    }
+    const p = await record('acct_P')
+    const q = await record('acct_Q')
+    // Untouched: it runs as its own account.
+    expect(await handler.replay(p.id)).toMatchObject({ replayed: 1 })
+    expect(ran).toEqual(['acct_P'])
+    // The unsealed account rewritten to another's: refused, nothing runs.
+    const entry = (await store.get(q.id))!
+    await store.write({ ...entry, account: 'acct_P' }, entry.version)
+    const moved = await handler.replay(q.id)
+    expect(moved).toMatchObject({ replayed: 0, skipped: 1 })
+    expect(moved.problems[0]!.why).toMatch(/account does not match/)
+    // Another account's whole entry copied under P's key: its body does not open there.
+    const other = await record('acct_Q')
+    const copied = (await store.get(other.id))!
+    const stolenId = accountKey('acct_P', other.event.id)
+    await store.write(
+      { ...copied, id: stolenId, account: 'acct_P', version: undefined } as never,
+      undefined,
+    )
+    expect((await handler.replay(stolenId)).replayed).toBe(0)
+    // No cipher: a body whose payload id is not its entry's is refused too.
+    const a = envelope('event.created')
+    const b = envelope('event.created')
+    const id = accountKey('acct_P', a.id)
+    const plainStore = new MemoryLedgerStore()
+    const plainLedger = createDeliveryLedger({ store: plainStore, logger: quiet })
+    const plainHandler = createWebhookHandler({
+      secret: SECRET,
+      ledger: plainLedger,
+      logger: quiet,
+      onAny: () => {},
+    })
+    await plainStore.write(
+      {
+        id,
+        payloadId: a.id,
+        type: a.type,
+        account: 'acct_P',
+        status: 'failed',
+        attempts: 1,
+        source: 'webhook',
+        receivedAt: now,
+        updatedAt: now,
+        body: JSON.stringify(b),
+        bodyExpiresAt: now + 60_000,
+      },
+      undefined,
+    )
+    const swapped = await plainHandler.replay(id)
+    expect(swapped.replayed).toBe(0)
+    expect(swapped.problems[0]!.why).toMatch(/payload id is not the one/)
+    expect(ran).toEqual(['acct_P'])
   })
 
   it('a body past its retention is dropped by purge(); the entry stays and a replay says why it cannot run', async () => {
