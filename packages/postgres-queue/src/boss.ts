@@ -8,6 +8,22 @@ export interface QueuePool {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>
 }
 
+/** The Node.js this package needs (pg-boss 12's own floor). */
+export const NODE_NEEDED = '22.12.0'
+
+/**
+ * Throws at once on a Node.js older than `NODE_NEEDED`, naming both, instead of failing later
+ * and obscurely inside pg-boss. `version` is the running one by default.
+ */
+export function checkNode(who: string, version: string = process.versions.node): void {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  const [needMajor, needMinor] = NODE_NEEDED.split('.').map(Number) as [number, number]
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return
+  throw new ConfigError(
+    `${who}: needs Node.js ${NODE_NEEDED} or later (pg-boss 12 does); this is Node.js ${version}.`,
+  )
+}
+
 export function checkPool(who: string, pool: unknown): QueuePool {
   if (typeof (pool as QueuePool | undefined)?.query !== 'function') {
     throw new ConfigError(`${who}: pool must be a pg Pool (new pg.Pool({ connectionString })).`)

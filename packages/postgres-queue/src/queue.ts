@@ -19,7 +19,14 @@ import {
   withinMs,
 } from '@scheduling-kit/core/queue'
 import type { JobInsert, PgBoss } from 'pg-boss'
-import { BossStarter, checkPool, newBoss, type QueuePool, startedChecks } from './boss.js'
+import {
+  BossStarter,
+  checkNode,
+  checkPool,
+  newBoss,
+  type QueuePool,
+  startedChecks,
+} from './boss.js'
 import { checkQueueName, checkSchema, jobIdFor, orderKeyOf, type PostgresJobData } from './job.js'
 import { ensureQueue, type JobSettings, jobSettings } from './settings.js'
 
@@ -92,6 +99,7 @@ export interface PostgresWebhookQueue extends WebhookQueue {
  */
 export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebhookQueue {
   const who = 'createPostgresQueue'
+  checkNode(who)
   const pool = checkPool(who, options?.pool)
   const name = checkQueueName(who, options.queueName)
   const schema = checkSchema(who, options.schema)

@@ -16,7 +16,14 @@ import {
 } from '@scheduling-kit/core/queue'
 import { migrate as migrateTables, PostgresDedupeStore } from '@scheduling-kit/postgres'
 import type { JobWithMetadata, PgBoss } from 'pg-boss'
-import { BossStarter, checkPool, newBoss, type QueuePool, startedChecks } from './boss.js'
+import {
+  BossStarter,
+  checkNode,
+  checkPool,
+  newBoss,
+  type QueuePool,
+  startedChecks,
+} from './boss.js'
 import { checkQueueName, checkSchema, type PostgresJobData } from './job.js'
 import { JobRun } from './job-run.js'
 import type { PostgresWebhookQueue } from './queue.js'
@@ -93,6 +100,7 @@ export interface PostgresWorker {
  */
 export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWorker {
   const who = 'createPostgresWorker'
+  checkNode(who)
   if (options === null || typeof options !== 'object')
     throw new ConfigError(`${who}: pass the options object ({ scheduling }).`)
   const parts = workerParts(

@@ -5,6 +5,7 @@ import { ConfigError, createWebhookHandler, isWebhookError } from '@scheduling-k
 import { createTestEvent, signedRequest } from '@scheduling-kit/testing'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it, vi } from 'vitest'
+import { checkNode } from '../src/boss.js'
 import { createPostgresQueue, createPostgresWorker, jobIdFor, migrate } from '../src/index.js'
 import { freshSchema, newPool, quiet } from './helpers.js'
 
@@ -41,6 +42,14 @@ describe('options', () => {
       expect(make).toThrow(ConfigError)
       expect(make).toThrow(message)
     }
+  })
+
+  it('on a Node.js below 22.12, the queue and the worker throw at once, naming both versions', () => {
+    for (const old of ['20.20.2', '22.11.0', '18.0.0'])
+      expect(() => checkNode('createPostgresQueue', old)).toThrow(
+        `createPostgresQueue: needs Node.js 22.12.0 or later (pg-boss 12 does); this is Node.js ${old}.`,
+      )
+    for (const fine of ['22.12.0', '22.20.1', '24.0.0']) checkNode('createPostgresQueue', fine)
   })
 
   it('job ids: one UUID per delivery key, the same every time, two keys never one', () => {

@@ -107,7 +107,7 @@ export function readEnvelope(
     return {
       code: 'credential_mismatch',
       keyId,
-      why: 'it was sealed for another key: a record copied from another account is never used',
+      why: `it was sealed (under key id "${keyId}") for another store key: a record copied from another account is never used`,
     }
   return { keyId, check, iv, ciphertext, tag }
 }

@@ -7,10 +7,15 @@ import { isSchedulingError, SchedulingError } from './errors.js'
 export class NotConnectedError extends SchedulingError<'not_connected'> {
   readonly key: string
 
-  constructor(key: string) {
-    super('not_connected', `No tokens are stored for "${key}": connect the account first.`, {
-      status: 401,
-    })
+  /** `why`: what makes a stored record no connection of this app (made for another app). */
+  constructor(key: string, why?: string) {
+    super(
+      'not_connected',
+      why === undefined
+        ? `No tokens are stored for "${key}": connect the account first.`
+        : `The tokens stored for "${key}" are not this app's: ${why}. Connect the account to this app.`,
+      { status: 401 },
+    )
     this.key = key
   }
 }

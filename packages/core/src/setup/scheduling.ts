@@ -3,6 +3,7 @@ import { ConfigError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { FetchLike } from '../http/fetch.js'
+import { withoutTrailingSlashes } from '../http/paths.js'
 import { createDeliveryLedger, type DeliveryLedger } from '../ledger/ledger.js'
 import type { DeliveryLedgerOptions } from '../ledger/options.js'
 import type { Logger } from '../log.js'
@@ -138,7 +139,12 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
       'createScheduling: queue must have enqueue(): pass createBullMQQueue(...) or createPostgresQueue(...).',
     )
   const oauth = createOAuthClient({ ...pick(options), fetch })
-  const tokens = createTokenManager({ oauth, store: stores.tokens, ...told })
+  // The addresses the OAuth routes stamp on a connection: a record of another app is refused.
+  const app = {
+    tokenUrl: `${withoutTrailingSlashes(options.authUrl)}/oauth/token`,
+    apiUrl: withoutTrailingSlashes(apiUrl),
+  }
+  const tokens = createTokenManager({ oauth, store: stores.tokens, app, ...told })
   const subscriptions =
     webhookUrl === undefined
       ? undefined

@@ -1,3 +1,4 @@
+import { serverText } from '../errors/errors.js'
 import type { ConnectionApp, TokenRecord } from './record.js'
 import type { TokenStore } from './store.js'
 
@@ -79,6 +80,21 @@ export function madeForOtherApp(
   return (['tokenUrl', 'apiUrl', 'webhookUrl'] as const).some(
     (field) => made[field] !== undefined && app[field] !== undefined && made[field] !== app[field],
   )
+}
+
+/**
+ * What makes a record another app's, in words: each address it names that differs from this
+ * app's, both given (the record's cleaned: a store's writer chose it).
+ */
+export function otherAppWhy(record: { app?: ConnectionApp }, app: ConnectionApp): string {
+  const made = record.app ?? {}
+  return (['tokenUrl', 'apiUrl', 'webhookUrl'] as const)
+    .filter((f) => made[f] !== undefined && app[f] !== undefined && made[f] !== app[f])
+    .map(
+      (f) =>
+        `it was made for ${f} ${JSON.stringify(serverText(String(made[f]), 200))}, this app's is ${JSON.stringify(app[f])}`,
+    )
+    .join('; ')
 }
 
 /** Who hears of a key's connection changing in this process, per token store. */

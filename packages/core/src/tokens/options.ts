@@ -1,7 +1,7 @@
 import type { ReauthorizationRequiredError } from '../errors/connection.js'
 import { ConfigError } from '../errors/errors.js'
 import type { ConnectionChange } from './connection.js'
-import type { TokenRecord, TokenSet } from './record.js'
+import type { ConnectionApp, TokenRecord, TokenSet } from './record.js'
 import type { TokenStore } from './store.js'
 
 /**
@@ -16,6 +16,12 @@ export interface TokenManagerOptions {
   /** Anything with `refresh(refreshToken)`: the OAuth client. */
   oauth: TokenRefresher
   store: TokenStore
+  /**
+   * The app this manager serves: its token endpoint and API address (`createScheduling` sets
+   * them). A record made for another app (its `app` names another address) is refused with
+   * `NotConnectedError` naming both, never refreshed at or used against this app's service.
+   */
+  app?: ConnectionApp
   /** Part of a token's lifetime before expiry at which it is refreshed. Default 1/24: 5 minutes of 2 hours. */
   refreshRatio?: number
   /**

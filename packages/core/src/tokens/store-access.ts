@@ -6,6 +6,7 @@ import type { OAuthError } from '../errors/transport.js'
 import { TimeoutError } from '../errors/transport.js'
 import { sleep } from '../http/fetch.js'
 import { notify } from '../log.js'
+import { madeForOtherApp, otherAppWhy } from './connection.js'
 import { FreshRecords } from './fresh.js'
 import { KeyStates } from './key-states.js'
 import {
@@ -148,6 +149,12 @@ export class TokenStoreAccess {
       this.keys.delete(key)
       this.kept.delete(key)
       throw new NotConnectedError(key)
+    }
+    const { app } = this.s.options
+    if (app !== undefined && madeForOtherApp(record, app)) {
+      this.keys.delete(key)
+      this.kept.delete(key)
+      throw new NotConnectedError(key, otherAppWhy(record, app))
     }
     return record
   }

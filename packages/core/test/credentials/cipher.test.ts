@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { cipherWith } from '../../src/credentials/cipher.js'
 import { nodeAesGcm } from '../../src/crypto/node.js'
 import { webAesGcm } from '../../src/crypto/web.js'
+import type { CredentialError } from '../../src/errors/store.js'
 import {
   createCredentialCipher,
   createOAuthClient,
@@ -68,6 +69,10 @@ describe('createCredentialCipher', () => {
     })
     expect(await outcome(cipher.open(a, ['token', 'acct_2']))).toBe('credential_mismatch')
     expect(await outcome(cipher.open(a, ['subscription', 'acct_1']))).toBe('credential_mismatch')
+    // The refusal names the key id the copy was sealed under, and the store key it was read as.
+    const refused = await cipher.open(a, ['token', 'acct_2']).catch((e: CredentialError) => e)
+    expect(refused).toMatchObject({ code: 'credential_mismatch', keyId: 'k1', key: 'acct_2' })
+    expect((refused as Error).message).toContain('key id "k1"')
   })
 
   it('refuses each kind of bad envelope with its own code, naming the key id and the store key', async () => {

@@ -153,11 +153,42 @@ describe('createTokenManager', () => {
     const store = new MemoryTokenStore()
     const old = await connect(store, 'u1', 60_000)
     server.failNext(500, 500, 500)
-    const tokens = manager(store)
+    // The clock stands still: the cool-down cannot pass between the two calls, however slow
+    // the machine is.
+    const now = Date.now()
+    const tokens = manager(store, { now: () => now })
     expect(await tokens.getAccessToken('u1')).toBe(old.accessToken)
     // Held during the cool-down: no new request to the token endpoint.
     expect(await tokens.getAccessToken('u1')).toBe(old.accessToken)
     expect(server.counters.refresh).toBe(3)
+  })
+
+  it('refuses a record made for another app (another token endpoint or API), naming both; its tokens are never refreshed nor handed out', async () => {
+    const store = new MemoryTokenStore()
+    const record = await connect(store, 'u1', -1000)
+    await store.set('u1', {
+      ...record,
+      app: {
+        tokenUrl: 'https://other.example/oauth/token\u001b[2J',
+        apiUrl: 'https://api.other.example/v1',
+      },
+    })
+    const app = { tokenUrl: `${server.url}/oauth/token`, apiUrl: 'https://api.example/v1' }
+    const tokens = manager(store, { app })
+    const error = await tokens.getAccessToken('u1').catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(NotConnectedError)
+    const message = (error as Error).message
+    expect(message).toContain('https://other.example/oauth/token')
+    expect(message).toContain(`${server.url}/oauth/token`)
+    expect(message).toContain('https://api.other.example/v1')
+    expect(message).not.toContain('\u001b')
+    expect(server.counters.refresh).toBe(0)
+    // A record of this app (or one that names no app, stored before records named it) is used.
+    await store.set('u1', { ...record, app })
+    expect(await tokens.getAccessToken('u1')).toBeTypeOf('string')
+    const { app: _, ...unnamed } = (await store.get('u1'))!
+    await store.set('u2', { ...unnamed, expiresAt: Date.now() + HOUR })
+    expect(await tokens.getAccessToken('u2')).toBe(unnamed.accessToken)
   })
 
   it('marks the record and throws ReauthorizationRequiredError when the refresh token is dead', async () => {
