@@ -10,6 +10,7 @@ import { ledgerBytesBench } from './ledger-bytes.js'
 import { ledgerInstructionsBench } from './ledger-instructions.js'
 import { pgGrowthBench } from './pg-growth.js'
 import { queuesBench } from './queues.js'
+import { rerunBench } from './rerun.js'
 import { runtimesBench } from './runtimes.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
@@ -18,11 +19,11 @@ import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes picks sections; all by default.
+// instructions,hostile,runtimes,rerun picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun'
   ).split(','),
 )
 const all = [
@@ -44,6 +45,7 @@ const all = [
   ...(only.has('instructions') ? await instructionsBench() : []),
   ...(only.has('hostile') ? await hostileHeaderBench() : []),
   ...(only.has('runtimes') ? await runtimesBench() : []),
+  ...(only.has('rerun') ? await rerunBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -61,7 +61,8 @@ export interface WebhookWorkerOptions {
   /**
    * How long a job's claim lasts if its worker dies (a job restarted after a crash waits for
    * it). Renewed every third of it while the handler runs (with a store that has `extend`, as
-   * the default has), so it cannot lapse under a long handler. Default 30 000.
+   * the default has), so it cannot lapse under a long handler. Default 10 000: no longer than
+   * `lockDuration`, so a job whose worker was killed runs again as soon as it is found stalled.
    */
   claimMs?: number
   /**
@@ -70,9 +71,13 @@ export interface WebhookWorkerOptions {
    * service, which will not send it again: default 1 000, where BullMQ's own is 1.
    */
   maxStalledCount?: number
-  /** BullMQ's job lock, in ms: a worker silent this long is presumed dead and its jobs retried. Default 30 000. */
+  /**
+   * BullMQ's job lock, in ms: a worker silent this long is presumed dead and its jobs retried
+   * (BullMQ renews it every half of it while a job runs). Default 10 000 (BullMQ's: 30 000):
+   * with `stalledInterval`, a killed worker's job runs again within about 15 s.
+   */
   lockDuration?: number
-  /** How often stalled jobs are looked for, in ms. Default 30 000. */
+  /** How often stalled jobs are looked for, in ms. Default 5 000 (BullMQ's: 30 000). */
   stalledInterval?: number
   /** Told of worker errors and of jobs that failed (with the attempt). Default the console. */
   logger?: Pick<Logger, 'warn' | 'error'>
@@ -129,7 +134,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   // Blocking commands wait for jobs: no retry limit per request on this connection (BullMQ's rule).
   const client = ownClient(who, where.connection as ConnectionInput, { maxRetriesPerRequest: null })
   client.on('error', () => {})
-  const claimMs = positive('claimMs', options.claimMs, 30_000)
+  const claimMs = positive('claimMs', options.claimMs, 10_000)
   const dedupe =
     options.dedupe === false
       ? undefined
@@ -177,8 +182,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     connection: client,
     prefix: where.prefix,
     concurrency: positive('concurrency', options.concurrency, 1),
-    lockDuration: positive('lockDuration', options.lockDuration, 30_000),
-    stalledInterval: positive('stalledInterval', options.stalledInterval, 30_000),
+    lockDuration: positive('lockDuration', options.lockDuration, 10_000),
+    stalledInterval: positive('stalledInterval', options.stalledInterval, 5_000),
     maxStalledCount: positive('maxStalledCount', options.maxStalledCount, 1_000),
   })
   worker.on('error', (error) => log.error(`${who}: ${error.message}`))

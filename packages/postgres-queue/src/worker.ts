@@ -63,7 +63,11 @@ export interface PostgresWorkerOptions {
    * created on start); `false` turns it off (at-least-once).
    */
   dedupe?: DedupeStore | false
-  /** How long a job's dedupe claim lasts if its worker dies, in ms; renewed while it runs. Default 30 000. */
+  /**
+   * How long a job's dedupe claim lasts if its worker dies, in ms; renewed every third of it
+   * while the job runs. Default 10 000: it lapses before pg-boss retries the job (its heartbeat,
+   * `heartbeatSeconds`, 10), so a killed worker's job runs again within about 15 s.
+   */
   claimMs?: number
   /** Install pg-boss's tables (and the dedupe table) when missing. Default true. */
   migrate?: boolean
@@ -117,7 +121,7 @@ export function createPostgresWorker(options: PostgresWorkerOptions): PostgresWo
   const schema = checkSchema(who, where.schema)
   const concurrency = wholeNumber(who, 'concurrency', options.concurrency, 1)
   const pollMs = wholeNumber(who, 'pollMs', options.pollMs, 500, { min: 500 })
-  const claimMs = wholeNumber(who, 'claimMs', options.claimMs, 30_000)
+  const claimMs = wholeNumber(who, 'claimMs', options.claimMs, 10_000)
   const log = options.logger ?? consoleLogger
   const { handler, ledger } = parts
   const dedupe =

@@ -21,7 +21,11 @@ export interface DeliveryLedgerOptions {
    * together. Default 5.
    */
   maxAttempts?: number
-  /** The lease a running delivery holds, renewed every third of it. Default 60 000 ms. */
+  /**
+   * The lease a running delivery holds, renewed every third of it while its handlers run.
+   * Default 10 000 ms: a delivery whose process was killed is taken up again (by the queue's
+   * retry, by the service's) once it lapses, within about 15 s on either queue.
+   */
   leaseMs?: number
   /**
    * With a store several processes share: how long a delivery waits for another process's
@@ -74,7 +78,7 @@ export function resolveLedgerOptions(options: DeliveryLedgerOptions) {
     bodyMs: positive(options.retention?.bodyMs, 7 * DAY, 'retention.bodyMs'),
     entryMs: positive(options.retention?.entryMs, 30 * DAY, 'retention.entryMs'),
     maxAttempts: positive(options.maxAttempts, 5, 'maxAttempts'),
-    leaseMs: positive(options.leaseMs, 60_000, 'leaseMs'),
+    leaseMs: positive(options.leaseMs, 10_000, 'leaseMs'),
     orderWaitMs: positive(options.orderWaitMs, 5_000, 'orderWaitMs'),
     stale: options.stale ?? 'skip',
     volatile: volatile === undefined || volatile.length === 0 ? undefined : new Set(volatile),

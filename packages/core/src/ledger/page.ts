@@ -1,15 +1,7 @@
 import { ConfigError } from '../errors/errors.js'
 import { consoleLogger, describeError, emit, type Logger } from '../log.js'
 import type { DeliveryStatus, LedgerEntry } from './entry.js'
-import {
-  COOKIE,
-  fromThisPage,
-  newToken,
-  type PageSecrets,
-  pageKeys,
-  tokenCookie,
-  tokenHolds,
-} from './page-guard.js'
+import { COOKIE, fromThisPage, newToken, pageKeys, tokenCookie, tokenHolds } from './page-guard.js'
 import { malformed, type PageNotice, renderPage } from './page-html.js'
 import {
   boundedText,
@@ -57,7 +49,7 @@ export interface LedgerPageOptions {
    * newest first, to rotate it). Default: a key of this process, so give one when several
    * instances serve the page (a token made by one is refused by another without it).
    */
-  secret?: PageSecrets
+  secret?: string | readonly string[]
   /**
    * Runs a delivery again: the webhook handler's (or middleware's) `replay`. Without it, the
    * page has no replay buttons.
