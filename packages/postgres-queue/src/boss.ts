@@ -94,6 +94,8 @@ export class BossStarter {
   readonly #who: string
   #timer: ReturnType<typeof setTimeout> | undefined
   #waiters: (() => void)[] = []
+  /** Told when the first start attempt ends, whichever way. */
+  #firstTold: (() => void)[] = []
 
   constructor(
     who: string,
@@ -117,6 +119,7 @@ export class BossStarter {
       if (this.state.kind !== 'starting') return
       const attempt = this.state.attempt + 1
       this.state = { kind: 'starting', attempt, error: error as Error }
+      for (const wake of this.#firstTold.splice(0)) wake()
       if (attempt === 1) {
         this.#log.warn(
           `${this.#who}: could not start yet (${(error as Error).message}): trying again every few seconds; deliveries are answered 503 until then.`,
@@ -132,7 +135,18 @@ export class BossStarter {
       return
     }
     this.state = { kind: 'started' }
-    for (const wake of this.#waiters.splice(0)) wake()
+    for (const wake of [...this.#waiters.splice(0), ...this.#firstTold.splice(0)]) wake()
+  }
+
+  /**
+   * Resolves once the first start attempt has ended (started, or failed: then `notStarted()`
+   * says why); at once when it has. A delivery that arrives while a queue just made is
+   * starting waits for it, instead of being answered 503 for want of a moment.
+   */
+  firstAttempt(): Promise<void> {
+    const { state } = this
+    if (state.kind !== 'starting' || state.attempt > 0) return Promise.resolve()
+    return new Promise((resolve) => this.#firstTold.push(resolve))
   }
 
   /** Resolves once started (never, if closed first). */
@@ -155,6 +169,7 @@ export class BossStarter {
     const was = this.state.kind
     this.state = { kind: 'closed' }
     clearTimeout(this.#timer)
+    for (const wake of this.#firstTold.splice(0)) wake()
     if (was === 'started') await this.#boss.stop({ graceful })
   }
 }

@@ -133,8 +133,18 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
     context: WebhookContext,
     delivery?: QueueDelivery,
   ): Promise<void> {
-    const refused = starter.notStarted()
-    if (refused !== undefined) throw refused
+    const began = performance.now()
+    if (starter.notStarted() !== undefined) {
+      // A queue just made waits for its first start (within timeoutMs); one whose start
+      // failed (PostgreSQL down) is answered 503 at once, as the service then retries.
+      await withinMs(
+        starter.firstAttempt(),
+        timeoutMs,
+        `the queue did not start within ${timeoutMs} ms`,
+      )
+      const refused = starter.notStarted()
+      if (refused !== undefined) throw refused
+    }
     const key = delivery?.key ?? event.id
     const jobKey = jobKeyOf(delivery, event.id)
     const job = {
@@ -156,7 +166,7 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
             }
           : job,
       ),
-      timeoutMs,
+      Math.max(1, timeoutMs - (performance.now() - began)),
       `PostgreSQL did not commit the job within ${timeoutMs} ms`,
     )
   }

@@ -113,6 +113,30 @@ it('one delivery enqueued many times at once, in one group and across groups: on
   }
 })
 
+it('a queue just made takes deliveries before ready(): 60 sent at once while it starts (its schema made then) are all answered 200, one job each', async () => {
+  const schema = freshSchema()
+  const queue = createPostgresQueue({ pool, schema, logger: quiet })
+  const handler = createWebhookHandler(SECRET, { queue, logger: quiet }).on(
+    'event.created',
+    () => {},
+  )
+  try {
+    // Not awaited: the first start (installing pg-boss's tables) is under way as they arrive.
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, (_, n) => deliver(handler, `payload_early${n}`)),
+    )
+    expect(statuses.filter((s) => s !== 200)).toEqual([])
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM ${schema}.job WHERE name = $1`,
+      ['scheduling-webhooks'],
+    )
+    expect(rows[0].n).toBe(60)
+  } finally {
+    await queue.close()
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  }
+})
+
 it('PostgreSQL unreachable at boot: 503 at once meanwhile, then the queue and worker start on their own and run what is sent again', async () => {
   const server = await ownPostgres({ started: false })
   const down = newPool(server.url)
