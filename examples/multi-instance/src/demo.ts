@@ -7,7 +7,11 @@
 // webhook) and has every instance reconcile them at once, and ends with a summary table.
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { type AnyWebhookEvent, createCredentialCipher } from '@scheduling-kit/express'
+import {
+  type AnyWebhookEvent,
+  createCredentialCipher,
+  type TokenRecord,
+} from '@scheduling-kit/express'
 import { nodeBinary } from '@scheduling-kit/runtime-binaries'
 import {
   completeOAuthFlow,
@@ -162,8 +166,19 @@ try {
   const failures: string[] = []
   for (let round = 0; round < EXPIRIES; round++) {
     const key = (await data.tokenKeys())[0]!
-    const { version: _, ...record } = (await tokens.get(key))!
-    await tokens.set(key, { ...record, expiresAt: Date.now() - 1_000 })
+    // Expired over the version read: a background refresh (a reconcile) that wrote newer
+    // tokens meanwhile is not rolled back (the token manager would refuse the older tokens).
+    let record: TokenRecord
+    for (;;) {
+      const { version, ...current } = (await tokens.get(key))!
+      record = current
+      const expired = { ...current, expiresAt: Date.now() - 1_000 }
+      if (tokens.compareAndSet === undefined) {
+        await tokens.set(key, expired)
+        break
+      }
+      if (await tokens.compareAndSet(key, expired, version)) break
+    }
     service.expireToken(record.accessToken)
     const before = service.auth.counters.refresh
     const answers = await Promise.all(

@@ -124,46 +124,6 @@ function tokenStoreRecords(
       assert.deepEqual(plain(await store.get(`${a}1`)), z)
     })
 
-    it('a rolled-back record is never used: after a reconnection as another account, the old connection restored is refused, naming why', async () => {
-      const store = await createStore()
-      const k = key('rollback')
-      const refreshes: string[] = []
-      const tokens = createTokenManager({
-        oauth: { refresh: async (rt) => void refreshes.push(rt) as never },
-        store,
-        revalidateMs: 0,
-      })
-      const now = Date.now()
-      const asP = record({
-        account: { id: 'acct_P' },
-        connection: 'gen_P',
-        expiresAt: now + 3_600_000,
-      })
-      await store.set(k, asP)
-      assert.equal(await tokens.getAccessToken(k), asP.accessToken)
-      // The user connects again, as another account: newer tokens, a new generation.
-      const asQ = record({
-        account: { id: 'acct_Q' },
-        connection: 'gen_Q',
-        expiresAt: now + 7_200_000,
-      })
-      await store.set(k, asQ)
-      assert.equal(await tokens.getAccessToken(k), asQ.accessToken)
-      // P's old record restored (a backup, a replica that lagged): refused, not used as Q's.
-      await store.set(k, asP)
-      await assert.rejects(tokens.getAccessToken(k), (error: Error & { code?: string }) => {
-        assert.equal(error.code, 'not_connected')
-        assert.match(error.message, /rolled back/)
-        assert.ok(!error.message.includes(asP.accessToken))
-        return true
-      })
-      assert.deepEqual(refreshes, [])
-      // A later connection is used again.
-      const again = record({ connection: 'gen_R', expiresAt: now + 8_000_000 })
-      await store.set(k, again)
-      assert.equal(await tokens.getAccessToken(k), again.accessToken)
-    })
-
     it('a record read is a copy: changing it does not change the store', async () => {
       const store = await createStore()
       const k = key('copy')

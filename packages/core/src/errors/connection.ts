@@ -13,7 +13,7 @@ export class NotConnectedError extends SchedulingError<'not_connected'> {
       'not_connected',
       why === undefined
         ? `No tokens are stored for "${key}": connect the account first.`
-        : `The tokens stored for "${key}" are not this app's: ${why}. Connect the account to this app.`,
+        : `The tokens stored for "${key}" are not used: ${why}. Connect the account again.`,
       { status: 401 },
     )
     this.key = key

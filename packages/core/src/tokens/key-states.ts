@@ -7,12 +7,6 @@ export interface KeyState {
   seen?: string
   /** The last transient failure, thrown while refreshing is on hold. */
   lastError?: unknown
-  /**
-   * When the newest tokens this process read or wrote for the key expire: a record read later
-   * whose tokens expire earlier was rolled back (a restored backup, a replica behind), and is
-   * refused.
-   */
-  newest?: number
 }
 
 /**

@@ -61,12 +61,6 @@ function frozen(record: TokenRecord): TokenRecord {
   return Object.freeze(copy)
 }
 
-/**
- * How far a record's tokens have come: their expiry. New tokens (a refresh, a reconnection)
- * expire later than the ones they replace; a rolled-back record's expire earlier.
- */
-const stampOf = (record: TokenRecord): number => record.expiresAt
-
 /** The store side of the token manager, for all keys of this process. */
 export class TokenStoreAccess {
   readonly keys: KeyStates
@@ -162,19 +156,6 @@ export class TokenStoreAccess {
       this.kept.delete(key)
       throw new NotConnectedError(key, otherAppWhy(record, app))
     }
-    // Tokens only move forward: a record older than one this process already read or wrote
-    // for the key is not used (after a reconnection as another account, it is that account's
-    // old connection). A disconnect deletes the record, and what is known of the key with it.
-    const entry = this.keys.get(key)
-    const stamp = stampOf(record)
-    if (entry.newest !== undefined && stamp < entry.newest) {
-      this.kept.delete(key)
-      throw new NotConnectedError(
-        key,
-        `the stored record holds tokens expiring at ${new Date(stamp).toISOString()}, older than the ones this process already used (expiring at ${new Date(entry.newest).toISOString()}): it was rolled back (a restored backup, a replica behind) and is not used`,
-      )
-    }
-    entry.newest = stamp
     return record
   }
 
@@ -187,20 +168,12 @@ export class TokenStoreAccess {
     const { version: _, ...record } = next
     if (!this.s.hasCas) {
       await this.s.store.set(key, record)
-      this.#wrote(key, record)
       return record
     }
     if (await this.s.store.compareAndSet!(key, record, base.version)) {
-      this.#wrote(key, record)
       return { ...record, version: (base.version ?? 0) + 1 }
     }
     return undefined
-  }
-
-  /** Notes the tokens just written as the newest of the key. */
-  #wrote(key: string, record: TokenRecord): void {
-    const entry = this.keys.get(key)
-    entry.newest = Math.max(entry.newest ?? 0, stampOf(record))
   }
 
   /** Waits for the lease; or for the record another process writes while holding it. */

@@ -191,6 +191,17 @@ describe('createTokenManager', () => {
     expect(await tokens.getAccessToken('u2')).toBe(unnamed.accessToken)
   })
 
+  it('the same tokens stored with an earlier expiry (an app forcing a refresh) are refreshed, not taken for a rolled-back record', async () => {
+    const store = new MemoryTokenStore()
+    const record = await connect(store, 'u1', HOUR)
+    const tokens = manager(store, { revalidateMs: 0 })
+    expect(await tokens.getAccessToken('u1')).toBe(record.accessToken)
+    await store.set('u1', { ...record, expiresAt: Date.now() - 1_000 })
+    const fresh = await tokens.getAccessToken('u1')
+    expect(fresh).not.toBe(record.accessToken)
+    expect(server.counters.refresh).toBe(1)
+  })
+
   it('marks the record and throws ReauthorizationRequiredError when the refresh token is dead', async () => {
     const store = new MemoryTokenStore()
     const old = await connect(store, 'u1', -1000)
