@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '@scheduling-kit/conformance'
@@ -26,13 +27,32 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
 }
 
 /**
+ * A port for a cluster node: free, with its cluster bus port (10 000 above) free too, both below
+ * Linux's ephemeral range (32768-60999), where another process's outgoing connection could take
+ * the bus port before the node binds it.
+ */
+async function clusterPort(taken: readonly number[]): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = await freePort()
+    if (port > 22_767 || taken.includes(port) || taken.includes(port - 10_000)) continue
+    const bus = createServer()
+    const free = await new Promise<boolean>((resolve) => {
+      bus.once('error', () => resolve(false))
+      bus.listen(port + 10_000, '127.0.0.1', () => bus.close(() => resolve(true)))
+    })
+    if (free) return port
+  }
+  throw new Error('no port for a cluster node with its bus port free, after 200 tries')
+}
+
+/**
  * Starts three `redis-server --cluster-enabled yes` (six with `replicas`: a replica per master,
  * failing over after a second) and joins them with `redis-cli --cluster create`.
  */
 export async function startCluster(options: { replicas?: boolean } = {}): Promise<LocalCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'sk-cluster-'))
   const ports: number[] = []
-  for (let i = 0; i < (options.replicas ? 6 : 3); i++) ports.push(await freePort())
+  for (let i = 0; i < (options.replicas ? 6 : 3); i++) ports.push(await clusterPort(ports))
   const children: ChildProcess[] = ports.map((port) =>
     spawn(
       process.env.REDIS_SERVER ?? 'redis-server',
