@@ -5,6 +5,7 @@ export {
   announceConnectionChange,
   type ConnectionChange,
   type ConnectionStatus,
+  newConnection,
   type WebhookStatus,
 } from '../tokens/connection.js'
 export type { GetTokenOptions, TokenManager } from '../tokens/contract.js'

@@ -11,7 +11,7 @@ import {
   type Traced,
   within,
 } from '../telemetry/otel.js'
-import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
+import { accountIdOf, announceConnectionChange, newConnection } from '../tokens/connection.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import {
   ensureWebhook,
@@ -20,7 +20,7 @@ import {
   webhookPendingPage,
 } from './account-webhook.js'
 import { checkIssuer, serviceRefusal } from './callback-query.js'
-import { connectionCookie, newConnectionNonce } from './connection.js'
+import { connectionCookie } from './connection.js'
 import { redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse } from './options.js'
 import type { RouteSettings } from './settings.js'
@@ -137,9 +137,6 @@ async function connectAccount<Req>(
   const { tokens, account } = await connect(code, signIn.v, settings, traced)
   const key = await keyFor(request, account, settings)
   setAttributes(traced, { 'scheduling.account': attributeText(key) })
-  // This connection's nonce: its cookie counts only while the record is this connection.
-  const connection = newConnectionNonce()
-  const record: TokenRecord = { ...tokens, account, connection, app: settings.app }
   const previous = await inChildSpan('scheduling.token_store.get', traced, () =>
     step(
       'store_failed',
@@ -147,6 +144,10 @@ async function connectAccount<Req>(
       () => settings.store.get(key),
     ),
   )
+  // This connection's generation, later than the one it replaces: its cookie counts only while
+  // the record is this connection, and a restored older record is refused as rolled back.
+  const connection = newConnection(previous?.connection)
+  const record: TokenRecord = { ...tokens, account, connection, app: settings.app }
   const accountId = accountIdOf(record)
   const previousAccountId = accountIdOf(previous)
   const switched =

@@ -1,5 +1,4 @@
 import type { HeadersInput } from '../http/headers.js'
-import { randomToken } from '../platform/bytes.js'
 import type { TokenStore } from '../tokens/store.js'
 import {
   type CookieSecrets,
@@ -93,11 +92,6 @@ export async function readConnectedKey(
   options?: ReadConnectionOptions,
 ): Promise<string | undefined> {
   return (await readConnection(headers, cookieSecret, options))?.k
-}
-
-/** A new connection's nonce, kept in its token record and in its cookie. */
-export function newConnectionNonce(): string {
-  return randomToken(16)
 }
 
 /** The cookie naming the account just connected, with this connection's nonce and expiry. */

@@ -1,4 +1,5 @@
 import { serverText } from '../errors/errors.js'
+import { randomToken } from '../platform/bytes.js'
 import type { ConnectionApp, TokenRecord } from './record.js'
 import type { TokenStore } from './store.js'
 
@@ -95,6 +96,46 @@ export function otherAppWhy(record: { app?: ConnectionApp }, app: ConnectionApp)
         `it was made for ${f} ${JSON.stringify(serverText(String(made[f]), 200))}, this app's is ${JSON.stringify(app[f])}`,
     )
     .join('; ')
+}
+
+/**
+ * A new connection's generation: `<stamp>.<nonce>`, the stamp (milliseconds, base 36) later
+ * than the connection it replaces even when this machine's clock is behind the one that made
+ * it, the nonce random. Generations order connections: a record whose generation is older than
+ * one already seen was rolled back.
+ */
+export function newConnection(previous?: string, now: number = Date.now()): string {
+  const floor = connectionStamp(previous)
+  const stamp = floor === undefined ? now : Math.max(now, floor + 1)
+  return `${stamp.toString(36)}.${randomToken(16)}`
+}
+
+const STAMPED = /^([0-9a-z]{1,11})\.[A-Za-z0-9_-]+$/
+
+/**
+ * When a connection was made, from its generation; `undefined` for one that names no time (a
+ * record stored before generations were stamped, or written by the app).
+ */
+export function connectionStamp(connection: unknown): number | undefined {
+  if (typeof connection !== 'string') return undefined
+  const match = STAMPED.exec(connection)
+  if (match === null) return undefined
+  const stamp = Number.parseInt(match[1]!, 36)
+  return Number.isSafeInteger(stamp) ? stamp : undefined
+}
+
+/**
+ * Why a record is refused as rolled back, or `undefined` when it may be used: its generation is
+ * older than `newest`, the newest this process has seen for the key (after a reconnection, a
+ * restored backup or a replica behind holds the old connection, maybe another account's).
+ */
+export function rolledBackWhy(
+  record: Pick<TokenRecord, 'connection'>,
+  newest: number | undefined,
+): string | undefined {
+  const stamp = connectionStamp(record.connection)
+  if (stamp === undefined || newest === undefined || stamp >= newest) return undefined
+  return `the stored record is a connection made at ${new Date(stamp).toISOString()}, older than the one this process already used (made at ${new Date(newest).toISOString()}): it was rolled back (a restored backup, a replica behind) and is not used`
 }
 
 /** Who hears of a key's connection changing in this process, per token store. */

@@ -134,6 +134,7 @@ const ENTRIES = {
     'GetTokenOptions',
     'MemoryTokenStore',
     'MemoryTokenStoreOptions',
+    'newConnection',
     'TokenManager',
     'TokenManagerOptions',
     'TokenRefresher',
