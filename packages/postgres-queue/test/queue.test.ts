@@ -141,7 +141,12 @@ it('PostgreSQL unreachable at boot: 503 at once meanwhile, then the queue and wo
   const server = await ownPostgres({ started: false })
   const down = newPool(server.url)
   const warnings: string[] = []
-  const queue = createPostgresQueue({ pool: down, logger: { warn: (m) => void warnings.push(m) } })
+  // A wait for the start would outlast this test (its time-out catches it): the 503 comes at once.
+  const queue = createPostgresQueue({
+    pool: down,
+    timeoutMs: 3_600_000,
+    logger: { warn: (m) => void warnings.push(m) },
+  })
   const runs: string[] = []
   const handler = createWebhookHandler(SECRET, { queue, logger: quiet }).on(
     'event.created',
@@ -149,9 +154,7 @@ it('PostgreSQL unreachable at boot: 503 at once meanwhile, then the queue and wo
   )
   const worker = createPostgresWorker({ handler, pool: down, logger: quiet })
   try {
-    const started = Date.now()
     expect(await deliver(handler, 'payload_boot')).toBe(503)
-    expect(Date.now() - started).toBeLessThan(5_000)
     expect((await queue.health()).ok).toBe(false)
     await vi.waitFor(() => expect(warnings.join()).toMatch(/could not start yet/), {
       timeout: 10_000,
