@@ -13,6 +13,10 @@ export interface LocalCluster {
   client(): Cluster
   /** Kills the node at `host:port` with SIGKILL (its replica takes over, when it has one). */
   kill(address: string): void
+  /** Stops (`SIGSTOP`) or resumes (`SIGCONT`) the node at `host:port`. */
+  pause(address: string, paused: boolean): void
+  /** `host:port` of the replica of the master at `address`, as the cluster says now. */
+  replicaOf(address: string): Promise<string>
   /** `host:port` of each master, as the cluster says now, in the order of their slots. */
   masters(): Promise<string[]>
   stop(): Promise<void>
@@ -73,6 +77,9 @@ export async function startCluster(options: { replicas?: boolean } = {}): Promis
         'noeviction',
         '--cluster-node-timeout',
         options.replicas ? '1000' : '15000',
+        // A replica paused by a test (its master killed meanwhile) still takes over on resuming.
+        '--cluster-replica-validity-factor',
+        '0',
       ],
       { cwd: dir, stdio: 'ignore' },
     ),
@@ -87,6 +94,28 @@ export async function startCluster(options: { replicas?: boolean } = {}): Promis
     },
     kill(address: string) {
       children[cluster.nodes.indexOf(address)]?.kill('SIGKILL')
+    },
+    pause(address: string, paused: boolean) {
+      children[cluster.nodes.indexOf(address)]?.kill(paused ? 'SIGSTOP' : 'SIGCONT')
+    },
+    async replicaOf(address: string) {
+      const [host, port] = address.split(':')
+      const probe = new Redis(Number(port), host!, { lazyConnect: true, retryStrategy: () => null })
+      probe.on('error', () => {})
+      try {
+        await probe.connect()
+        // CLUSTER NODES: `<id> <host:port@bus> <flags> <master id> ...`, one node a line.
+        const lines = String(await probe.cluster('NODES'))
+          .trim()
+          .split('\n')
+          .map((line) => line.split(' '))
+        const id = lines.find((f) => f[2]!.includes('myself'))![0]
+        const replica = lines.find((f) => f[3] === id)
+        if (replica === undefined) throw new Error(`the master ${address} has no replica`)
+        return replica[1]!.split('@')[0]!
+      } finally {
+        probe.disconnect()
+      }
     },
     async masters() {
       for (const address of cluster.nodes) {

@@ -73,11 +73,18 @@ describe('a master SIGKILLed mid-scan', () => {
     const fault = killMidScan(client, RECORDS / 4)
     const result = await rotating.reencrypt().catch((error: unknown) => error)
     expect(fault.killed()).toBeDefined()
+    const killed = fault.killed()!
     if (isSchedulingError(result)) {
       expect(result.code).toBe('scan_incomplete')
-      return
+      // Once the cluster is whole again, the same store (its client made before the failover,
+      // its topology stale) completes the sweep when asked again: no restart needed.
+      while ((await cluster.masters()).includes(killed)) {
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      await expect(rotating.reencrypt()).resolves.toMatchObject({ failed: [] })
+    } else {
+      expect(result).toMatchObject({ failed: [] })
     }
-    expect(result).toMatchObject({ failed: [] })
     // Following the README: the old key goes once failed is empty. Every user still opens.
     const after = new RedisTokenStore({
       client: cluster.client(),
@@ -89,7 +96,6 @@ describe('a master SIGKILLed mid-scan', () => {
     // machine, as long as that takes; the test's time-out catches a hang). Then read until each
     // opens, a few rounds while clients learn the new master. A record left under the old key
     // never opens, and fails the test.
-    const killed = fault.killed()!
     while ((await cluster.masters()).includes(killed)) await new Promise((r) => setTimeout(r, 200))
     const unopened = new Set(Array.from({ length: RECORDS }, (_, i) => i))
     for (let round = 0; unopened.size > 0 && round < 40; round++) {
@@ -143,17 +149,60 @@ describe('a master SIGKILLed mid-scan', () => {
     expect(fault.killed()).toBeDefined()
     if (report.incomplete === undefined) expect(report.checked).toBeGreaterThanOrEqual(RECORDS)
     else expect((report.incomplete as { code?: string }).code).toBe('scan_incomplete')
-    // Once the cluster settled, keys() lists every account left.
+    // Once the cluster settled, keys() lists every account left: through the same store, its
+    // client made before the failover (no restart, no new client).
+    const killed = fault.killed()!
+    while ((await cluster.masters()).includes(killed)) await new Promise((r) => setTimeout(r, 200))
     const listed = new Set<string>()
-    for await (const key of new RedisSubscriptionStore({
-      client: cluster.client(),
-      prefix,
-      logger: false,
-    }).keys())
-      listed.add(key)
+    for await (const key of store.keys()) listed.add(key)
     const left = await Promise.all(
       Array.from({ length: RECORDS }, (_, i) => writer.get(`user-${i}`).catch(() => 'unreadable')),
     )
     expect(listed.size).toBe(left.filter((r) => r !== undefined).length)
+  }, 120_000)
+
+  it('a store whose client knew the old topology, asked while a master is down and again once the cluster is whole: the second sweep completes, no restart', async () => {
+    const prefix = uniquePrefix('failover-stale')
+    const client = cluster.client()
+    const store = new RedisTokenStore({
+      client,
+      prefix,
+      logger: false,
+      cipher: createCredentialCipher({ keys: { old: oldKey, new: newKey }, current: 'new' }),
+    })
+    const writer = new RedisTokenStore({
+      client,
+      prefix,
+      logger: false,
+      cipher: createCredentialCipher({ keys: { old: oldKey }, current: 'old' }),
+    })
+    for (let i = 0; i < 300; i++) await writer.set(`user-${i}`, record(i))
+    // The master of some slots killed while its replica is stopped: no failover can happen,
+    // so the sweep cannot complete (its rescans name the dead master). Then the replica
+    // resumes and takes over: the same store, its client's topology stale, completes.
+    const first = cluster.nodes.slice(0, 3)
+    const killed = (await cluster.masters()).find((m) => first.includes(m))!
+    const replica = await cluster.replicaOf(killed)
+    cluster.pause(replica, true)
+    cluster.kill(killed)
+    const during = await store.reencrypt().catch((error: unknown) => error)
+    cluster.pause(replica, false)
+    expect(isSchedulingError(during) && during.code).toBe('scan_incomplete')
+    expect((during as Error).message).toContain(killed)
+    while (!(await cluster.masters()).includes(replica))
+      await new Promise((r) => setTimeout(r, 200))
+    const after = await store.reencrypt()
+    expect(after.failed).toEqual([])
+    expect(after.scanned).toBeGreaterThanOrEqual(300)
+    const sealedNew = new RedisTokenStore({
+      client,
+      prefix,
+      logger: false,
+      cipher: createCredentialCipher({ keys: { new: newKey }, current: 'new' }),
+    })
+    const opened = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => sealedNew.get(`user-${i}`).then((r) => r?.accessToken)),
+    )
+    expect(opened).toEqual(Array.from({ length: 300 }, (_, i) => `at_${i}`))
   }, 120_000)
 })
