@@ -1,6 +1,6 @@
 import type { ApiWebhook, SchedulingClient } from '@scheduling-kit/core'
 import { createSchedulingClient, isApiError, isSchedulingError } from '@scheduling-kit/core'
-import { serverText } from '@scheduling-kit/core/store'
+import { serverText, textOf } from '@scheduling-kit/core/store'
 
 export const WEBHOOKS_HELP = `Usage: scheduling-kit webhooks list|get <id>|create <url>|delete <id> [options]
 
@@ -40,17 +40,7 @@ const UNSAFE_IN_JSON = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu
  * a number or a boolean as written, anything else as its JSON, cleaned; `-` when absent.
  */
 export function cell(value: unknown, max: number): string {
-  if (value === undefined || value === null || value === '') return '-'
-  let text: string
-  if (typeof value === 'string') text = value
-  else if (typeof value === 'object') {
-    try {
-      text = JSON.stringify(value) ?? '-'
-    } catch {
-      text = '[unreadable]'
-    }
-  } else text = String(value)
-  return serverText(text, max) || '-'
+  return serverText(textOf(value), max) || '-'
 }
 
 /**

@@ -4,7 +4,7 @@
 // test/package/exports.test.ts.
 
 export { cipherOption, RecordSealer } from '../credentials/sealed.js'
-export { serverText } from '../errors/errors.js'
+export { serverText, textOf } from '../errors/errors.js'
 export { HealthProblem, healthDetail, runCheck } from '../health/health.js'
 export { healthReport } from '../health/report.js'
 export {

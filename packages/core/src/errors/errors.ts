@@ -80,6 +80,22 @@ export function isWebhookError(error: unknown, code?: WebhookErrorCode): error i
 const UNSAFE_TEXT = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu
 
 /**
+ * Any value a store or a server handed back, as text to show (before `serverText` or an HTML
+ * escape): a string as it is, `null` and `undefined` as nothing, an object as its JSON (or
+ * `[unreadable]` when it has none), anything else as `String` gives it.
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === undefined || value === null) return ''
+  if (typeof value !== 'object') return String(value)
+  try {
+    return JSON.stringify(value) ?? ''
+  } catch {
+    return '[unreadable]'
+  }
+}
+
+/**
  * The one cleaning of text a sender or a server chose (a header, a query parameter, an id, an
  * error description), applied before it reaches any log line, message or page: characters in
  * `UNSAFE_TEXT` become spaces, runs of white space one space, and it is cut to `max`

@@ -1,3 +1,4 @@
+import { textOf } from '../errors/errors.js'
 import { escapeHtml } from '../http/html.js'
 import type { LedgerEntry } from './entry.js'
 import type { RecentAnswer, RecentDropped } from './recent.js'
@@ -45,16 +46,7 @@ const TEXT_MAX = 10_000
  * anything else as its JSON; bounded.
  */
 export function text(value: unknown): string {
-  let t: string
-  if (typeof value === 'string') t = value
-  else if (value === undefined || value === null) t = ''
-  else if (typeof value === 'object') {
-    try {
-      t = JSON.stringify(value) ?? ''
-    } catch {
-      t = '[unreadable]'
-    }
-  } else t = String(value)
+  const t = textOf(value)
   return escapeHtml(t.length > TEXT_MAX ? `${t.slice(0, TEXT_MAX)}…` : t)
 }
 

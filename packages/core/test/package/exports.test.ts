@@ -278,6 +278,7 @@ const ENTRIES = {
     'RecordSealer',
     'runCheck',
     'serverText',
+    'textOf',
     'wholeNumber',
   ],
   queue: [
