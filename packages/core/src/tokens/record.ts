@@ -29,8 +29,9 @@ export interface TokenRecord {
   /** The connected account, as the app chose to keep it. */
   account?: AccountInfo
   /**
-   * The connection's generation: a new nonce on every connect (set by the OAuth routes'
-   * callback); a disconnect deletes the record. The connection cookie names it: a cookie from
+   * The connection's generation: a new one on every connect (`newConnection`, set by the OAuth
+   * routes' callback: a time later than the connection it replaces, and a random nonce); a
+   * disconnect deletes the record. The connection cookie names it: a cookie from
    * before a disconnect or a later reconnection no longer counts. Kept as it is by refreshes.
    */
   connection?: string
