@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto'
 import {
   type CredentialCipher,
   createCredentialCipher,
+  createTokenManager,
   generateCredentialKey,
   isSchedulingError,
+  newConnection,
   type ReencryptResult,
   type SubscriptionRecord,
   type SubscriptionStore,
@@ -219,6 +221,41 @@ export function runSealedStoreAttacks(backend: SealedBackend): void {
       for (const key of keys)
         expect((await backend.tokens(onlyNew).get(key))?.tokenType).toBe('bearer')
       expect((await backend.subscriptions(onlyNew).get(sub))?.active).toBe(true)
+    })
+
+    it('a sealed record of the old connection written back raw after a reconnection as another account (a restored backup) is refused as rolled back, never used', async () => {
+      const key = unique('rolled-back')
+      const store = backend.tokens(first)
+      const manager = createTokenManager({
+        store,
+        oauth: {
+          refresh: () => Promise.reject(new Error('no refresh expected')),
+        },
+        revalidateMs: 0,
+      })
+      const asP = { ...tokens(), account: { id: 'acct_P' }, connection: newConnection() }
+      await store.set(key, asP)
+      expect(await manager.getAccessToken(key)).toBe(asP.accessToken)
+      const backup = await backend.readRaw('token', key)
+      const asQ = {
+        ...tokens(),
+        account: { id: 'acct_Q' },
+        connection: newConnection(asP.connection),
+      }
+      await store.set(key, asQ)
+      expect(await manager.getAccessToken(key)).toBe(asQ.accessToken)
+      await backend.writeRaw('token', key, backup)
+      // The store opens it (it is sealed under a key the cipher has, for this key) ...
+      expect((await store.get(key))?.accessToken).toBe(asP.accessToken)
+      // ... the manager that used Q's connection refuses it, without a token in the message.
+      const refusal = await manager.getAccessToken(key).then(
+        () => undefined,
+        (error: Error & { code?: string }) => error,
+      )
+      expect(refusal?.code).toBe('not_connected')
+      expect(refusal?.message).toMatch(/rolled back/)
+      expect(revealed(refusal?.message ?? '', [asP.accessToken, asP.refreshToken])).toEqual([])
+      await manager.close()
     })
 
     it('a planted plaintext record is refused by default: its own code, not "no record", for tokens and subscriptions', async () => {

@@ -4,6 +4,7 @@ import {
   ConfigError,
   createOAuthClient,
   createTokenManager,
+  newConnection,
   type TokenRecord,
   type TokenStore,
 } from '@scheduling-kit/core'
@@ -122,6 +123,47 @@ function tokenStoreRecords(
       assert.equal(await store.get(a), undefined)
       assert.deepEqual(plain(await store.get(`${a}:1`)), y)
       assert.deepEqual(plain(await store.get(`${a}1`)), z)
+    })
+
+    it('a rolled-back record is never used: after a reconnection as another account, the old connection restored is refused, naming why', async () => {
+      const store = await createStore()
+      const k = key('rollback')
+      const refreshes: string[] = []
+      const tokens = createTokenManager({
+        oauth: { refresh: async (rt) => void refreshes.push(rt) as never },
+        store,
+        revalidateMs: 0,
+      })
+      const asP = record({ account: { id: 'acct_P' }, connection: newConnection() })
+      await store.set(k, asP)
+      assert.equal(await tokens.getAccessToken(k), asP.accessToken)
+      // The user connects again, as another account: a later generation (even when this
+      // clock stood still, or went back).
+      const asQ = record({
+        account: { id: 'acct_Q' },
+        connection: newConnection(asP.connection, 0),
+        expiresAt: asP.expiresAt - 60_000,
+      })
+      await store.set(k, asQ)
+      assert.equal(await tokens.getAccessToken(k), asQ.accessToken)
+      // Q's tokens refreshed and re-stored as the app would: the same generation, still used.
+      const refreshed = { ...asQ, accessToken: `${asQ.accessToken}_2` }
+      await store.set(k, refreshed)
+      assert.equal(await tokens.getAccessToken(k), refreshed.accessToken)
+      // P's old record restored (a backup, a replica that lagged): refused, not used as Q's.
+      await store.set(k, asP)
+      await assert.rejects(tokens.getAccessToken(k), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'not_connected')
+        assert.match(error.message, /rolled back/)
+        assert.ok(!error.message.includes(asP.accessToken))
+        assert.ok(!error.message.includes(asP.refreshToken))
+        return true
+      })
+      assert.deepEqual(refreshes, [])
+      // A later connection is used again.
+      const again = record({ connection: newConnection(asQ.connection) })
+      await store.set(k, again)
+      assert.equal(await tokens.getAccessToken(k), again.accessToken)
     })
 
     it('a record read is a copy: changing it does not change the store', async () => {

@@ -7,7 +7,7 @@ import { isSchedulingError, SchedulingError } from './errors.js'
 export class NotConnectedError extends SchedulingError<'not_connected'> {
   readonly key: string
 
-  /** `why`: what makes a stored record no connection of this app (made for another app). */
+  /** `why`: what makes a stored record no connection of this app (another app's, rolled back). */
   constructor(key: string, why?: string) {
     super(
       'not_connected',

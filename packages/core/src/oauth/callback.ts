@@ -11,7 +11,7 @@ import {
   type Traced,
   within,
 } from '../telemetry/otel.js'
-import { accountIdOf, announceConnectionChange, newConnection } from '../tokens/connection.js'
+import { accountIdOf, announceConnectionChange } from '../tokens/connection.js'
 import type { AccountInfo, TokenRecord, TokenSet } from '../tokens/record.js'
 import {
   ensureWebhook,
@@ -25,6 +25,7 @@ import { redirect, step } from './flow.js'
 import type { OAuthRequest, OAuthResponse } from './options.js'
 import type { RouteSettings } from './settings.js'
 import { checkState, claimState, clearStateCookie } from './state.js'
+import { storeConnection } from './store-connection.js'
 
 /** The store key of the account just connected: the `key` option, else the account's id. */
 async function keyFor<Req>(
@@ -91,8 +92,8 @@ async function connect<Req>(
 /**
  * `GET /callback`: checks the state against this browser's sign-in, then the `iss` when the
  * server sent one, and uses the state up; exchanges the code (with the sign-in's PKCE
- * verifier), identifies the account, stores the tokens with a new connection nonce, then
- * redirects (same site only) with the connection cookie naming that nonce.
+ * verifier), identifies the account, stores the tokens as a new connection generation, then
+ * redirects (same site only) with the connection cookie naming that generation.
  */
 export async function callback<Req>(
   request: OAuthRequest<Req>,
@@ -144,25 +145,39 @@ async function connectAccount<Req>(
       () => settings.store.get(key),
     ),
   )
-  // This connection's generation, later than the one it replaces: its cookie counts only while
-  // the record is this connection, and a restored older record is refused as rolled back.
-  const connection = newConnection(previous?.connection)
-  const record: TokenRecord = { ...tokens, account, connection, app: settings.app }
-  const accountId = accountIdOf(record)
+  const made = (connection: string): TokenRecord => ({
+    ...tokens,
+    account,
+    connection,
+    app: settings.app,
+  })
+  const accountId = accountIdOf({ account })
   const previousAccountId = accountIdOf(previous)
   const switched =
     previous !== undefined && previousAccountId !== undefined && previousAccountId !== accountId
-  const write = () =>
-    inChildSpan('scheduling.token_store.set', traced, () =>
+  // This connection's generation, later than the one it replaces, written over the version it
+  // was computed from: its cookie counts only while the record is this connection, and a
+  // restored older record is refused as rolled back.
+  let record: (TokenRecord & { connection: string }) | undefined
+  const write = async () => {
+    record = await inChildSpan('scheduling.token_store.set', traced, () =>
       step(
         'store_failed',
         () => 'The tokens could not be saved in the token store.',
-        () => settings.store.set(key, record),
+        () => storeConnection(settings.store, key, previous, made),
       ),
     )
+  }
   // Another service account than before: its webhook goes while its token still works.
   if (switched) await switchAccount(request, key, previousAccountId, write, settings)
   else await write()
+  const stored = record
+  if (stored === undefined)
+    throw new OAuthFlowError(
+      'store_failed',
+      "The subscriptions' replaceConnection never ran its change: the new connection was not stored.",
+    )
+  const { connection } = stored
   // Every token manager of this process forgets what it kept of the key, before anything runs.
   announceConnectionChange(settings.store, key)
   const webhookFailure = await ensureWebhook(request, key, settings)
@@ -176,7 +191,7 @@ async function connectAccount<Req>(
   await step(
     'connected_hook_failed',
     () => 'The tokens were stored, but the onConnected hook failed.',
-    () => onConnected?.({ key, account, record, request: request.raw }),
+    () => onConnected?.({ key, account, record: stored, request: request.raw }),
   )
   const cookies = [
     clearStateCookie(settings.options.redirectUri, settings.secure),

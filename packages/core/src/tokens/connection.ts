@@ -101,7 +101,8 @@ export function otherAppWhy(record: { app?: ConnectionApp }, app: ConnectionApp)
 /**
  * A new connection's generation: `<stamp>.<nonce>`, the stamp (milliseconds, base 36) later
  * than the connection it replaces even when this machine's clock is behind the one that made
- * it, the nonce random. Generations order connections.
+ * it, the nonce random. Generations order connections: a record whose generation is older than
+ * one already seen was rolled back.
  */
 export function newConnection(previous?: string, now: number = Date.now()): string {
   const floor = connectionStamp(previous)
@@ -121,6 +122,20 @@ export function connectionStamp(connection: unknown): number | undefined {
   if (match === null) return undefined
   const stamp = Number.parseInt(match[1]!, 36)
   return Number.isSafeInteger(stamp) ? stamp : undefined
+}
+
+/**
+ * Why a record is refused as rolled back, or `undefined` when it may be used: its generation is
+ * older than `newest`, the newest this process has seen for the key (after a reconnection, a
+ * restored backup or a replica behind holds the old connection, maybe another account's).
+ */
+export function rolledBackWhy(
+  record: Pick<TokenRecord, 'connection'>,
+  newest: number | undefined,
+): string | undefined {
+  const stamp = connectionStamp(record.connection)
+  if (stamp === undefined || newest === undefined || stamp >= newest) return undefined
+  return `the stored record is a connection made at ${new Date(stamp).toISOString()}, older than the one this process already used (made at ${new Date(newest).toISOString()}): it was rolled back (a restored backup, a replica behind) and is not used`
 }
 
 /** Who hears of a key's connection changing in this process, per token store. */

@@ -7,6 +7,11 @@ export interface KeyState {
   seen?: string
   /** The last transient failure, thrown while refreshing is on hold. */
   lastError?: unknown
+  /**
+   * When the newest connection this process read for the key was made (its generation's
+   * stamp): a record of an older connection was rolled back, and is refused.
+   */
+  connected?: number
 }
 
 /**

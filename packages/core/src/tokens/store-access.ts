@@ -6,7 +6,7 @@ import type { OAuthError } from '../errors/transport.js'
 import { TimeoutError } from '../errors/transport.js'
 import { sleep } from '../http/fetch.js'
 import { notify } from '../log.js'
-import { madeForOtherApp, otherAppWhy } from './connection.js'
+import { connectionStamp, madeForOtherApp, otherAppWhy, rolledBackWhy } from './connection.js'
 import { FreshRecords } from './fresh.js'
 import { KeyStates } from './key-states.js'
 import {
@@ -156,6 +156,16 @@ export class TokenStoreAccess {
       this.kept.delete(key)
       throw new NotConnectedError(key, otherAppWhy(record, app))
     }
+    // Connections only move forward: a record of an older one than this process already read
+    // (a restored backup, a replica behind, maybe another account's) is never used. Refreshes
+    // keep the generation; a disconnect or reconnection announced here forgets it.
+    const entry = this.keys.get(key)
+    const rolledBack = rolledBackWhy(record, entry.connected)
+    if (rolledBack !== undefined) {
+      this.kept.delete(key)
+      throw new NotConnectedError(key, rolledBack)
+    }
+    entry.connected = connectionStamp(record.connection) ?? entry.connected
     return record
   }
 

@@ -221,9 +221,11 @@ describe('each failure of the OAuth routes has its own code', () => {
 
   it('store_failed when the token store refuses the tokens', async () => {
     const tokenStore = new MemoryTokenStore()
-    tokenStore.set = async () => {
+    const full = async () => {
       throw new Error('disk full')
     }
+    tokenStore.set = full
+    tokenStore.compareAndSet = full
     expect(code(await signIn(createOAuthRoutes(options({ tokenStore }))))).toBe('store_failed')
   })
 

@@ -58,12 +58,18 @@ interface History {
  */
 function recording(s: fc.Scheduler, store: TokenStore, history: History): TokenStore {
   const view = ownClient(store)
-  const { get, set, compareAndDelete } = view
+  const { get, set, compareAndSet, compareAndDelete } = view
   view.get = (key) => s.schedule(get(key), 'token get')
   view.set = async (key, record) => {
     await set(key, record)
     if (record.connection !== undefined) history.written.push(record.connection)
     await s.schedule(Promise.resolve(), 'token set')
+  }
+  view.compareAndSet = async (key, record, version) => {
+    const written = await compareAndSet!(key, record, version)
+    if (written && record.connection !== undefined) history.written.push(record.connection)
+    await s.schedule(Promise.resolve(), 'token compare-and-set')
+    return written
   }
   view.compareAndDelete = (key, version) =>
     s.schedule(compareAndDelete!(key, version), 'token compare-and-delete')
@@ -246,13 +252,13 @@ describe('a key switching service account, held halfway', () => {
     })
     let holding = false
     const held = ownClient(tokenStore)
-    const set = held.set
-    held.set = async (key, record) => {
+    const compareAndSet = held.compareAndSet!
+    held.compareAndSet = async (key, record, version) => {
       if (record.account?.id === 'acct_q') {
         holding = true
         await gate
       }
-      return set(key, record)
+      return compareAndSet(key, record, version)
     }
     const noSchedule = fc.sample(fc.scheduler(), 1)[0]!
     const history: History = { browsers: [], written: [], targeted: new Set() }
