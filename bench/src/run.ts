@@ -12,6 +12,7 @@ import { pgGrowthBench } from './pg-growth.js'
 import { queuesBench } from './queues.js'
 import { rerunBench } from './rerun.js'
 import { runtimesBench } from './runtimes.js'
+import { startUpBench } from './start-up.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
 import { telemetryBench } from './telemetry.js'
@@ -19,11 +20,11 @@ import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes,rerun picks sections; all by default.
+// instructions,hostile,runtimes,rerun,startup picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup'
   ).split(','),
 )
 const all = [
@@ -46,6 +47,7 @@ const all = [
   ...(only.has('hostile') ? await hostileHeaderBench() : []),
   ...(only.has('runtimes') ? await runtimesBench() : []),
   ...(only.has('rerun') ? await rerunBench() : []),
+  ...(only.has('startup') ? await startUpBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path'
 import ts from 'typescript'
 
 /**
@@ -124,6 +125,7 @@ export function undocumentedFunctions(dtsFile: string, names: readonly string[])
     true,
   )
   const documented = new Set<string>()
+  const aliases = new Map<string, { local: string; file: string | undefined }>()
   for (const statement of source.statements) {
     const hasDoc = ts.getJSDocCommentsAndTags(statement).length > 0
     if (ts.isFunctionDeclaration(statement) && statement.name !== undefined && hasDoc)
@@ -132,8 +134,26 @@ export function undocumentedFunctions(dtsFile: string, names: readonly string[])
     if (ts.isVariableStatement(statement) && hasDoc)
       for (const d of statement.declarationList.declarations)
         if (ts.isIdentifier(d.name)) documented.add(d.name.text)
+    // `export { s as schedulingWebhooks } from './webhooks-<hash>.js'`: documented where it is
+    // declared; `export { schedulingWebhooks as s }`: under its own name.
+    const clause = ts.isExportDeclaration(statement) ? statement.exportClause : undefined
+    if (clause === undefined || !ts.isNamedExports(clause)) continue
+    const from = (statement as ts.ExportDeclaration).moduleSpecifier
+    const file =
+      from !== undefined && ts.isStringLiteral(from) && from.text.startsWith('./')
+        ? join(dirname(dtsFile), from.text.replace(/\.js$/, '.d.ts'))
+        : undefined
+    for (const element of clause.elements)
+      aliases.set(element.name.text, { local: (element.propertyName ?? element.name).text, file })
   }
-  return names.filter((name) => !documented.has(name))
+  const isDocumented = (name: string): boolean => {
+    if (documented.has(name)) return true
+    const alias = aliases.get(name)
+    if (alias === undefined) return false
+    if (alias.file === undefined) return alias.local !== name && documented.has(alias.local)
+    return undocumentedFunctions(alias.file, [alias.local]).length === 0
+  }
+  return names.filter((name) => !isDocumented(name))
 }
 
 /**

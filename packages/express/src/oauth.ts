@@ -1,6 +1,6 @@
-import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core'
-import { createOAuthRoutes } from '@scheduling-kit/core'
 import { writeNode } from '@scheduling-kit/core/adapter'
+import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core/oauth'
+import { createOAuthRoutes } from '@scheduling-kit/core/oauth'
 import type { Request } from 'express'
 import type { Middleware } from './webhooks.js'
 

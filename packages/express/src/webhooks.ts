@@ -1,9 +1,3 @@
-import type {
-  SecretSource,
-  WebhookHandlerOptions,
-  WebhookHandlerRestOptions,
-} from '@scheduling-kit/core'
-import { createWebhookHandler } from '@scheduling-kit/core'
 import {
   attachWebhookMethods,
   nodeBody,
@@ -12,6 +6,12 @@ import {
   type WebhookMethods,
   writeNode,
 } from '@scheduling-kit/core/adapter'
+import type {
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
+} from '@scheduling-kit/core/webhooks'
+import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { NextFunction, Request, Response } from 'express'
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void

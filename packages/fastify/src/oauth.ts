@@ -1,6 +1,6 @@
-import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core'
-import { createOAuthRoutes } from '@scheduling-kit/core'
 import { OAUTH_PATHS, requireCookieSecret, underMount } from '@scheduling-kit/core/adapter'
+import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core/oauth'
+import { createOAuthRoutes } from '@scheduling-kit/core/oauth'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ALL_METHODS, keepRawStream, requestLogger, send } from './shared.js'
 

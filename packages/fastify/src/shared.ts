@@ -1,4 +1,6 @@
-import type { Logger, OAuthResponse, WebhookResponse } from '@scheduling-kit/core'
+import type { OAuthResponse } from '@scheduling-kit/core/oauth'
+import type { Logger } from '@scheduling-kit/core/telemetry'
+import type { WebhookResponse } from '@scheduling-kit/core/webhooks'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 export const ALL_METHODS = ['DELETE', 'GET', 'OPTIONS', 'PATCH', 'POST', 'PUT']

@@ -1,6 +1,10 @@
-import type { SecretSource, WebhookHandler, WebhookHandlerOptions } from '@scheduling-kit/core'
-import { createWebhookHandler } from '@scheduling-kit/core'
 import { attachWebhookMethods, type WebhookMethods } from '@scheduling-kit/core/adapter'
+import type {
+  SecretSource,
+  WebhookHandler,
+  WebhookHandlerOptions,
+} from '@scheduling-kit/core/webhooks'
+import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ALL_METHODS, keepRawStream, requestLogger, send } from './shared.js'
 

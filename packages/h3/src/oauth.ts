@@ -1,6 +1,6 @@
-import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core'
-import { createOAuthRoutes } from '@scheduling-kit/core'
 import { mountPathOf } from '@scheduling-kit/core/adapter'
+import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core/oauth'
+import { createOAuthRoutes } from '@scheduling-kit/core/oauth'
 import { H3, type H3Event } from 'h3'
 import { send } from './webhooks.js'
 

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http'
+import { attachWebhookMethods, type WebhookMethods } from '@scheduling-kit/core/adapter'
+import type { OAuthResponse } from '@scheduling-kit/core/oauth'
 import type {
-  OAuthResponse,
   SecretSource,
   WebhookHandlerOptions,
   WebhookHandlerRestOptions,
   WebhookRequest,
   WebhookResponse,
-} from '@scheduling-kit/core'
-import { createWebhookHandler } from '@scheduling-kit/core'
-import { attachWebhookMethods, type WebhookMethods } from '@scheduling-kit/core/adapter'
+} from '@scheduling-kit/core/webhooks'
+import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { H3Event, Middleware } from 'h3'
 
 export interface SchedulingWebhooksMiddleware

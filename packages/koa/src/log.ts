@@ -1,4 +1,5 @@
-import type { OAuthResponse, WebhookResponse } from '@scheduling-kit/core'
+import type { OAuthResponse } from '@scheduling-kit/core/oauth'
+import type { WebhookResponse } from '@scheduling-kit/core/webhooks'
 import type { Context, Next } from 'koa'
 
 /** Writes core's answer, or passes on when there is none. */

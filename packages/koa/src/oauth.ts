@@ -1,6 +1,6 @@
-import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core'
-import { createOAuthRoutes } from '@scheduling-kit/core'
 import { appEventLogger, normalMount, underMount } from '@scheduling-kit/core/adapter'
+import type { OAuthRoutes, OAuthRoutesOptions } from '@scheduling-kit/core/oauth'
+import { createOAuthRoutes } from '@scheduling-kit/core/oauth'
 import type { Context, Middleware } from 'koa'
 import { reply } from './log.js'
 

@@ -1,9 +1,3 @@
-import type {
-  SecretSource,
-  WebhookHandlerOptions,
-  WebhookHandlerRestOptions,
-} from '@scheduling-kit/core'
-import { createWebhookHandler } from '@scheduling-kit/core'
 import {
   appEventLogger,
   attachWebhookMethods,
@@ -11,6 +5,12 @@ import {
   quietParserRefusals,
   type WebhookMethods,
 } from '@scheduling-kit/core/adapter'
+import type {
+  SecretSource,
+  WebhookHandlerOptions,
+  WebhookHandlerRestOptions,
+} from '@scheduling-kit/core/webhooks'
+import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { Context, Middleware } from 'koa'
 import { reply } from './log.js'
 

@@ -1,7 +1,8 @@
 import { ApiError } from '../errors/api.js'
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
-import { type FetchLike, parseJson, send, sleep } from '../http/fetch.js'
+import { type FetchLike, parseJson, send } from '../http/fetch.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
+import { sleep } from '../sleep.js'
 import { meters } from '../telemetry/metrics.js'
 import {
   type Attributes,

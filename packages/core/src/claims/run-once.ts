@@ -1,4 +1,4 @@
-import { sleep } from '../http/fetch.js'
+import { sleep } from '../sleep.js'
 import { isThenable } from '../thenable.js'
 import type { ClaimResult, DedupeStore } from './dedupe.js'
 import { newOwnerId } from './owner.js'

@@ -15,10 +15,13 @@ export class SchedulingError<C extends string = SchedulingErrorCode> extends Err
   readonly code: C
   /** The HTTP status this error answers with, when it is answered over HTTP. */
   readonly status: number
-  readonly [BRAND] = true
+  // Set in the constructor, not as a field: a class with a computed field runs code where it is
+  // defined, so a bundler could not drop it from an app that never uses it.
+  declare readonly [BRAND]: true
 
   constructor(code: C, message: string, options?: { status?: number; cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    ;(this as { [BRAND]: true })[BRAND] = true
     this.name = new.target.name
     this.code = code
     this.status = options?.status ?? 500

@@ -170,5 +170,3 @@ export function parseJson(text: string): unknown {
     return undefined
   }
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

@@ -1,6 +1,6 @@
 import { newOwnerId } from '../claims/owner.js'
 import type { CredentialCipher } from '../credentials/types.js'
-import { sleep } from '../http/fetch.js'
+import { sleep } from '../sleep.js'
 import { openBody, sealBody } from './bodies.js'
 import { tellDeadLetter } from './dead-letters.js'
 import type { Admission, Running } from './deliver.js'

@@ -1,5 +1,5 @@
 import { newOwnerId } from '../claims/owner.js'
-import { sleep } from '../http/fetch.js'
+import { sleep } from '../sleep.js'
 import type { SubscriptionStore } from './store.js'
 
 // An account's lease: one instance at a time works on its webhooks. Taken with backoff up to a

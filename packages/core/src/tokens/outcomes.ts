@@ -1,6 +1,6 @@
 import { isTransientError } from '../errors/errors.js'
 import { StaleWriteError } from '../errors/store.js'
-import { sleep } from '../http/fetch.js'
+import { sleep } from '../sleep.js'
 import { actionFor } from './machine.js'
 import type { TokenRecord, TokenSet } from './record.js'
 import { backoff, emit, fingerprint, isTimeout, TokenStoreAccess } from './store-access.js'

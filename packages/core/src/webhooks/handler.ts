@@ -176,7 +176,8 @@ class Endpoint implements WebhookHandler {
   dispatch = async (event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void> => {
     // A queue's worker runs this inside its job's span (`startJobSpan`): the handlers' spans
     // are its children.
-    const watch = observer()?.watchDispatch()
+    const o = observer()
+    const watch = (isThenable(o) ? await o : o)?.watchDispatch()
     // With what the ledger tells a worker's run: a replay, a catch-up, a stale delivery run.
     await this.#registry.dispatch(
       event,

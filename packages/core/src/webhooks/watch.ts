@@ -14,7 +14,10 @@ export function giveObserver(observer: DeliveryObserver | undefined): void {
   given = observer
 }
 
-/** The delivery telemetry when something may record; else `undefined`. */
-export function observer(): DeliveryObserver | undefined {
-  return mayObserve() ? (given ?? defaultObserver) : undefined
+/**
+ * The delivery telemetry when something may record, else `undefined`; a promise of it while the
+ * node build loads its own (once, on the first delivery after an SDK registered).
+ */
+export function observer(): DeliveryObserver | Promise<DeliveryObserver> | undefined {
+  return mayObserve() ? (given ?? defaultObserver?.()) : undefined
 }

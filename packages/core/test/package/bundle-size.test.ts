@@ -40,9 +40,13 @@ async function bundled(source: string, platform: 'node' | 'browser'): Promise<nu
 // The ledger's code comes with the ledger object: the handler carries only its 0.3 kB of glue.
 // The record every delivery goes through (claims/record.ts, the dedupe claim as one of its two
 // kinds) added 49 B to the handler, the ledger branch it replaced counted.
+// Core's build by layers (rollup.config.mjs) puts the webhook path in one chunk: a bundler keeps
+// what it cannot prove unused there statement by statement (the handler's web build measured
+// 11,710 B, +50 B). The node build loads its delivery telemetry by a dynamic import now, so Node
+// starts without it; a bundler inlines the whole module for that import (15,327 B, +1,277 B).
 const BUDGETS = {
   verifySignature: { node: 1_024, browser: 1_024 },
-  createWebhookHandler: { node: 14_050, browser: 11_660 },
+  createWebhookHandler: { node: 15_350, browser: 11_720 },
 } as const
 
 describe('bytes an app pays for one import', () => {
