@@ -1,5 +1,6 @@
 import {
   attachWebhookMethods,
+  createWebhookHandler,
   nodeBody,
   optionsOf,
   serverErrorOf,
@@ -11,7 +12,6 @@ import type {
   WebhookHandlerOptions,
   WebhookHandlerRestOptions,
 } from '@scheduling-kit/core/webhooks'
-import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { NextFunction, Request, Response } from 'express'
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void

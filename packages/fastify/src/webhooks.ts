@@ -1,10 +1,13 @@
-import { attachWebhookMethods, type WebhookMethods } from '@scheduling-kit/core/adapter'
+import {
+  attachWebhookMethods,
+  createWebhookHandler,
+  type WebhookMethods,
+} from '@scheduling-kit/core/adapter'
 import type {
   SecretSource,
   WebhookHandler,
   WebhookHandlerOptions,
 } from '@scheduling-kit/core/webhooks'
-import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ALL_METHODS, keepRawStream, requestLogger, send } from './shared.js'
 

@@ -1,5 +1,9 @@
 import type { IncomingMessage } from 'node:http'
-import { attachWebhookMethods, type WebhookMethods } from '@scheduling-kit/core/adapter'
+import {
+  attachWebhookMethods,
+  createWebhookHandler,
+  type WebhookMethods,
+} from '@scheduling-kit/core/adapter'
 import type { OAuthResponse } from '@scheduling-kit/core/oauth'
 import type {
   SecretSource,
@@ -8,7 +12,6 @@ import type {
   WebhookRequest,
   WebhookResponse,
 } from '@scheduling-kit/core/webhooks'
-import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { H3Event, Middleware } from 'h3'
 
 export interface SchedulingWebhooksMiddleware

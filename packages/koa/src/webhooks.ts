@@ -1,6 +1,7 @@
 import {
   appEventLogger,
   attachWebhookMethods,
+  createWebhookHandler,
   nodeBody,
   quietParserRefusals,
   type WebhookMethods,
@@ -10,7 +11,6 @@ import type {
   WebhookHandlerOptions,
   WebhookHandlerRestOptions,
 } from '@scheduling-kit/core/webhooks'
-import { createWebhookHandler } from '@scheduling-kit/core/webhooks'
 import type { Context, Middleware } from 'koa'
 import { reply } from './log.js'
 

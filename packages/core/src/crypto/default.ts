@@ -1,3 +1,3 @@
 // The providers of the default (Web Crypto) build. The `node` build replaces this module with
-// default.node.ts at bundle time (tsup.config.ts), so the two builds share no state.
+// default.node.ts at bundle time (rollup.config.mjs), so the two builds share no state.
 export { webAesGcm as defaultAesGcm, webCrypto as defaultProvider } from './web.js'

@@ -11,4 +11,7 @@ export { type NodeResponse, optionsOf, serverErrorOf, writeNode } from '../kit/n
 export { appEventLogger, type ErrorEventApp, quietParserRefusals } from '../kit/refusals.js'
 export { type NodeStream, nodeBody } from '../webhooks/body/node.js'
 export type { BodySource } from '../webhooks/body/streams.js'
+// The handler the middlewares wrap, also here (the one name of the root in this entry): an
+// adapter's webhook path then resolves one entry of core, not two.
+export { createWebhookHandler } from '../webhooks/handler.js'
 export { attachWebhookMethods, type WebhookMethods } from '../webhooks/methods.js'

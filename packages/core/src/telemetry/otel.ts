@@ -6,7 +6,7 @@
 
 import type * as Otel from '@opentelemetry/api'
 import { isSchedulingError } from '../errors/errors.js'
-import { loadOpenTelemetry } from '../platform/default.js'
+import { loadOpenTelemetry } from './api/default.js'
 import { registered, setGiven } from './registered.js'
 
 type Api = typeof Otel

@@ -1,9 +1,7 @@
-// @scheduling-kit/fastify/webhooks: the webhooks middleware alone, with core's webhook path (events,
-// signatures, the dedupe store: @scheduling-kit/core/webhooks, which the middleware loads
-// anyway). An app that only receives webhooks imports this and loads nothing of OAuth,
-// subscriptions, the ledger or telemetry.
-
-export * from '@scheduling-kit/core/webhooks'
+// @scheduling-kit/fastify/webhooks: the webhooks middleware alone. An app that only receives
+// webhooks imports this and loads nothing of OAuth, subscriptions, the ledger or telemetry.
+// Event and option types: `import type { ... } from '@scheduling-kit/fastify'` (erased at build,
+// it loads nothing); core's functions of the same path are at `@scheduling-kit/core/webhooks`.
 export {
   type SchedulingWebhooksOptions,
   type SchedulingWebhooksPlugin,

@@ -1,0 +1,2 @@
+await import("fastify")
+await import("@scheduling-kit/fastify")
