@@ -1,2 +1,0 @@
-await import("fastify")
-await import("@scheduling-kit/fastify")
