@@ -5,6 +5,7 @@
 // reaches (the node build's telemetry) gets a chunk of its own, loaded when it is needed.
 // Declarations come from tsup (tsup.config.ts); two builds: the default (Web Crypto) and the
 // `node` condition's, where modules named `default.js` are swapped for `default.node.ts`.
+import { readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { transform } from 'esbuild'
@@ -13,22 +14,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 const src = join(here, 'src')
 const entry = (name) => join(src, 'entries', `${name}.ts`)
 
-const ENTRIES = [
-  'adapter',
-  'app',
-  'client',
-  'credentials',
-  'errors',
-  'ledger',
-  'oauth',
-  'queue',
-  'setup',
-  'store',
-  'subscriptions',
-  'telemetry',
-  'tokens',
-  'webhooks',
-]
+// One entry point per concern beside the root: every file of src/entries/.
+const ENTRIES = readdirSync(join(src, 'entries')).map((file) => file.replace(/\.ts$/, ''))
 
 /** The layers, floor first: a layer's chunk holds what its entries reach and no layer before. */
 const LAYERS = [

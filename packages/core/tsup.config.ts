@@ -1,24 +1,10 @@
+import { readdirSync } from 'node:fs'
 import { defineConfig } from 'tsup'
 import { library } from '../../tsup.shared.js'
 
 // Declarations only: the JavaScript is built by rollup.config.mjs, one chunk per layer. One
-// entry point per concern beside the root (src/entries/).
-const ENTRIES = [
-  'adapter',
-  'app',
-  'client',
-  'credentials',
-  'errors',
-  'ledger',
-  'oauth',
-  'queue',
-  'setup',
-  'store',
-  'subscriptions',
-  'telemetry',
-  'tokens',
-  'webhooks',
-]
+// entry point per concern beside the root: every file of src/entries/.
+const ENTRIES = readdirSync('src/entries').map((file) => file.replace(/\.ts$/, ''))
 const entry: Record<string, string> = { index: 'src/index.ts' }
 for (const name of ENTRIES) entry[name] = `src/entries/${name}.ts`
 

@@ -3,11 +3,5 @@
 // What an app on this framework uses besides the middleware (the rest, such as the
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export * from '@scheduling-kit/core/app'
+export * from './entries/webhooks.js'
 export { type SchedulingOAuthMiddleware, schedulingOAuth } from './oauth.js'
-export {
-  type ExpressWebhookOptions,
-  keepRawBody,
-  type SchedulingWebhooksMiddleware,
-  type SchedulingWebhooksOptions,
-  schedulingWebhooks,
-} from './webhooks.js'

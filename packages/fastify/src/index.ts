@@ -3,9 +3,5 @@
 // What an app on this framework uses besides the plugins (the rest, such as the
 // framework-free handler and the signature functions, is at @scheduling-kit/core).
 export * from '@scheduling-kit/core/app'
+export * from './entries/webhooks.js'
 export { type SchedulingOAuthOptions, schedulingOAuth } from './oauth.js'
-export {
-  type SchedulingWebhooksOptions,
-  type SchedulingWebhooksPlugin,
-  schedulingWebhooks,
-} from './webhooks.js'
