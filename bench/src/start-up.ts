@@ -48,7 +48,8 @@ const ANCHOR = '@octokit/webhooks'
 function count(...specifiers: string[]): number {
   const dir = mkdtempSync(join(tmpdir(), 'start-up-'))
   try {
-    const script = join(here, `.start-up-${process.pid}.mjs`)
+    // Under node_modules (resolution from there finds the bench's packages), never in the tree.
+    const script = join(here, 'node_modules', `.start-up-${process.pid}.mjs`)
     writeFileSync(script, specifiers.map((s) => `await import(${JSON.stringify(s)})\n`).join(''))
     try {
       execFileSync(
