@@ -293,12 +293,14 @@ export function ordered(
  * Whether `mark` (a delivery's) comes after `applied` (the resource's last): a later time, or
  * the same time and a higher precedence, or the same delivery again (a replay of the last).
  * Against a catch-up's mark (its listing's time, to the millisecond), a time the service gave
- * to the second stands for that whole second: a change made while the listing ran is never
- * taken for one it showed.
+ * to the second stands for that whole second, and the listing's own millisecond counts as after
+ * it: a change made while the listing ran is never taken for one it showed.
  */
 export function isNewer(mark: ResourceMark, applied: ResourceMark | undefined): boolean {
   if (applied === undefined || mark.by === applied.by) return true
   const at = mark.coarse === true && applied.listedAt !== undefined ? mark.at + 999 : mark.at
   if (at !== applied.at) return at > applied.at
-  return mark.rank >= applied.rank
+  // At a listing's very millisecond the change may have been made after the listing was read:
+  // it is applied (again, at worst), never taken for one the listing showed.
+  return applied.listedAt !== undefined || mark.rank >= applied.rank
 }

@@ -153,6 +153,17 @@ describe('ordering per resource', () => {
     expect(precedenceOf('event.canceled')).toBeGreaterThan(precedenceOf('event.created'))
   })
 
+  it("a live change made in a listing's very millisecond is applied over the catch-up, whatever its type", () => {
+    // Found by the simulation below (seed 843887356): an event.created at the listing's time
+    // ranked below the catch-up's event.changed and was taken for a change the listing showed.
+    const iso = '2024-05-01T10:00:00.123Z'
+    const listing = { ...at(iso, 'event.changed', 'c0'), listedAt: Date.parse(iso) }
+    expect(isNewer(at(iso, 'event.created', 'p4'), listing)).toBe(true)
+    expect(isNewer(at('2024-05-01T10:00:00.122Z', 'event.canceled', 'p3'), listing)).toBe(false)
+    // Between two live changes the tie is still broken by type.
+    expect(isNewer(at(iso, 'event.created', 'p4'), at(iso, 'event.changed', 'p5'))).toBe(false)
+  })
+
   it('an entry without a resource or a readable time has no mark (never stale)', () => {
     const base = {
       ...delivery,
