@@ -1,12 +1,13 @@
 import type { Options } from 'tsup'
 
 /**
- * Settings every published package's build starts from: `src/index.ts` as dual ESM + CJS with
- * types and source maps (without `sourcesContent`). A package's tsup.config.ts spreads it and says only what differs.
+ * Settings every published package's build starts from: `src/index.ts` as ESM only, with types
+ * and source maps (without `sourcesContent`). There is no CommonJS build: Node 22.12+
+ * `require()`s an ES module. A package's tsup.config.ts spreads it and says only what differs.
  */
 export const library: Options = {
   entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
+  format: ['esm'],
   dts: true,
   target: 'es2022',
   platform: 'node',

@@ -1,5 +1,6 @@
 // Runs every package's tests through turbo, then prints one closing line for all of them:
 // "tests: N passed, N failed" (", N skipped" when any were), from each package's JSON report.
+import './require-node.mjs'
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'

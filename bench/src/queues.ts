@@ -3,11 +3,9 @@
 // stored), at 1, 16 and 64 deliveries at once, against the engine's own raw single add at the
 // same concurrency in the same run; with grouped writes and one job a write. Time per delivery,
 // from the request handed over to the 200, as p50 and p99. BullMQ on Redis runs here;
-// @scheduling-kit/postgres-queue (pg-boss 12) in a child on Node 22, its minimum.
+// @scheduling-kit/postgres-queue (pg-boss 12) in a child process.
 import { spawnSync } from 'node:child_process'
-import { dirname } from 'node:path'
 import { createBullMQQueue } from '@scheduling-kit/bullmq'
-import { nodeBinary } from '@scheduling-kit/runtime-binaries'
 import type { Target } from './harness.js'
 import { compareQueue, printRows, type QueueRow } from './queue-drive.js'
 
@@ -51,20 +49,17 @@ async function bullmqRows() {
   )
 }
 
-/** The PostgreSQL queue's rows, from its child on Node 22. */
+/** The PostgreSQL queue's rows, from its child process. */
 async function postgresRows(): Promise<{
   rows: QueueRow[]
   ratio: Map<number, { grouped: number; single: number }>
 }> {
-  const node = await nodeBinary('node22')
-  if (node.path === undefined) throw new Error(`Node 22: ${node.unavailable ?? node.missing}`)
   const child = spawnSync(
-    node.path,
+    process.execPath,
     ['--import', 'tsx', new URL('./postgres-queue-child.ts', import.meta.url).pathname],
     {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, PATH: `${dirname(node.path)}:${process.env.PATH}` },
       maxBuffer: 1 << 24,
     },
   )
@@ -81,7 +76,7 @@ export async function queuesBench(): Promise<Target[]> {
   const bull = await bullmqRows()
   printRows('BullMQ on Redis', bull.rows)
   const pg = await postgresRows()
-  printRows('@scheduling-kit/postgres-queue (pg-boss 12, Node 22) on PostgreSQL', pg.rows)
+  printRows('@scheduling-kit/postgres-queue (pg-boss 12) on PostgreSQL', pg.rows)
   return [
     {
       what: 'BullMQ: raw single adds / acknowledged deliveries, one at a time (batchSize 1)',

@@ -1,24 +1,19 @@
 import { spawnSync } from 'node:child_process'
-import { dirname } from 'node:path'
-import { nodeBinary } from '@scheduling-kit/runtime-binaries'
 import type { Target } from './harness.js'
 
 /**
  * How long a killed worker's job takes to run again on the other worker, per queue with its
  * defaults (the PostgreSQL queue alone and with the ledger; BullMQ), over BENCH_RERUN_TRIALS
- * trials (default 3) in a child on Node 22: the median and the spread (min to max) printed,
+ * trials (default 3) in a child process: the median and the spread (min to max) printed,
  * the slowest held to the READMEs' 20 s.
  */
 export async function rerunBench(): Promise<Target[]> {
-  const node = await nodeBinary('node22')
-  if (node.path === undefined) throw new Error(`Node 22: ${node.unavailable ?? node.missing}`)
   const child = spawnSync(
-    node.path,
+    process.execPath,
     ['--import', 'tsx', new URL('./rerun/trials.ts', import.meta.url).pathname],
     {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, PATH: `${dirname(node.path)}:${process.env.PATH}` },
     },
   )
   if (child.status !== 0) throw new Error(`the re-run bench failed (${child.status})`)

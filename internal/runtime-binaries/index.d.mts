@@ -9,13 +9,13 @@ export interface RuntimeBinary {
   missing?: string
 }
 
-export type RuntimeBinaryName = 'node20' | 'node22' | 'node24' | 'bun' | 'deno'
+export type RuntimeBinaryName = 'node22' | 'node24' | 'node26' | 'bun' | 'deno'
 
 /** Where fetched runtimes are kept between runs. */
 export const cacheDir: string
 
 /** One Node binary of the matrix, fetched (or found in the cache): a path, or why not. */
-export function nodeBinary(name: 'node20' | 'node22' | 'node24'): Promise<RuntimeBinary>
+export function nodeBinary(name: 'node22' | 'node24' | 'node26'): Promise<RuntimeBinary>
 
 /** Every runtime binary of the matrix, fetched (or found in the cache): a path, or why not. */
 export function runtimeBinaries(): Promise<Record<RuntimeBinaryName, RuntimeBinary>>

@@ -106,7 +106,7 @@ async function binary(runtime, version) {
   }
 }
 
-/** One Node binary of the matrix (`node20`, `node22`, `node24`), fetched or found in the cache. */
+/** One Node binary of the matrix (`node22`, `node24`, `node26`), fetched or found in the cache. */
 export function nodeBinary(name) {
   const version = here.runtimes[name]
   if (version === undefined || !name.startsWith('node')) throw new Error(`no Node runtime ${name}`)
@@ -115,15 +115,15 @@ export function nodeBinary(name) {
 
 /** Every runtime binary of the matrix: a path to run, or why there is none. */
 export async function runtimeBinaries() {
-  const { node20, node22, node24, bun, deno } = here.runtimes
-  const [n20, n22, n24, b, d] = await Promise.all([
-    binary('node', node20),
+  const { node22, node24, node26, bun, deno } = here.runtimes
+  const [n22, n24, n26, b, d] = await Promise.all([
     binary('node', node22),
     binary('node', node24),
+    binary('node', node26),
     binary('bun', bun),
     binary('deno', deno),
   ])
-  return { node20: n20, node22: n22, node24: n24, bun: b, deno: d }
+  return { node22: n22, node24: n24, node26: n26, bun: b, deno: d }
 }
 
 /**

@@ -3,8 +3,10 @@
 // A module belongs to the first layer below whose entries reach it by static imports; layers go
 // from the floor up, so a layer imports only layers before it. What only a dynamic import
 // reaches (the node build's telemetry) gets a chunk of its own, loaded when it is needed.
-// Declarations come from tsup (tsup.config.ts); two builds: the default (Web Crypto) and the
-// `node` condition's, where modules named `default.js` are swapped for `default.node.ts`.
+// Declarations come from tsup (tsup.config.ts). One build for every runtime: the few modules
+// that differ by platform (each folder's `default.ts` and `default.node.ts`) are files of their
+// own under dist/platform/, imported as `#<folder>` and chosen by package.json's `imports`
+// conditions (`node` and `deno`: the node file; `workerd` and everything else: the default).
 import { readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -29,15 +31,43 @@ const LAYERS = [
   ['app', ['app', 'setup']],
 ]
 
+/**
+ * What differs by platform: the `default.ts` / `default.node.ts` pair of each folder listed, as
+ * one import per key (package.json `imports`), built to `runtime/<key>.js` and
+ * `runtime/<key>.node.js`. The webhook path's pieces share one file; the OpenTelemetry lookup
+ * (which loads `node:module`) is apart, so the webhook path does not load it.
+ */
+const PLATFORM = {
+  '#platform': ['crypto', 'platform', 'webhooks/observer'],
+  '#telemetry/api': ['telemetry/api'],
+}
+const importOf = (folder) =>
+  Object.keys(PLATFORM).find((key) => PLATFORM[key].includes(folder)) ??
+  fail(`${folder}/default.js is in no PLATFORM import`)
+const runtimeFile = (key) => `runtime/${key.slice(1).replace('/', '-')}`
+const fail = (message) => {
+  throw new Error(message)
+}
+
 /** TypeScript in, JavaScript out, one module at a time; `.js` specifiers resolve to `.ts`. */
-function typescript(node) {
+function typescript() {
   return {
     name: 'typescript',
     resolveId(source, importer) {
+      if (source.startsWith('\0runtime:')) return source
       if (importer === undefined || !source.startsWith('.')) return null
       const target = resolve(dirname(importer), source)
-      if (node && target.endsWith('/default.js')) return target.replace(/\.js$/, '.node.ts')
+      if (target.endsWith('/default.js') && !importer.startsWith('\0runtime:')) {
+        return { id: importOf(dirname(target).slice(src.length + 1)), external: true }
+      }
       return target.replace(/\.js$/, '.ts')
+    },
+    // A runtime entry (`\0runtime:<key>[.node]`): the folders' default modules of that build.
+    load(id) {
+      if (!id.startsWith('\0runtime:')) return null
+      const [key, build] = id.slice('\0runtime:'.length).split('|')
+      const file = build === 'node' ? 'default.node.ts' : 'default.ts'
+      return PLATFORM[key].map((folder) => `export * from '${join(src, folder, file)}'\n`).join('')
     },
     async transform(code, id) {
       if (!id.endsWith('.ts')) return null
@@ -76,32 +106,32 @@ function layers() {
   }
 }
 
-function build(node) {
-  const suffix = node ? '.node' : ''
+function build() {
   const input = { index: join(src, 'index.ts') }
   for (const name of ENTRIES) input[name] = entry(name)
+  for (const key of Object.keys(PLATFORM)) {
+    input[runtimeFile(key)] = `\0runtime:${key}|default`
+    input[`${runtimeFile(key)}.node`] = `\0runtime:${key}|node`
+  }
   const output = (format, extension) => ({
     dir: 'dist',
     format,
-    entryFileNames: `[name]${suffix}.${extension}`,
-    chunkFileNames: `chunks/[name]${suffix}-[hash].${extension}`,
+    entryFileNames: `[name].${extension}`,
+    chunkFileNames: `chunks/[name]-[hash].${extension}`,
     manualChunks: layers(),
     sourcemap: true,
     sourcemapExcludeSources: true,
-    // A named export per binding, `exports.x` in CommonJS, as tsup wrote it.
-    exports: 'named',
-    interop: 'auto',
     generatedCode: 'es2015',
     hoistTransitiveImports: false,
   })
   return {
     input,
-    external: (id) => id.startsWith('node:'),
-    plugins: [typescript(node)],
+    external: (id) => id.startsWith('node:') || id.startsWith('#'),
+    plugins: [typescript()],
     treeshake: { moduleSideEffects: false },
     // An entry exports its own names only: shared code is imported from a chunk, never from it.
     preserveEntrySignatures: 'strict',
-    output: [output('es', 'js'), output('cjs', 'cjs')],
+    output: [output('es', 'js')],
     onwarn(warning, warn) {
       if (
         warning.code === 'CIRCULAR_DEPENDENCY' &&
@@ -113,4 +143,4 @@ function build(node) {
   }
 }
 
-export default [build(false), build(true)]
+export default build()

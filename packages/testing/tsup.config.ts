@@ -8,21 +8,17 @@ export default defineConfig([
     ...library,
     noExternal: ['@scheduling-kit/fake-auth'],
     dts: { resolve: [/^@scheduling-kit\/fake-auth/] },
-    // runRefreshRace finds its child script next to itself, from the CommonJS build too.
-    shims: true,
   },
   // The process runRefreshRace forks.
   {
     ...library,
     entry: ['src/race-child.ts'],
-    format: ['esm'],
     dts: false,
     sourcemap: false,
   },
   {
     ...library,
     entry: ['src/cli.ts'],
-    format: ['esm'],
     dts: false,
     sourcemap: false,
     banner: { js: '#!/usr/bin/env node' },

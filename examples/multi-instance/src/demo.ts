@@ -1,7 +1,7 @@
 // pnpm demo:multi: three instances of the app behind a round-robin proxy and one worker
 // process, sharing Redis for tokens, sign-in states, webhook dedupe and the queue; with
 // `--postgres`, sharing one PostgreSQL database for all of it instead, no Redis running (the
-// queue is @scheduling-kit/postgres-queue, and its processes run on Node 22). Connects an
+// queue is @scheduling-kit/postgres-queue). Connects an
 // account (login and callback on different instances), races the token refresh across all
 // three, sends a storm of deliveries with replays, connects more accounts (each its own
 // webhook) and has every instance reconcile them at once, and ends with a summary table.
@@ -12,7 +12,6 @@ import {
   createCredentialCipher,
   type TokenRecord,
 } from '@scheduling-kit/express'
-import { nodeBinary } from '@scheduling-kit/runtime-binaries'
 import {
   completeOAuthFlow,
   createTestEvent,
@@ -52,19 +51,10 @@ async function until(what: string, test: () => Promise<boolean>, timeoutMs = 60_
 }
 
 const postgres = process.argv.includes('--postgres') || process.env.DEMO_BACKEND === 'postgres'
-// pg-boss 12, under the PostgreSQL queue, needs Node 22.12 or newer: the instances and the
-// worker run on the matrix's Node 22 then (fetched once into a cache).
-let execPath = process.execPath
-if (postgres) {
-  const node = await nodeBinary('node22')
-  if (node.path === undefined) throw new Error(`Node 22: ${node.unavailable ?? node.missing}`)
-  execPath = node.path
-}
 
 const children: ChildProcess[] = []
 function start(file: string, env: Record<string, string>): Promise<{ port?: number }> {
   const child = fork(new URL(file, import.meta.url), [], {
-    execPath,
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

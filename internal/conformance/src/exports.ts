@@ -99,8 +99,8 @@ export const ADAPTER_REEXPORTS = [
 ] as const
 
 /**
- * Checks an adapter's built entry exports exactly `own` and `ADAPTER_REEXPORTS`, in its ESM and
- * CJS declarations, and that the runtime values of its ESM build are exactly the declared ones.
+ * Checks an adapter's built entry exports exactly `own` and `ADAPTER_REEXPORTS`, in its
+ * declarations, and that its runtime values, imported and required, are exactly the declared ones.
  */
 export async function expectAdapterExports(dist: URL, own: readonly string[]): Promise<void> {
   await expectExports(dist, [...own, ...ADAPTER_REEXPORTS])
@@ -157,9 +157,9 @@ export function undocumentedFunctions(dtsFile: string, names: readonly string[])
 }
 
 /**
- * Checks a package's built entry exports exactly `names` in its ESM and CJS declarations, and
- * that its ESM build's runtime values are exactly `values` (when given) or the declared names
- * it has at runtime.
+ * Checks a package's built entry exports exactly `names` in its declarations, and that its
+ * runtime values, imported and `require()`d (the one ESM build), are exactly `values` (when
+ * given) or the declared names it has at runtime.
  */
 export async function expectExports(
   dist: URL,
@@ -168,11 +168,13 @@ export async function expectExports(
 ): Promise<void> {
   const { expect } = await import('vitest')
   const { fileURLToPath } = await import('node:url')
+  const { createRequire } = await import('node:module')
   const expected = [...names].sort()
-  const files = ['index.d.ts', 'index.d.cts'].map((file) => fileURLToPath(new URL(file, dist)))
-  for (const names of exportedNamesOf(files)) expect(names).toEqual(expected)
+  expect(exportedNames(fileURLToPath(new URL('index.d.ts', dist)))).toEqual(expected)
   const module = (await import(new URL('index.js', dist).href)) as object
-  expect(Object.keys(module).sort()).toEqual(
-    values === undefined ? expected.filter((name) => name in module) : [...values].sort(),
-  )
+  const runtime =
+    values === undefined ? expected.filter((name) => name in module) : [...values].sort()
+  expect(Object.keys(module).sort()).toEqual(runtime)
+  const required = createRequire(new URL('index.js', dist))('./index.js') as object
+  expect(Object.keys(required).sort()).toEqual(runtime)
 }

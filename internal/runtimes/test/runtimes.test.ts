@@ -1,4 +1,4 @@
-// The runtime matrix: the same scenario (fixtures/scenario.mjs) on Node 20, 22 and 24, Bun, Deno
+// The runtime matrix: the same scenario (fixtures/scenario.mjs) on Node 22 (22.12.0, the oldest supported), 24 and 26, Bun, Deno
 // and workerd, against @scheduling-kit/core and @scheduling-kit/h3 as `pnpm pack` ships them.
 // Every runtime is held to the same expectations, to the in-process run on this Node, and to the
 // crypto its export conditions select. The runtimes are fetched from the npm registry when the
@@ -40,7 +40,7 @@ interface RunResult {
   crypto: Crypto
   scenario: Observed
   /** Node, Bun, Deno: the files the runtime resolved for the packages. */
-  resolved?: { core: string; h3Adapter: string }
+  resolved?: { core: string; platform: string; h3Adapter: string }
   /** Node, Bun, Deno: a forged delivery through h3, a signed one and its retry, an app route. */
   h3?: {
     forged: number
@@ -68,7 +68,7 @@ interface RunResult {
 
 type Build = 'node' | 'web'
 interface Runtime {
-  id: 'node20' | 'node22' | 'node24' | 'bun' | 'deno' | 'workerd' | 'workerd-2025'
+  id: 'node22' | 'node24' | 'node26' | 'bun' | 'deno' | 'workerd' | 'workerd-2025'
   label: string
   /** workerd: the Workers' compatibility date. */
   compatibilityDate?: string
@@ -77,9 +77,9 @@ interface Runtime {
 }
 
 const MATRIX: Runtime[] = [
-  { id: 'node20', label: 'Node 20', build: 'node' },
   { id: 'node22', label: 'Node 22', build: 'node' },
   { id: 'node24', label: 'Node 24', build: 'node' },
+  { id: 'node26', label: 'Node 26', build: 'node' },
   // Bun matches the `node` condition: the node:crypto build, on Bun's own node:crypto.
   { id: 'bun', label: 'Bun', build: 'node' },
   // Deno's own condition selects the node:crypto build: Deno implements node:crypto, at about
@@ -144,11 +144,11 @@ type Input = ReturnType<typeof inputFor>
 /** Where the runtime's binary is, or why it cannot run here. */
 function found(runtime: Runtime): RuntimeBinary {
   if (!isWorkerd(runtime)) return binaries[runtime.id as Exclude<Runtime['id'], `workerd${string}`>]
-  // Miniflare 4 needs Node 22 or later: it runs on the matrix's Node 22.
-  const node = binaries.node22
+  // Miniflare 4 needs a recent Node: it runs on the matrix's Node 24.
+  const node = binaries.node24
   const version = driver.version
   if (node.path === undefined) {
-    const why = `Miniflare needs Node 22: ${node.unavailable ?? node.missing}`
+    const why = `Miniflare runs on Node 24: ${node.unavailable ?? node.missing}`
     return node.unavailable ? { version, unavailable: why } : { version, missing: why }
   }
   if (driver.missing !== undefined) return { version, missing: driver.missing }
@@ -272,7 +272,7 @@ for (const runtime of MATRIX) {
           const { runtime: seen, crypto } = outcome.result
           const version = seen.version ?? `${driver.workerdVersion} (Miniflare ${driver.version})`
           summary.push(
-            `  ${runtime.label.padEnd(20)} ${version.padEnd(32)} ${runtime.build} build, ` +
+            `  ${runtime.label.padEnd(20)} ${version.padEnd(32)} ${runtime.build} platform, ` +
               `subtle ${crypto.sign + crypto.verify}, createHmac ${crypto.createHmac ?? '-'}`,
           )
         } catch (error) {
@@ -366,25 +366,30 @@ function scenarioCases(runtime: Runtime, result: () => { input: Input; result: R
 /** The build a runtime's export conditions select, and the framework it serves through. */
 function buildCases(runtime: Runtime, result: () => { input: Input; result: RunResult }): void {
   if (runtime.build === 'node') {
-    it('uses the node:crypto build: index.node.js, createHmac, never Web Crypto', () => {
+    it('uses the node:crypto platform: runtime/platform.node.js, createHmac, never Web Crypto', () => {
       const { result: ran } = result()
-      expect(ran.resolved?.core).toMatch(
-        /\/node_modules\/@scheduling-kit\/core\/dist\/index\.node\.js$/,
+      expect(ran.resolved?.core).toMatch(CORE_DEFAULT_ENTRY)
+      expect(ran.resolved?.platform).toMatch(
+        /\/node_modules\/@scheduling-kit\/core\/dist\/runtime\/platform\.node\.js$/,
       )
       expect(ran.crypto.createHmac).toBeGreaterThan(0)
       expect(ran.crypto.sign + ran.crypto.verify).toBe(0)
     })
   } else {
-    it('uses the Web Crypto build: index.js, subtle.sign and subtle.verify, no node:crypto', () => {
+    it('uses the Web Crypto platform: runtime/platform.js, subtle.sign and subtle.verify, no node:crypto', () => {
       const { result: ran } = result()
       if (isWorkerd(runtime)) {
-        // The bundle holds the default entry (and its chunk), nothing of the node build, and
-        // imports nothing from outside: workerd without nodejs_compat has no node:crypto.
+        // The bundle holds the entry (and its chunks) and the Web platform file, nothing of the
+        // node platform, and imports nothing from outside: workerd without nodejs_compat has no
+        // node:crypto.
         expect(ran.bundle?.coreFiles).toContainEqual(expect.stringMatching(CORE_DEFAULT_ENTRY))
+        expect(ran.bundle?.coreFiles).toContainEqual(
+          expect.stringMatching(/\/core\/dist\/runtime\/platform\.js$/),
+        )
         expect(ran.bundle?.coreFiles.filter((file) => file.includes('.node.'))).toEqual([])
         expect(ran.bundle?.externalImports).toEqual([])
       } else {
-        expect(ran.resolved?.core).toMatch(CORE_DEFAULT_ENTRY)
+        expect(ran.resolved?.platform).toMatch(/\/core\/dist\/runtime\/platform\.js$/)
       }
       expect(ran.crypto.sign).toBeGreaterThan(0)
       expect(ran.crypto.verify).toBeGreaterThan(0)

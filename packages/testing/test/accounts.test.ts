@@ -192,7 +192,9 @@ describe('scheduling-kit webhooks', () => {
   const CLI = new URL('../bin/scheduling-kit.js', import.meta.url).pathname
   const cli = (args: string[], env: Record<string, string> = {}) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('node', [CLI, 'webhooks', ...args], { env: { ...process.env, ...env } })
+      const child = spawn(process.execPath, [CLI, 'webhooks', ...args], {
+        env: { ...process.env, ...env },
+      })
       let stdout = ''
       let stderr = ''
       child.stdout.on('data', (d) => (stdout += d))

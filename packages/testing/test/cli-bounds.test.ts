@@ -14,7 +14,7 @@ afterEach(() => {
 
 function cli(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('node', [CLI, ...args], { env: { ...process.env, ...env } })
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))

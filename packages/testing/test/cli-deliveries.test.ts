@@ -15,7 +15,7 @@ afterEach(() => {
 
 function cli(args: string[]) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('node', [CLI, 'deliveries', ...args])
+    const child = spawn(process.execPath, [CLI, 'deliveries', ...args])
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))

@@ -14,7 +14,7 @@ afterEach(() => {
 
 function cli(args: string[], apiUrl: string) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('node', [CLI, 'webhooks', ...args], {
+    const child = spawn(process.execPath, [CLI, 'webhooks', ...args], {
       env: { ...process.env, SCHEDULING_API_URL: apiUrl, SCHEDULING_TOKEN: 'pat_cli' },
     })
     let stdout = ''

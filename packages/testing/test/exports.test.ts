@@ -64,14 +64,12 @@ const NAMES = [
 it(
   '@scheduling-kit/testing exports exactly its names, with every type inlined',
   () => {
-    for (const file of ['index.d.ts', 'index.d.cts']) {
-      const dist = fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
-      expect(exportedNames(dist)).toEqual([...NAMES].sort())
-      const text = readFileSync(dist, 'utf8')
-      expect(text).not.toMatch(/fake-auth|internal\//)
-      // Every import is of a package: a relative one would point into the private sources.
-      expect(text.match(/from '\.{1,2}\/[^']*'/g) ?? []).toEqual([])
-    }
+    const dist = fileURLToPath(new URL('../dist/index.d.ts', import.meta.url))
+    expect(exportedNames(dist)).toEqual([...NAMES].sort())
+    const text = readFileSync(dist, 'utf8')
+    expect(text).not.toMatch(/fake-auth|internal\//)
+    // Every import is of a package: a relative one would point into the private sources.
+    expect(text.match(/from '\.{1,2}\/[^']*'/g) ?? []).toEqual([])
   },
   TYPE_CHECK_TIMEOUT_MS,
 )

@@ -33,7 +33,7 @@ afterEach(async () => {
 
 /** `scheduling-kit serve --port 0 ...args`, once it printed its address. */
 async function serveCli(...args: string[]) {
-  const child = spawn('node', [CLI, 'serve', '--port', '0', ...args])
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args])
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
       const m = /on (http:\/\/\S+)/.exec(d.toString())
@@ -401,7 +401,7 @@ runTokenStoreConformance(() => new MemoryTokenStore(), {
 describe('runTokenStoreConformance', () => {
   it('runs under node:test too', async () => {
     const fixture = new URL('./fixtures/node-test-store.mjs', import.meta.url).pathname
-    const { stdout } = await run('node', ['--test', '--test-reporter=tap', fixture])
+    const { stdout } = await run(process.execPath, ['--test', '--test-reporter=tap', fixture])
     expect(stdout).toMatch(/^# pass 11$/m)
     expect(stdout).toMatch(/^# fail 0$/m)
   })
@@ -427,20 +427,22 @@ describe('runTokenStoreConformance', () => {
 describe('scheduling-kit CLI', () => {
   it('prints help for every command, and exits 2 on bad arguments', async () => {
     for (const command of ['serve', 'trigger', 'sign', 'webhooks']) {
-      const { stdout } = await run('node', [CLI, command, '--help'])
+      const { stdout } = await run(process.execPath, [CLI, command, '--help'])
       expect(stdout).toContain(`scheduling-kit ${command}`)
     }
-    const bad = await run('node', [CLI, 'trigger', 'event.created']).catch(
+    const bad = await run(process.execPath, [CLI, 'trigger', 'event.created']).catch(
       (e: { code: number; stderr: string }) => e,
     )
     expect(bad).toMatchObject({ code: 2 })
     expect((bad as { stderr: string }).stderr).toMatch(/--url/)
-    await expect(run('node', [CLI, 'nope'])).rejects.toMatchObject({ code: 2 })
-    await expect(run('node', [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({ code: 2 })
+    await expect(run(process.execPath, [CLI, 'nope'])).rejects.toMatchObject({ code: 2 })
+    await expect(run(process.execPath, [CLI, 'serve', '--port', 'abc'])).rejects.toMatchObject({
+      code: 2,
+    })
   })
 
   it('sign: the header for the bytes on stdin', async () => {
-    const child = spawn('node', [CLI, 'sign', '--secret', 'k'])
+    const child = spawn(process.execPath, [CLI, 'sign', '--secret', 'k'])
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.stdin.end('{"type":"event.created","id":"payload_1"}')
@@ -451,7 +453,7 @@ describe('scheduling-kit CLI', () => {
 
   it('trigger: sends one signed event and exits 0 on 2xx, 1 otherwise', async () => {
     const r = await receiver('cli-secret')
-    const ok = await run('node', [
+    const ok = await run(process.execPath, [
       CLI,
       'trigger',
       'event.rescheduled',
@@ -462,7 +464,7 @@ describe('scheduling-kit CLI', () => {
     ])
     expect(ok.stdout).toMatch(/event\.rescheduled payload_\S+ -> 200/)
     expect(r.events.map((e) => e.type)).toEqual(['event.rescheduled'])
-    const wrong = await run('node', [
+    const wrong = await run(process.execPath, [
       CLI,
       'trigger',
       'event.created',
@@ -479,17 +481,23 @@ describe('scheduling-kit CLI', () => {
     const s = await service()
     const r = await receiver('via-service')
     s.registerWebhook({ url: r.url, secret: 'via-service' })
-    const { stdout } = await run('node', [CLI, 'trigger', 'event.declined', '--service', s.url])
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      'trigger',
+      'event.declined',
+      '--service',
+      s.url,
+    ])
     expect(stdout).toMatch(/event\.declined payload_\S+ -> 1 webhook\(s\)/)
     expect(r.events.map((e) => e.type)).toEqual(['event.declined'])
     await expect(
-      run('node', [CLI, 'trigger', 'event.created', '--service', 'http://127.0.0.1:9']),
+      run(process.execPath, [CLI, 'trigger', 'event.created', '--service', 'http://127.0.0.1:9']),
     ).rejects.toMatchObject({ code: 1 })
   })
 
   it('trigger --all: one event of each of the 16 types, one line each', async () => {
     const r = await receiver('all-secret')
-    const { stdout } = await run('node', [
+    const { stdout } = await run(process.execPath, [
       CLI,
       'trigger',
       '--all',
@@ -503,10 +511,10 @@ describe('scheduling-kit CLI', () => {
     const s = await service()
     const r2 = await receiver('via-service-all')
     s.registerWebhook({ url: r2.url, secret: 'via-service-all' })
-    await run('node', [CLI, 'trigger', '--all', '--service', s.url])
+    await run(process.execPath, [CLI, 'trigger', '--all', '--service', s.url])
     expect(r2.events.map((e) => e.type)).toEqual([...EVENT_TYPES])
     await expect(
-      run('node', [CLI, 'trigger', 'event.created', '--all', '--service', s.url]),
+      run(process.execPath, [CLI, 'trigger', 'event.created', '--all', '--service', s.url]),
     ).rejects.toMatchObject({ code: 2 })
   })
 })
@@ -519,7 +527,7 @@ describe('scheduling-kit CLI: errors and serve', () => {
       url: `http://127.0.0.1:${(probe.address() as AddressInfo).port}/webhooks/scheduling`,
     }
     await new Promise<void>((r) => probe.close(() => r()))
-    const direct = await run('node', [
+    const direct = await run(process.execPath, [
       CLI,
       'trigger',
       '--all',
@@ -532,7 +540,7 @@ describe('scheduling-kit CLI: errors and serve', () => {
     expect(direct.stderr.trim()).toBe(
       `Could not reach ${closed.url} (ECONNREFUSED): nothing listens there (is it running, on that port?).`,
     )
-    const service = await run('node', [
+    const service = await run(process.execPath, [
       CLI,
       'trigger',
       'event.created',

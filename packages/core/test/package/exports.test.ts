@@ -335,14 +335,12 @@ const sorted = (names: readonly string[]) => [...names].sort()
 
 describe('public surface', () => {
   it(
-    'each entry point exports exactly its list, in both declaration flavours',
+    'each entry point exports exactly its list',
     () => {
       const entries = [...CONCERNS, ...PLUMBING]
-      const files = entries.flatMap((e) => [dist(`${e}.d.ts`), dist(`${e}.d.cts`)])
-      const read = exportedNamesOf(files)
+      const read = exportedNamesOf(entries.map((e) => dist(`${e}.d.ts`)))
       entries.forEach((e, i) => {
-        expect(read[2 * i], e).toEqual(sorted(ENTRIES[e]))
-        expect(read[2 * i + 1], e).toEqual(sorted(ENTRIES[e]))
+        expect(read[i], e).toEqual(sorted(ENTRIES[e]))
       })
     },
     TYPE_CHECK_TIMEOUT_MS,
@@ -350,7 +348,6 @@ describe('public surface', () => {
 
   it("@scheduling-kit/core exports every concern's names and nothing else", () => {
     expect(exportedNames(dist('index.d.ts'))).toEqual(ROOT)
-    expect(exportedNames(dist('index.d.cts'))).toEqual(ROOT)
   })
 
   it('the plumbing entries (adapter, store, queue) are never at the root, but for the handler the middlewares wrap', () => {
@@ -365,7 +362,6 @@ describe('public surface', () => {
 
   it('@scheduling-kit/core/app exports the list every adapter re-exports, all of it from the root', () => {
     expect(exportedNames(dist('app.d.ts'))).toEqual([...ADAPTER_REEXPORTS].sort())
-    expect(exportedNames(dist('app.d.cts'))).toEqual([...ADAPTER_REEXPORTS].sort())
     for (const name of ADAPTER_REEXPORTS) expect(ROOT).toContain(name)
   })
 
@@ -379,7 +375,7 @@ describe('public surface', () => {
   })
 
   it(
-    'the values of each built entry are the declared ones (ESM and CJS, both builds)',
+    'the values of each built entry are the declared ones, imported or required',
     async () => {
       const values = (module: object) => Object.keys(module).sort()
       const declared = async (file: string) => {
@@ -390,30 +386,24 @@ describe('public surface', () => {
       for (const entry of ['index', 'app', ...CONCERNS, ...PLUMBING]) {
         const expected = await declared(`${entry}.d.ts`)
         expect(values(await import(dist(`${entry}.js`)))).toEqual(expected)
-        expect(values(await import(dist(`${entry}.node.js`)))).toEqual(expected)
-        expect(values(require(dist(`${entry}.cjs`)))).toEqual(expected)
-        expect(values(require(dist(`${entry}.node.cjs`)))).toEqual(expected)
+        expect(values(require(dist(`${entry}.js`)))).toEqual(expected)
       }
     },
     TYPE_CHECK_TIMEOUT_MS,
   )
 
-  it('a name from its concern entry is the very binding of the root (one class, in every build)', async () => {
-    for (const build of ['', '.node']) {
-      const rootEsm = await import(dist(`index${build}.js`))
-      const rootCjs = require(dist(`index${build}.cjs`))
-      for (const entry of CONCERNS) {
-        const esm = await import(dist(`${entry}${build}.js`))
-        const cjs = require(dist(`${entry}${build}.cjs`))
-        for (const name of Object.keys(esm)) {
-          expect(esm[name], `${entry}${build}.js ${name}`).toBe(rootEsm[name])
-          expect(cjs[name], `${entry}${build}.cjs ${name}`).toBe(rootCjs[name])
-        }
+  it('a name from its concern entry is the very binding of the root (one class), imported or required', async () => {
+    const rootEsm = await import(dist('index.js'))
+    const rootRequired = require(dist('index.js'))
+    for (const entry of CONCERNS) {
+      const esm = await import(dist(`${entry}.js`))
+      const required = require(dist(`${entry}.js`))
+      for (const name of Object.keys(esm)) {
+        expect(esm[name], `${entry}.js ${name}`).toBe(rootEsm[name])
+        expect(required[name], `${entry}.js ${name}, required`).toBe(rootRequired[name])
       }
     }
     // The store and queue kits share one module graph with the root too.
-    expect(require(dist('store.node.cjs')).HealthProblem).toBe(
-      require(dist('queue.node.cjs')).HealthProblem,
-    )
+    expect(require(dist('store.js')).HealthProblem).toBe(require(dist('queue.js')).HealthProblem)
   })
 })
