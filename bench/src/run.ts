@@ -15,16 +15,17 @@ import { runtimesBench } from './runtimes.js'
 import { startUpBench } from './start-up.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
+import { tarballsBench } from './tarballs.js'
 import { telemetryBench } from './telemetry.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes,rerun,startup picks sections; all by default.
+// instructions,hostile,runtimes,rerun,startup,tarballs picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs'
   ).split(','),
 )
 const all = [
@@ -48,6 +49,7 @@ const all = [
   ...(only.has('runtimes') ? await runtimesBench() : []),
   ...(only.has('rerun') ? await rerunBench() : []),
   ...(only.has('startup') ? await startUpBench() : []),
+  ...(only.has('tarballs') ? tarballsBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -38,7 +38,7 @@ const LAYERS = [
  * (which loads `node:module`) is apart, so the webhook path does not load it.
  */
 const PLATFORM = {
-  '#platform': ['crypto', 'platform', 'webhooks/observer'],
+  '#platform': ['crypto', 'platform', 'webhooks/telemetry'],
   '#telemetry/api': ['telemetry/api'],
 }
 const importOf = (folder) =>

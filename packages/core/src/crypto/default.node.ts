@@ -1,2 +1,2 @@
-// The providers of the `node` build: node:crypto. See default.ts.
+// The providers of the node platform: node:crypto. See default.ts.
 export { nodeAesGcm as defaultAesGcm, nodeCrypto as defaultProvider } from './node.js'

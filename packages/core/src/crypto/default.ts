@@ -1,3 +1,4 @@
-// The providers of the default (Web Crypto) build. The `node` build replaces this module with
-// default.node.ts at bundle time (rollup.config.mjs), so the two builds share no state.
+// The providers of the Web platform (Web Crypto). Under the `node` and `deno` conditions the
+// built package takes default.node.ts instead (`#platform`: rollup.config.mjs, package.json
+// `imports`); a process loads one of the two, never both.
 export { webAesGcm as defaultAesGcm, webCrypto as defaultProvider } from './web.js'

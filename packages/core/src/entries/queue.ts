@@ -21,7 +21,6 @@ export { healthReport } from '../health/report.js'
 export { consoleLogger } from '../log.js'
 export { encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'
-export { inJobSpan, type JobSpanOptions } from '../webhooks/job-span.js'
 export {
   dispatchQueued,
   jobKeyOf,
@@ -30,6 +29,7 @@ export {
   withinMs,
 } from '../webhooks/queued.js'
 export { type QueuedOutcome, type QueuedRunSettings, runQueued } from '../webhooks/queued-run.js'
+export { inJobSpan, type JobSpanOptions } from '../webhooks/telemetry/job-span.js'
 export {
   type WorkerParts,
   type WorkerPartsOptions,

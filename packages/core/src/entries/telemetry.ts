@@ -6,4 +6,4 @@ export type { HealthCheck, HealthChecked, HealthOptions, HealthReport } from '..
 export type { Logger } from '../log.js'
 export type { OpenTelemetryApi } from '../telemetry/otel.js'
 export { OAUTH_REDACTED_PARAMS, redactOAuthSpan, redactOAuthUrl } from '../telemetry/redact.js'
-export { useOpenTelemetry } from '../webhooks/use-open-telemetry.js'
+export { useOpenTelemetry } from '../webhooks/telemetry/use.js'

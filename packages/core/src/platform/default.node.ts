@@ -1,4 +1,4 @@
-// The `node` build's allocation: no zero-filling of bytes that are overwritten at once. See
+// The node platform's allocation: no zero-filling of bytes that are overwritten at once. See
 // default.ts. Node's global `Buffer` (Bun's and Deno's too, in npm packages) rather than an
 // import of `node:buffer`, which costs Node about 1.3 M instructions at start-up.
 

@@ -68,7 +68,7 @@ export function otel(): Api | null {
 let generation = 0
 export const apiGeneration = (): number => generation
 
-/** `useOpenTelemetry`'s part for every span and metric (webhooks/use-open-telemetry.ts). */
+/** `useOpenTelemetry`'s part for every span and metric (webhooks/telemetry/use.ts). */
 export function setOpenTelemetry(given: OpenTelemetryApi | false): void {
   if (given !== false && !isApi(given)) {
     throw new TypeError(

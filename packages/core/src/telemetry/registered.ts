@@ -1,5 +1,5 @@
 // Whether anything could record telemetry, asked without loading any of it: what the webhook
-// handler reads before it loads its telemetry (webhooks/watch.ts), so an app that never starts
+// handler reads before it loads its telemetry (webhooks/telemetry/switch.ts), so an app that never starts
 // an OpenTelemetry SDK pays for none of it, in bytes or at start-up.
 
 /**

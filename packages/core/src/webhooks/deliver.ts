@@ -11,7 +11,7 @@ import { enqueueFailed, type WebhookQueue } from './queue.js'
 import type { Received } from './receive.js'
 import type { HandlerRegistry } from './registry.js'
 import type { Settings } from './settings.js'
-import type { DeliveryWatch } from './watching.js'
+import type { DeliveryWatch } from './telemetry/contract.js'
 
 /** Hands the event to the queue or the handlers; a promise only when one of them is async. */
 function deliver(

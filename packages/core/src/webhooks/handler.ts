@@ -27,8 +27,8 @@ import { type EventPattern, type EventsMatching, HandlerRegistry } from './regis
 import type { WebhookRequest } from './request.js'
 import type { SecretSource } from './secrets.js'
 import { normalizePath, resolveSettings, type Settings } from './settings.js'
-import { observer } from './watch.js'
-import type { DeliveryObserver, DeliveryWatch } from './watching.js'
+import type { DeliveryObserver, DeliveryWatch } from './telemetry/contract.js'
+import { observer } from './telemetry/switch.js'
 
 class Endpoint implements WebhookHandler {
   readonly #settings: Settings

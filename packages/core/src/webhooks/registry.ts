@@ -2,7 +2,7 @@ import { ConfigError, serverText, WebhookError } from '../errors/errors.js'
 import { isThenable } from '../thenable.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { AnyWebhookEvent, WebhookEvent, WebhookEventType } from './events.js'
-import type { DeliveryWatch } from './watching.js'
+import type { DeliveryWatch } from './telemetry/contract.js'
 
 type Prefixes<T extends string> = T extends `${infer Head}.${infer Rest}`
   ? Head | `${Head}.${Prefixes<Rest>}`

@@ -1,4 +1,4 @@
-// Where the `node` build finds `@opentelemetry/api`: beside the telemetry that uses it, so the
+// Where the node platform finds `@opentelemetry/api`: beside the telemetry that uses it, so the
 // webhook path does not load `node:module`. See default.ts.
 import { createRequire } from 'node:module'
 

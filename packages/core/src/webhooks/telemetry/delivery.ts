@@ -1,10 +1,10 @@
 // A delivery's telemetry from end to end: its span, the verify span under it, the delivery
-// metrics, and what the registry and the queue call through `Watch`. Loaded by watch.ts only
+// metrics, and what the registry and the queue call through `Watch`. Loaded by switch.ts only
 // once something may record: an app without an OpenTelemetry SDK never loads this module or
 // what it imports.
 
-import type { DedupeStore } from '../claims/dedupe.js'
-import { type Instruments, meters, since } from '../telemetry/metrics.js'
+import type { DedupeStore } from '../../claims/dedupe.js'
+import { type Instruments, meters, since } from '../../telemetry/metrics.js'
 import {
   type Attributes,
   activeSpan,
@@ -15,10 +15,12 @@ import {
   startSpan,
   type Traced,
   within,
-} from '../telemetry/otel.js'
-import type { WebhookResponse } from './answer.js'
-import type { WebhookContext, WebhookHandlerFn } from './context.js'
-import type { AnyWebhookEvent } from './events.js'
+} from '../../telemetry/otel.js'
+import type { WebhookResponse } from '../answer.js'
+import type { WebhookContext, WebhookHandlerFn } from '../context.js'
+import type { AnyWebhookEvent } from '../events.js'
+import type { WebhookQueue } from '../queue.js'
+import type { DeliveryObserver, DeliveryWatch } from './contract.js'
 import {
   enqueueWatched,
   eventAttributes,
@@ -26,9 +28,7 @@ import {
   runWatched,
   tracedDedupe,
   type Watched,
-} from './observe.js'
-import type { WebhookQueue } from './queue.js'
-import type { DeliveryObserver, DeliveryWatch } from './watching.js'
+} from './spans.js'
 
 /** What observes one delivery (or one dispatch): its span, when recording, and the metrics. */
 export class Watch implements Watched, DeliveryWatch {

@@ -1,12 +1,12 @@
-import type { DedupeStore } from '../claims/dedupe.js'
-import type { WebhookResponse } from './answer.js'
-import type { WebhookContext, WebhookHandlerFn } from './context.js'
-import type { AnyWebhookEvent } from './events.js'
-import type { WebhookQueue } from './queue.js'
+import type { DedupeStore } from '../../claims/dedupe.js'
+import type { WebhookResponse } from '../answer.js'
+import type { WebhookContext, WebhookHandlerFn } from '../context.js'
+import type { AnyWebhookEvent } from '../events.js'
+import type { WebhookQueue } from '../queue.js'
 
 /**
  * What the handler, the registry and the queue hand-off ask of a delivery's telemetry when
- * something records. observed.ts implements it; the modules that call it import only this type,
+ * something records. delivery.ts implements it; the modules that call it import only this type,
  * so they carry none of the telemetry's code.
  */
 export interface DeliveryWatch {
@@ -28,7 +28,7 @@ export interface DeliveryWatch {
 }
 
 /**
- * The delivery telemetry the handler calls when something may record (observed.ts): in the
+ * The delivery telemetry the handler calls when something may record (delivery.ts): in the
  * node build always at hand; in the default (Web) build given by `useOpenTelemetry`, so a
  * bundle for workerd or a browser carries none of it unless the app turns telemetry on.
  */

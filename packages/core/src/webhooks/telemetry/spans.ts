@@ -1,8 +1,8 @@
 // The children of a delivery's span (the dedupe claim, each handler, the enqueue) and their
-// metrics, for observed.ts: loaded with it, only once something may record.
+// metrics, for delivery.ts: loaded with it, only once something may record.
 
-import type { DedupeStore } from '../claims/dedupe.js'
-import { type Instruments, since } from '../telemetry/metrics.js'
+import type { DedupeStore } from '../../claims/dedupe.js'
+import { type Instruments, since } from '../../telemetry/metrics.js'
 import {
   type Attributes,
   attributeText,
@@ -11,13 +11,13 @@ import {
   startSpan,
   type Traced,
   within,
-} from '../telemetry/otel.js'
-import { traceCarrier } from '../telemetry/propagation.js'
-import { isThenable } from '../thenable.js'
-import { DUPLICATE_BODY, REMOVED_BODY, type WebhookResponse } from './answer.js'
-import type { WebhookContext, WebhookHandlerFn } from './context.js'
-import type { AnyWebhookEvent } from './events.js'
-import type { WebhookQueue } from './queue.js'
+} from '../../telemetry/otel.js'
+import { traceCarrier } from '../../telemetry/propagation.js'
+import { isThenable } from '../../thenable.js'
+import { DUPLICATE_BODY, REMOVED_BODY, type WebhookResponse } from '../answer.js'
+import type { WebhookContext, WebhookHandlerFn } from '../context.js'
+import type { AnyWebhookEvent } from '../events.js'
+import type { WebhookQueue } from '../queue.js'
 
 /** What a child span and its metrics hang from: the delivery's span, when recording, and the meters. */
 export interface Watched {

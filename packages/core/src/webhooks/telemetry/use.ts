@@ -1,6 +1,6 @@
-import { type OpenTelemetryApi, setOpenTelemetry } from '../telemetry/otel.js'
-import { deliveryObserver } from './observed.js'
-import { giveObserver } from './watch.js'
+import { type OpenTelemetryApi, setOpenTelemetry } from '../../telemetry/otel.js'
+import { deliveryObserver } from './delivery.js'
+import { giveObserver } from './switch.js'
 
 /**
  * Which OpenTelemetry API scheduling-kit reports through. On Node (and Bun and Deno) it finds

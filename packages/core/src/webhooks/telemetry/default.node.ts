@@ -1,6 +1,6 @@
-import type { DeliveryObserver } from '../watching.js'
+import type { DeliveryObserver } from './contract.js'
 
-// The `node` build: the delivery telemetry found by itself once something registers with the
+// The node platform: the delivery telemetry found by itself once something registers with the
 // OpenTelemetry API, loaded then (the first delivery after waits for it), never at start-up: an
 // app that never starts an SDK loads none of it. See default.ts.
 
@@ -10,7 +10,7 @@ let loading: Promise<DeliveryObserver> | undefined
 /** The delivery telemetry: at hand once loaded, else its loading. */
 export function defaultObserver(): DeliveryObserver | Promise<DeliveryObserver> {
   if (loaded !== undefined) return loaded
-  loading ??= import('../observed.js').then(({ deliveryObserver }) => {
+  loading ??= import('./delivery.js').then(({ deliveryObserver }) => {
     loaded = deliveryObserver
     return deliveryObserver
   })

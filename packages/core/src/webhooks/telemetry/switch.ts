@@ -1,6 +1,6 @@
-import { mayObserve } from '../telemetry/registered.js'
-import { defaultObserver } from './observer/default.js'
-import type { DeliveryObserver } from './watching.js'
+import { mayObserve } from '../../telemetry/registered.js'
+import type { DeliveryObserver } from './contract.js'
+import { defaultObserver } from './default.js'
 
 // The handler's telemetry, used once something may record (an SDK registered with the
 // OpenTelemetry API, or an API given to `useOpenTelemetry`): until then a delivery costs one

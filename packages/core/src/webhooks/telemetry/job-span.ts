@@ -1,6 +1,6 @@
-import { attributeText, CONSUMER, runInSpan, startSpan } from '../telemetry/otel.js'
-import { contextFrom } from '../telemetry/propagation.js'
-import type { AnyWebhookEvent } from './events.js'
+import { attributeText, CONSUMER, runInSpan, startSpan } from '../../telemetry/otel.js'
+import { contextFrom } from '../../telemetry/propagation.js'
+import type { AnyWebhookEvent } from '../events.js'
 
 /** A queued delivery as a worker takes it, for its span. */
 export interface JobSpanOptions {
