@@ -2,7 +2,7 @@
 // queue and trial, one delivery is taken by a worker process that hangs in its handler, a
 // second worker is started and idle, the first is SIGKILLed, and the time until the second
 // runs the delivery is measured. Prints one JSON line: each queue's times in ms.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createBullMQQueue } from '@scheduling-kit/bullmq'
 import { createDeliveryLedger, createWebhookHandler, type WebhookQueue } from '@scheduling-kit/core'

@@ -2,7 +2,7 @@
 // handlers of the queue named on its command line. `hang`: the first delivery it takes never
 // ends (the coordinator kills this process there); `run`: it runs every delivery. Tells the
 // coordinator on stdout: `ready`, `started <payload id>`, `ran <payload id>`.
-import { createWebhookWorker } from '@scheduling-kit/bullmq'
+import { createBullMQWorker } from '@scheduling-kit/bullmq'
 import { createDeliveryLedger, createWebhookHandler } from '@scheduling-kit/core'
 import { PostgresLedgerStore } from '@scheduling-kit/postgres'
 import { createPostgresWorker } from '@scheduling-kit/postgres-queue'
@@ -37,7 +37,7 @@ if (engine.startsWith('postgres-queue')) {
   })
   await worker.ready()
 } else {
-  const worker = createWebhookWorker({
+  const worker = createBullMQWorker({
     connection: { url: process.env.REDIS_URL },
     queueName: where,
     handler,

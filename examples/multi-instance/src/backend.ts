@@ -83,7 +83,7 @@ export async function openBackend(
       queueName: config.queueName,
     }),
     async work(scheduling) {
-      await bull.createWebhookWorker({ scheduling, concurrency: 16 }).ready()
+      await bull.createBullMQWorker({ scheduling, concurrency: 16 }).ready()
     },
     record: async (id, account) =>
       void (account === undefined

@@ -20,7 +20,7 @@ export interface ConfiguredOnceKit {
   stores(): StoreBundle
   /** A fresh queue of the package (its own name), retrying a failed job soon, 3 attempts. */
   queue(): Promise<WebhookQueue & { ready(): Promise<void>; close(): Promise<void> }>
-  /** The package's worker factory (`createWebhookWorker`, `createPostgresWorker`). */
+  /** The package's worker factory (`createBullMQWorker`, `createPostgresWorker`). */
   worker(options: { scheduling?: Scheduling; concurrency?: number; [option: string]: unknown }): {
     ready(): Promise<void>
     close(): Promise<void>

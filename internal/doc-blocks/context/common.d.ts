@@ -76,7 +76,7 @@ declare global {
 declare global {
   /** The app's HTTP server and its queue worker, for shutting down. */
   const server: import('node:http').Server
-  const worker: import('@scheduling-kit/bullmq').WebhookWorker | undefined
+  const worker: import('@scheduling-kit/bullmq').BullMQWorker | undefined
 }
 
 declare global {

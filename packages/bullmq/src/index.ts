@@ -6,4 +6,11 @@ export {
   type BullMQWebhookQueue,
   createBullMQQueue,
 } from './queue.js'
-export { createWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js'
+export {
+  type BullMQWorker,
+  type BullMQWorkerOptions,
+  createBullMQWorker,
+  createWebhookWorker,
+  type WebhookWorker,
+  type WebhookWorkerOptions,
+} from './worker.js'

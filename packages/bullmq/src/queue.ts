@@ -67,7 +67,7 @@ export interface BullMQWebhookQueue extends WebhookQueue {
   health(options?: HealthOptions): Promise<HealthReport>
   /** The BullMQ queue, to inspect jobs (`getFailed()`, `getJobCounts()`). */
   readonly queue: Queue<WebhookJobData>
-  /** Where the queue is: what `createWebhookWorker({ scheduling })` finds it by. */
+  /** Where the queue is: what `createBullMQWorker({ scheduling })` finds it by. */
   readonly settings: BullMQQueueSettings
   /** Resolves once connected to Redis. */
   ready(): Promise<void>
@@ -82,7 +82,7 @@ function positive(who: string, name: string, value: number | undefined, fallback
  * A durable `WebhookQueue` on BullMQ: a delivery is answered 200 only once its job is stored
  * in Redis, and 503 at once when Redis cannot take it (the service then delivers it again).
  * Every retry of one delivery maps to one job (the job id is the hashed dedupe key). Run the
- * handlers in `createWebhookWorker`.
+ * handlers in `createBullMQWorker`.
  *
  * Its Redis client has the offline queue off: with BullMQ's default, an enqueue while Redis is
  * down waits until Redis is back, and the delivery times out instead of being refused.

@@ -25,7 +25,7 @@ import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, type WebhookJobData } from './job.js'
 import type { BullMQWebhookQueue } from './queue.js'
 
-export interface WebhookWorkerOptions {
+export interface BullMQWorkerOptions {
   /**
    * `createScheduling`'s object, with a `createBullMQQueue` queue: the worker takes the queue's
    * connection, name and prefix, the ledger, and runs the handlers of `scheduling.webhooks`
@@ -83,8 +83,8 @@ export interface WebhookWorkerOptions {
   logger?: Pick<Logger, 'warn' | 'error'>
 }
 
-/** The worker `createWebhookWorker` returns: BullMQ's `Worker` and a `close()`. */
-export interface WebhookWorker {
+/** The worker `createBullMQWorker` returns: BullMQ's `Worker` and a `close()`. */
+export interface BullMQWorker {
   readonly worker: Worker<WebhookJobData>
   /** Resolves once connected to Redis. */
   ready(): Promise<void>
@@ -98,7 +98,7 @@ export interface WebhookWorker {
 const CLAIMED_ELSEWHERE_DELAY_MS = 1_000
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  return wholeNumber('createWebhookWorker', name, value, fallback)
+  return wholeNumber('createBullMQWorker', name, value, fallback)
 }
 
 /**
@@ -110,13 +110,13 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * ```ts
  * // worker.ts, its own process: the app's createScheduling({ ..., queue: createBullMQQueue(...) })
  * scheduling.webhooks.on('event.created', saveBooking)
- * createWebhookWorker({ scheduling, concurrency: 8 })
+ * createBullMQWorker({ scheduling, concurrency: 8 })
  * // or, piece by piece:
- * createWebhookWorker({ handler: webhooks, connection: { host: '127.0.0.1', port: 6379 } })
+ * createBullMQWorker({ handler: webhooks, connection: { host: '127.0.0.1', port: 6379 } })
  * ```
  */
-export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
-  const who = 'createWebhookWorker'
+export function createBullMQWorker(options: BullMQWorkerOptions): BullMQWorker {
+  const who = 'createBullMQWorker'
   if (options === null || typeof options !== 'object')
     throw new ConfigError(`${who}: pass the options object ({ scheduling }).`)
   const parts = workerParts(
@@ -215,3 +215,13 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     },
   }
 }
+
+/**
+ * `createBullMQWorker` under its first name, kept so that apps written against it keep working:
+ * the same function. New code uses `createBullMQWorker`, named like `createPostgresWorker`.
+ */
+export const createWebhookWorker: typeof createBullMQWorker = createBullMQWorker
+/** `BullMQWorker` under its first name. */
+export type WebhookWorker = BullMQWorker
+/** `BullMQWorkerOptions` under its first name. */
+export type WebhookWorkerOptions = BullMQWorkerOptions

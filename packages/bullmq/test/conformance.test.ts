@@ -4,7 +4,7 @@ import { queueTraceProbe } from '@scheduling-kit/conformance/otel'
 import { useOpenTelemetry } from '@scheduling-kit/core'
 import { type QueueUnderTest, runWebhookQueueConformance } from '@scheduling-kit/testing'
 import { describe, it } from 'vitest'
-import { createBullMQQueue, createWebhookWorker } from '../src/index.js'
+import { createBullMQQueue, createBullMQWorker } from '../src/index.js'
 import { connection, freePort, uniqueQueue } from './helpers.js'
 
 const quiet = { warn() {}, error() {} }
@@ -29,7 +29,7 @@ function bullmqKit(extra: { batchSize?: number }) {
           ledger,
           concurrency,
         }: Parameters<QueueUnderTest['worker']>[0]) => {
-          const worker = createWebhookWorker({
+          const worker = createBullMQWorker({
             handler,
             connection,
             queueName,

@@ -2,7 +2,7 @@ import { createDeliveryLedger, createWebhookHandler, type LedgerEntry } from '@s
 import { RedisLedgerStore } from '@scheduling-kit/redis'
 import { createTestEvent, signedRequest } from '@scheduling-kit/testing'
 import { expect, it, vi } from 'vitest'
-import { createBullMQQueue, createWebhookWorker } from '../src/index.js'
+import { createBullMQQueue, createBullMQWorker } from '../src/index.js'
 import { connection, later, redis, uniqueQueue } from './helpers.js'
 
 // The queue and its worker with the delivery ledger on Redis: the handler records each
@@ -36,7 +36,7 @@ it('the worker records each job in the ledger: done after retries, dead after it
       if (n < 2) throw new Error(`fails on attempt ${n}`)
     },
   })
-  const worker = createWebhookWorker({ handler, ledger, connection, queueName, logger: quiet })
+  const worker = createBullMQWorker({ handler, ledger, connection, queueName, logger: quiet })
   later(() => worker.close())
   const ok = createTestEvent('event.created')
   const bad = createTestEvent('event.canceled')

@@ -4,7 +4,7 @@ import { createTestEvent } from '@scheduling-kit/testing'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { expect, it, vi } from 'vitest'
-import { createBullMQQueue, createWebhookWorker, jobIdFor } from '../src/index.js'
+import { createBullMQQueue, createBullMQWorker, jobIdFor } from '../src/index.js'
 import { connection, later, ownRedis, redis, uniqueQueue } from './helpers.js'
 
 const context = { webhookId: 'wh_1', secretIndex: 0, headers: {} }
@@ -55,7 +55,7 @@ it('the worker retries a failing handler with backoff, then runs it once; used-u
     },
   })
   const warnings: string[] = []
-  const worker = createWebhookWorker({
+  const worker = createBullMQWorker({
     handler,
     connection,
     queueName,
@@ -88,7 +88,7 @@ it('a job whose handler finished but whose completion BullMQ never recorded is n
   const queueName = uniqueQueue('marked')
   const handled: string[] = []
   const handler = createWebhookHandler({ secret: 'x', onAny: (e) => void handled.push(e.id) })
-  const first = createWebhookWorker({ handler, connection, queueName })
+  const first = createBullMQWorker({ handler, connection, queueName })
   later(() => first.close())
   const producer = new Queue(queueName, { connection: redis() })
   later(() => producer.close())
@@ -114,7 +114,7 @@ it('a job whose handler finished but whose completion BullMQ never recorded is n
 it('refuses bad options with the fix', () => {
   expect(() => createBullMQQueue({ connection, queueName: 'a:b' })).toThrow(/without ':'/)
   expect(() => createBullMQQueue({} as never)).toThrow(/pass \{ connection \}/)
-  expect(() => createWebhookWorker({ connection } as never)).toThrow(/handler with dispatch\(\)/)
+  expect(() => createBullMQWorker({ connection } as never)).toThrow(/handler with dispatch\(\)/)
 })
 
 it('Redis unreachable at boot: an enqueue is refused at once, not after the time-out', async () => {
@@ -154,7 +154,7 @@ it("the worker's claim follows a handler that runs past claimMs; its keys live u
       seen.push(await store.claim(jobIdFor(event.id), 'another-worker'))
     },
   })
-  const worker = createWebhookWorker({ handler, connection, queueName, claimMs: 3_000 })
+  const worker = createBullMQWorker({ handler, connection, queueName, claimMs: 3_000 })
   later(() => worker.close())
   expect(worker.worker.opts.maxStalledCount).toBe(1_000)
   const event = createTestEvent('event.created')

@@ -2,7 +2,7 @@
 // createBullMQQueue, the worker given the same object, naming its connection nowhere.
 import { runConfiguredOnce } from '@scheduling-kit/conformance'
 import { redisStores } from '@scheduling-kit/redis'
-import { createBullMQQueue, createWebhookWorker } from '../src/index.js'
+import { createBullMQQueue, createBullMQWorker } from '../src/index.js'
 import { connection, later, redis, uniqueQueue } from './helpers.js'
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} }
@@ -23,7 +23,7 @@ runConfiguredOnce({
     await queue.ready()
     return queue
   },
-  worker: (options) => createWebhookWorker({ logger: quiet, ...options }),
+  worker: (options) => createBullMQWorker({ logger: quiet, ...options }),
   queueOption: { connection },
   queueMaker: 'createBullMQQueue',
 })

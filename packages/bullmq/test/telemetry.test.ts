@@ -2,7 +2,7 @@ import { expectTraceAcrossQueue, installSdk, type TestSdk } from '@scheduling-ki
 import { createWebhookHandler, signPayload, useOpenTelemetry } from '@scheduling-kit/core'
 import { createTestEvent } from '@scheduling-kit/testing'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
-import { createBullMQQueue, createWebhookWorker, jobIdFor } from '../src/index.js'
+import { createBullMQQueue, createBullMQWorker, jobIdFor } from '../src/index.js'
 import { connection, later, uniqueQueue } from './helpers.js'
 
 const SECRET = 'whsec_bullmq_telemetry'
@@ -21,7 +21,7 @@ it('a delivery’s trace crosses the queue: the job’s process span continues i
   const handler = createWebhookHandler(SECRET, { queue }).on('event.created', (event) => {
     handled.push(event.id)
   })
-  const worker = createWebhookWorker({ handler, connection, queueName })
+  const worker = createBullMQWorker({ handler, connection, queueName })
   later(() => worker.close())
   const event = createTestEvent('event.created')
   const body = JSON.stringify(event)
@@ -49,7 +49,7 @@ it('a delivery’s trace crosses the queue: the job’s process span continues i
 it('health(): the queue and the worker are ready while connected, and say what is wrong once closed', async () => {
   const queueName = uniqueQueue('health')
   const queue = createBullMQQueue({ connection, queueName })
-  const worker = createWebhookWorker({
+  const worker = createBullMQWorker({
     handler: createWebhookHandler(SECRET),
     connection,
     queueName,

@@ -2,6 +2,10 @@ import type { ClaimResult, DedupeStore, HealthOptions, HealthReport } from '@sch
 import { encodeStoreKey, wholeNumber } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import { redisHealth } from './health.js'
+import claim from './lua/dedupe/claim.lua'
+import complete from './lua/dedupe/complete.lua'
+import extend from './lua/dedupe/extend.lua'
+import release from './lua/dedupe/release.lua'
 import {
   checkOptions,
   DEFAULT_PREFIX,
@@ -21,30 +25,11 @@ export interface RedisDedupeStoreOptions extends RedisStoreOptions {
 }
 
 // A claim is the value `c:<owner>` with the lease as its expiry; a completion `d:<owner>`
-// with the completion time. Each operation is one script: atomic for its key.
-const CLAIM = script(`
-local v = redis.call('GET', KEYS[1])
-if not v then
-  redis.call('SET', KEYS[1], 'c:' .. ARGV[1], 'PX', ARGV[2])
-  return 'claimed'
-end
-if string.sub(v, 1, 2) == 'd:' then return 'completed' end
-return 'in_progress'`)
-const COMPLETE = script(`
-local v = redis.call('GET', KEYS[1])
-if (not v) or v == 'c:' .. ARGV[1] then
-  redis.call('SET', KEYS[1], 'd:' .. ARGV[1], 'PX', ARGV[2])
-end
-return 0`)
-const EXTEND = script(`
-if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0`)
-const RELEASE = script(`
-if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0`)
+// with the completion time. Each operation is one script (./lua/dedupe/): atomic for its key.
+const CLAIM = script(claim)
+const COMPLETE = script(complete)
+const EXTEND = script(extend)
+const RELEASE = script(release)
 
 function positiveMs(value: number | undefined, fallback: number, name: string): number {
   return wholeNumber('RedisDedupeStore', name, value, fallback, { unit: 'ms' })

@@ -21,6 +21,17 @@ import {
 } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import { redisHealth } from './health.js'
+import entryWrite from './lua/ledger/entry-write.lua'
+import hold from './lua/ledger/hold.lua'
+import list from './lua/ledger/list.lua'
+import purgeAccountBodies from './lua/ledger/purge-account-bodies.lua'
+import purgeBodies from './lua/ledger/purge-bodies.lua'
+import purgeEntries from './lua/ledger/purge-entries.lua'
+import purgeMarks from './lua/ledger/purge-marks.lua'
+import setMark from './lua/ledger/set-mark.lua'
+import write from './lua/ledger/write.lua'
+import writeAdvanceMark from './lua/ledger/write-advance-mark.lua'
+import writeReadMark from './lua/ledger/write-read-mark.lua'
 import { checkOptions, DEFAULT_PREFIX, type RedisStoreOptions, script } from './scripts.js'
 
 // The ledger in Redis. Every key of one ledger shares one hash tag, so each write and the
@@ -40,180 +51,18 @@ export interface RedisLedgerStoreOptions extends RedisStoreOptions {
   maxBodiesPerAccount?: number
 }
 
-// KEYS: entry, by-time, body expiry, account index, a resource's mark (the entry again when
-// none), the account's kept bodies, the marks' index. ARGV: entry JSON, expected version ('' for
-// none), received at, id, body, body expiry, status, type, account ('' for none), then what to
-// do with the mark: '' nothing, 'read' (answer it too), or 'advance' with the mark's JSON, time,
-// rank, delivery, horizon and resource (moved on unless the one there is newer, and indexed by
-// its horizon for purge); last, the most bodies an account keeps.
-// A body is kept from the first write only (later writes keep or drop it), and only while the
-// account keeps fewer unexpired ones than the most (else the entry is marked `c`). Answers the
-// new version (0: refused), with the mark for 'read'.
-const WRITE = script(`
-local v = redis.call('HGET', KEYS[1], 'v')
-if ARGV[2] == '' then
-  if v then return 0 end
-elseif v ~= ARGV[2] then
-  return 0
-end
-local nv = redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'e', ARGV[1], 's', ARGV[7], 't', ARGV[8], 'r', ARGV[3], 'a', ARGV[9])
-if ARGV[5] == '' then
-  redis.call('HDEL', KEYS[1], 'b', 'x')
-  redis.call('ZREM', KEYS[3], ARGV[4])
-  if ARGV[9] ~= '' then redis.call('ZREM', KEYS[6], ARGV[4]) end
-elseif ARGV[2] == '' then
-  local keep = true
-  if ARGV[9] ~= '' then
-    redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', ARGV[3])
-    keep = redis.call('ZCARD', KEYS[6]) < tonumber(ARGV[#ARGV])
-  end
-  if keep then
-    redis.call('HSET', KEYS[1], 'b', ARGV[5], 'x', ARGV[6])
-    redis.call('ZADD', KEYS[3], ARGV[6], ARGV[4])
-    if ARGV[9] ~= '' then redis.call('ZADD', KEYS[6], ARGV[6], ARGV[4]) end
-  else
-    redis.call('HSET', KEYS[1], 'c', '1')
-  end
-end
-if ARGV[2] == '' then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-  if ARGV[9] ~= '' then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4]) end
-end
-if ARGV[10] == 'read' then
-  local m = redis.call('HMGET', KEYS[5], 'v', 'm')
-  return {nv, m[1] or '', m[2] or ''}
-elseif ARGV[10] == 'advance' then
-  local f = redis.call('HMGET', KEYS[5], 'v', 'at', 'rank', 'by')
-  local at, rank = tonumber(ARGV[12]), tonumber(ARGV[13])
-  if (not f[1]) or f[4] == ARGV[14] or tonumber(f[2]) < at or (tonumber(f[2]) == at and tonumber(f[3]) <= rank) then
-    redis.call('HINCRBY', KEYS[5], 'v', 1)
-    redis.call('HSET', KEYS[5], 'm', ARGV[11], 'at', ARGV[12], 'rank', ARGV[13], 'by', ARGV[14])
-    redis.call('ZADD', KEYS[7], ARGV[15], ARGV[16])
-  end
-end
-return nv`)
-
-// KEYS: the index to walk. ARGV: entry key prefix, cursor score ('' for none), cursor id,
-// since, until ('' for none), page size, statuses (comma-separated, '' for any), '1' when no
-// status matches, type ('' for any). Walks newest first, at most 2 000 index entries a call.
-// Returns { matches as {v, e, b, x}..., more, last score, last id }.
-const LIST = script(`
-local prefix = ARGV[1]
-local cursorScore = ARGV[2] ~= '' and tonumber(ARGV[2]) or nil
-local cursorId = ARGV[3]
-local max = cursorScore and ARGV[2] or '+inf'
-local untilScore = ARGV[5] ~= '' and tonumber(ARGV[5]) or nil
-local limit = tonumber(ARGV[6])
-local statuses = nil
-if ARGV[7] ~= '' then
-  statuses = {}
-  for s in string.gmatch(ARGV[7], '[^,]+') do statuses[s] = true end
-end
-if ARGV[8] == '1' then return {{}, 0, '', ''} end
-local out = {}
-local offset = 0
-local walked = 0
-local lastScore, lastId = '', ''
-while walked < 2000 do
-  local batch = redis.call('ZREVRANGEBYSCORE', KEYS[1], max, ARGV[4], 'WITHSCORES', 'LIMIT', offset, 200)
-  if #batch == 0 then return {out, 0, lastScore, lastId} end
-  offset = offset + #batch / 2
-  for i = 1, #batch, 2 do
-    local id, score = batch[i], batch[i + 1]
-    local n = tonumber(score)
-    if not (cursorScore and n == cursorScore and id >= cursorId) then
-      walked = walked + 1
-      lastScore, lastId = score, id
-      if not (untilScore and n >= untilScore) then
-        local f = redis.call('HMGET', prefix .. id, 'v', 'e', 'b', 'x', 's', 't', 'c')
-        if f[1] and (not statuses or statuses[f[5]]) and (ARGV[9] == '' or f[6] == ARGV[9]) then
-          if #out == limit then return {out, 1, lastScore, lastId} end
-          table.insert(out, {f[1], f[2], f[3] or '', f[4] or '', f[7] or ''})
-        end
-      end
-    end
-  end
-end
-return {out, 1, lastScore, lastId}`)
-
-// KEYS: a resource's hold. ARGV: owner, until (0: release), now. Taken when free, lapsed or
-// the owner's own; released only by its owner. Expires by itself a minute after `until`.
-const HOLD = script(`
-local o = redis.call('HGET', KEYS[1], 'o')
-if ARGV[2] == '0' then
-  if o == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
-  return 0
-end
-if o and o ~= ARGV[1] and tonumber(redis.call('HGET', KEYS[1], 'u') or '0') > tonumber(ARGV[3]) then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'o', ARGV[1], 'u', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[2]) - tonumber(ARGV[3]), 0) + 60000)
-return 1`)
-
-// KEYS: the mark, the marks' index. ARGV: mark JSON, expected version ('' for none), time,
-// rank, delivery, horizon, resource.
-const SET_MARK = script(`
-local v = redis.call('HGET', KEYS[1], 'v')
-if ARGV[2] == '' then
-  if v then return 0 end
-elseif v ~= ARGV[2] then
-  return 0
-end
-local nv = redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'm', ARGV[1], 'at', ARGV[3], 'rank', ARGV[4], 'by', ARGV[5])
-redis.call('ZADD', KEYS[2], ARGV[6], ARGV[7])
-return nv`)
-
-// KEYS: the marks' index. ARGV: mark key prefix, bound. Drops the marks whose horizon is
-// before the bound, at most 500 a call: { dropped, looked at }.
-const PURGE_MARKS = script(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2], 'LIMIT', 0, 500)
-for _, id in ipairs(ids) do
-  redis.call('DEL', ARGV[1] .. id)
-  redis.call('ZREM', KEYS[1], id)
-end
-return {#ids, #ids}`)
-
-// KEYS: by-time, body expiry, the account's index (for mode 'account'). ARGV: entry key
-// prefix, account prefix, mode ('bodies-before', 'entries-before', 'account'), bound (the
-// offset in the account's index for 'account'). At most 500 a call: { dropped, looked at }.
-const PURGE = script(`
-local prefix, accounts, mode, bound, kept = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local ids
-if mode == 'account' then
-  ids = redis.call('ZRANGE', KEYS[3], tonumber(bound), tonumber(bound) + 499)
-elseif mode == 'bodies-before' then
-  ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', bound, 'LIMIT', 0, 500)
-else
-  ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. bound, 'LIMIT', 0, 500)
-end
-local dropped = 0
-for _, id in ipairs(ids) do
-  local key = prefix .. id
-  if mode == 'entries-before' then
-    local account = redis.call('HGET', key, 'a')
-    redis.call('DEL', key)
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('ZREM', KEYS[2], id)
-    if account and account ~= '' then
-      redis.call('ZREM', accounts .. account, id)
-      redis.call('ZREM', kept .. account, id)
-    end
-    dropped = dropped + 1
-  else
-    if redis.call('HEXISTS', key, 'b') == 1 then
-      local account = redis.call('HGET', key, 'a')
-      if account and account ~= '' then redis.call('ZREM', kept .. account, id) end
-      redis.call('HDEL', key, 'b', 'x')
-      redis.call('HINCRBY', key, 'v', 1)
-      dropped = dropped + 1
-    end
-    redis.call('ZREM', KEYS[2], id)
-  end
-end
-return {dropped, #ids}`)
+// One script per operation (./lua/ledger/, each with its keys and arguments in its header); the
+// three writes share entry-write.lua, the compare-and-set of the entry and its indexes.
+const WRITE = script(entryWrite, write)
+const WRITE_READING_MARK = script(entryWrite, writeReadMark)
+const WRITE_ADVANCING_MARK = script(entryWrite, writeAdvanceMark)
+const LIST = script(list)
+const HOLD = script(hold)
+const SET_MARK = script(setMark)
+const PURGE_MARKS = script(purgeMarks)
+const PURGE_ENTRIES = script(purgeEntries)
+const PURGE_BODIES = script(purgeBodies)
+const PURGE_ACCOUNT_BODIES = script(purgeAccountBodies)
 
 /**
  * A `LedgerStore` in Redis: entries written by compare-and-set in one script each (one round
@@ -263,7 +112,11 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
-    const version = await this.#write(entry, expected, undefined, [])
+    const version = await WRITE(
+      this.#client,
+      this.#entryKeys(entry),
+      this.#entryArgs(entry, expected),
+    )
     return version === 0 ? undefined : Number(version)
   }
 
@@ -272,7 +125,11 @@ export class RedisLedgerStore implements LedgerStore {
     expected: number | undefined,
     resourceId: string,
   ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
-    const answer = await this.#write(entry, expected, resourceId, ['read'])
+    const answer = await WRITE_READING_MARK(
+      this.#client,
+      [...this.#entryKeys(entry), `${this.#base}m:${resourceId}`],
+      this.#entryArgs(entry, expected),
+    )
     if (!Array.isArray(answer)) return { version: undefined, mark: undefined }
     const [version, v, m] = answer as [number, string, string]
     return {
@@ -286,51 +143,48 @@ export class RedisLedgerStore implements LedgerStore {
     expected: number | undefined,
     mark: ResourceMark,
   ): Promise<number | undefined> {
-    const version = await this.#write(entry, expected, mark.resourceId, [
-      'advance',
-      JSON.stringify(mark),
-      mark.at,
-      mark.rank,
-      mark.by,
-      markHorizonOf(mark),
-      mark.resourceId,
-    ])
+    const version = await WRITE_ADVANCING_MARK(
+      this.#client,
+      [...this.#entryKeys(entry), `${this.#base}m:${mark.resourceId}`, `${this.#base}marks`],
+      [
+        ...this.#entryArgs(entry, expected),
+        JSON.stringify(mark),
+        mark.at,
+        mark.rank,
+        mark.by,
+        markHorizonOf(mark),
+        mark.resourceId,
+      ],
+    )
     return version === 0 ? undefined : Number(version)
   }
 
-  #write(
-    entry: LedgerEntry,
-    expected: number | undefined,
-    resourceId: string | undefined,
-    markArgs: ReadonlyArray<string | number>,
-  ): Promise<unknown> {
+  /** entry-write.lua's keys: the entry, its indexes, the account's kept bodies. */
+  #entryKeys(entry: LedgerEntry): string[] {
+    return [
+      this.#entry(entry.id),
+      `${this.#base}by-time`,
+      `${this.#base}bodies`,
+      this.#account(entry.account ?? ''),
+      `${this.#base}kept:${entry.account ?? ''}`,
+    ]
+  }
+
+  /** entry-write.lua's arguments. */
+  #entryArgs(entry: LedgerEntry, expected: number | undefined): Array<string | number> {
     const { body, bodyExpiresAt, bodyCapped: _capped, ...rest } = entry
-    const entryKey = this.#entry(entry.id)
-    return WRITE(
-      this.#client,
-      [
-        entryKey,
-        `${this.#base}by-time`,
-        `${this.#base}bodies`,
-        this.#account(entry.account ?? ''),
-        resourceId === undefined ? entryKey : `${this.#base}m:${resourceId}`,
-        `${this.#base}kept:${entry.account ?? ''}`,
-        `${this.#base}marks`,
-      ],
-      [
-        JSON.stringify(rest),
-        expected === undefined ? '' : String(expected),
-        entry.receivedAt,
-        entry.id,
-        body === undefined ? '' : body,
-        body === undefined ? '' : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
-        entry.status,
-        entry.type,
-        entry.account ?? '',
-        ...(markArgs.length === 0 ? [''] : markArgs),
-        this.#maxBodies,
-      ],
-    )
+    return [
+      JSON.stringify(rest),
+      expected === undefined ? '' : String(expected),
+      entry.receivedAt,
+      entry.id,
+      body === undefined ? '' : body,
+      body === undefined ? '' : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
+      entry.status,
+      entry.type,
+      entry.account ?? '',
+      this.#maxBodies,
+    ]
   }
 
   async list(filter: LedgerFilter = {}): Promise<LedgerPage> {
@@ -420,30 +274,42 @@ export class RedisLedgerStore implements LedgerStore {
         marks += Number(dropped)
         if (Number(dropped) < 500) break
       }
-    const run = async (mode: string, bound: number, index: string) => {
+    // Each pass drops at most 500 and says how many it looked at: done when fewer.
+    const until = async (pass: (offset: number) => Promise<unknown>) => {
       let dropped = 0
-      // The account's index stays (it lists the entries): walked by offset. The others shrink.
       for (let offset = 0; ; offset += 500) {
-        const [count, seen] = (await PURGE(
-          this.#client,
-          [`${this.#base}by-time`, `${this.#base}bodies`, index],
-          [
-            `${this.#base}e:`,
-            `${this.#base}account:`,
-            mode,
-            mode === 'account' ? offset : bound,
-            `${this.#base}kept:`,
-          ],
-        )) as [number, number]
+        const [count, seen] = (await pass(offset)) as [number, number]
         dropped += Number(count)
         if (Number(seen) < 500) return dropped
       }
     }
-    if (what.entriesBefore !== undefined)
-      entries += await run('entries-before', what.entriesBefore, `${this.#base}bodies`)
-    if (what.bodiesBefore !== undefined)
-      bodies += await run('bodies-before', what.bodiesBefore, `${this.#base}bodies`)
-    if (what.account !== undefined) bodies += await run('account', 0, this.#account(what.account))
+    const entryPrefix = `${this.#base}e:`
+    const keptPrefix = `${this.#base}kept:`
+    const bodiesIndex = `${this.#base}bodies`
+    const bound = what.entriesBefore
+    if (bound !== undefined)
+      entries += await until(() =>
+        PURGE_ENTRIES(
+          this.#client,
+          [`${this.#base}by-time`, bodiesIndex],
+          [entryPrefix, `${this.#base}account:`, keptPrefix, bound],
+        ),
+      )
+    const expired = what.bodiesBefore
+    if (expired !== undefined)
+      bodies += await until(() =>
+        PURGE_BODIES(this.#client, [bodiesIndex], [entryPrefix, keptPrefix, expired]),
+      )
+    // The account's index stays (it lists the entries): walked by offset. The others shrink.
+    const account = what.account
+    if (account !== undefined)
+      bodies += await until((offset) =>
+        PURGE_ACCOUNT_BODIES(
+          this.#client,
+          [this.#account(account), bodiesIndex],
+          [entryPrefix, keptPrefix, offset],
+        ),
+      )
     return { bodies, entries, marks }
   }
 }

@@ -7,18 +7,26 @@ import {
   type ReencryptResult,
 } from '@scheduling-kit/core'
 import { encodeStoreKey, type RecordSealer } from '@scheduling-kit/core/store'
+import extendLease from './lua/lease/extend.lua'
+import releaseLease from './lua/lease/release.lua'
+import replaceSealed from './lua/sealed/replace.lua'
 import { type RedisClient, scanKeys, scanRead } from './scan.js'
 
 export type { RedisClient }
 
-/** A Lua script run by its SHA-1 (`EVALSHA`), loaded with `EVAL` the first time a server lacks it. */
+/**
+ * A Lua script (./lua/, one operation each, its keys and arguments in its header) run by its
+ * SHA-1 (`EVALSHA`), loaded with `EVAL` the first time a server lacks it.
+ */
 export type Script = (
   client: RedisClient,
   keys: readonly string[],
   args: ReadonlyArray<string | number>,
 ) => Promise<unknown>
 
-export function script(lua: string): Script {
+/** A script of `parts` (./lua/: a shared fragment first, then the operation), joined. */
+export function script(...parts: string[]): Script {
+  const lua = parts.join('\n')
   const sha = createHash('sha1').update(lua).digest('hex')
   return async (client, keys, args) => {
     try {
@@ -64,18 +72,10 @@ export function hashTagged(key: string): string {
   return `{${encodeStoreKey(key, (k) => k.startsWith('}'))}}`
 }
 
-// Taken with SET NX PX first; this only extends a lease its owner already holds.
-const EXTEND_LEASE = script(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0`)
+const EXTEND_LEASE = script(extendLease)
 
-/** Deletes a key when it holds `ARGV[1]`: a lease released by its owner only, an index entry by its record only. */
-export const RELEASE_LEASE = script(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0`)
+/** Deletes a key when it holds a value: a lease released by its owner only, an index entry by its record only. */
+export const RELEASE_LEASE = script(releaseLease)
 
 /** Takes the lease at `leaseKey` for `owner`, or extends it when `owner` holds it already. */
 export async function takeLease(
@@ -89,14 +89,7 @@ export async function takeLease(
   return (await EXTEND_LEASE(client, [leaseKey], [owner, ms])) === 1
 }
 
-/**
- * Replaces a record's `r` field only while it still holds what the sweep read, keeping its
- * version: a writer that read the record before still finds the version it expects.
- */
-const REPLACE_SEALED = script(`
-if redis.call('HGET', KEYS[1], 'r') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'r', ARGV[2])
-return 1`)
+const REPLACE_SEALED = script(replaceSealed)
 
 /**
  * `reencrypt()` of a store of sealed records: each record under `start` not sealed with the

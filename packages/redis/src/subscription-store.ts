@@ -8,6 +8,9 @@ import type {
   SubscriptionStore,
 } from '@scheduling-kit/core'
 import { redisHealth } from './health.js'
+import compareAndSet from './lua/subscription/compare-and-set.lua'
+import deleteRecord from './lua/subscription/delete.lua'
+import find from './lua/subscription/find.lua'
 import { RecordHashes } from './records.js'
 import { scanKeys, scanRead } from './scan.js'
 import { RELEASE_LEASE, type RedisStoreOptions, reencryptRecords, script } from './scripts.js'
@@ -25,38 +28,11 @@ export interface RedisSubscriptionStoreOptions extends RedisStoreOptions {
 const TOMBSTONE_MS = 24 * 60 * 60_000
 
 // A record is a hash: `r` the record as JSON, `v` its version, `i` its webhook ids as JSON, `k`
-// the account key. Refused (0) unless the version is the expected one; else the ids it listed
-// before, for the caller to unindex those it no longer lists.
-const COMPARE_AND_SET = script(`
-local r = redis.call('HGET', KEYS[1], 'r')
-if ARGV[2] == '' then
-  if r then return 0 end
-elseif (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[2] then
-  return 0
-end
-local old = redis.call('HGET', KEYS[1], 'i') or '[]'
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'r', ARGV[1], 'i', ARGV[3], 'k', ARGV[4])
-redis.call('PERSIST', KEYS[1])
-return old`)
-// Keeps only the version, for a day.
-const DELETE = script(`
-local r = redis.call('HGET', KEYS[1], 'r')
-if (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
-local old = redis.call('HGET', KEYS[1], 'i') or '[]'
-redis.call('HDEL', KEYS[1], 'r', 'i', 'k')
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return old`)
-
-// The lookup of a delivery in one round trip: the index entry names the record's Redis key,
-// which the script reads too. A key not declared in KEYS is fine on one Redis server, not on a
-// Cluster (another slot): there, two round trips.
-const FIND = script(`
-local entry = redis.call('GET', KEYS[1])
-if not entry then return nil end
-local names = cjson.decode(entry)
-local record = redis.call('HMGET', names[2], 'v', 'r')
-return {names[1], record[1], record[2]}`)
+// the account key (./lua/subscription/).
+const COMPARE_AND_SET = script(compareAndSet)
+const DELETE = script(deleteRecord)
+// A delivery's lookup in one round trip on one server; two on a Cluster (find.lua says why).
+const FIND = script(find)
 
 /**
  * A `SubscriptionStore` in Redis: each account's record with compare-and-set on a version,

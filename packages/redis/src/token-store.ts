@@ -8,6 +8,10 @@ import type {
 } from '@scheduling-kit/core'
 import { decodeStoreKey } from '@scheduling-kit/core/store'
 import { redisHealth } from './health.js'
+import compareAndDelete from './lua/token/compare-and-delete.lua'
+import compareAndSet from './lua/token/compare-and-set.lua'
+import deleteRecord from './lua/token/delete.lua'
+import set from './lua/token/set.lua'
 import { RecordHashes } from './records.js'
 import { type RedisStoreOptions, reencryptRecords, script } from './scripts.js'
 
@@ -24,35 +28,12 @@ export interface RedisTokenStoreOptions extends RedisStoreOptions {
 const TOMBSTONE_MS = 24 * 60 * 60_000
 
 // A record is a hash: `r` the record as JSON, `v` its version. Deleting drops `r` and keeps `v`
-// for a day: a compare-and-set from a read made before the delete cannot succeed afterwards.
-const SET = script(`
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'r', ARGV[1])
-redis.call('PERSIST', KEYS[1])
-return 1`)
-const COMPARE_AND_SET = script(`
-local r = redis.call('HGET', KEYS[1], 'r')
-if ARGV[2] == '' then
-  if r then return 0 end
-elseif (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[2] then
-  return 0
-end
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'r', ARGV[1])
-redis.call('PERSIST', KEYS[1])
-return 1`)
-const DELETE = script(`
-redis.call('HDEL', KEYS[1], 'r')
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[2])
-return 0`)
-const COMPARE_AND_DELETE = script(`
-local r = redis.call('HGET', KEYS[1], 'r')
-if (not r) or redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'r')
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('DEL', KEYS[2])
-return 1`)
+// for a day: a compare-and-set from a read made before the delete cannot succeed afterwards
+// (./lua/token/).
+const SET = script(set)
+const COMPARE_AND_SET = script(compareAndSet)
+const DELETE = script(deleteRecord)
+const COMPARE_AND_DELETE = script(compareAndDelete)
 /**
  * A `TokenStore` in Redis with every capability: versioned compare-and-set (no lost update)
  * and the refresh lease (one refresher for all instances). Records never expire: run Redis

@@ -45,7 +45,7 @@ export type { ProbedSpan, QueueKit, QueueTraceProbe, QueueUnderTest }
  *       return {
  *         queue: createBullMQQueue({ connection, queueName, attempts, backoffMs }),
  *         worker: async ({ handler, ledger, concurrency }) =>
- *           createWebhookWorker({ handler, ledger, connection, queueName, concurrency }),
+ *           createBullMQWorker({ handler, ledger, connection, queueName, concurrency }),
  *       }
  *     },
  *     unreachable: async () => createBullMQQueue({ connection: { port: closedPort } }),

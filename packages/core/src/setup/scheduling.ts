@@ -49,7 +49,7 @@ export interface SchedulingOptions {
   ledger?: boolean | Omit<DeliveryLedgerOptions, 'store'> | DeliveryLedger
   /**
    * A durable queue (`createBullMQQueue`, `createPostgresQueue`): each delivery is answered once
-   * its job is stored, and a worker given this same object (`createWebhookWorker({ scheduling
+   * its job is stored, and a worker given this same object (`createBullMQWorker({ scheduling
    * })`, `createPostgresWorker({ scheduling })`) runs the handlers, replays and catch-ups.
    */
   queue?: WebhookQueue

@@ -41,7 +41,7 @@ export interface WebhookHandlerOptions extends HeaderNames {
   subscriptions?: SubscriptionLookup
   /**
    * `false` for a handler that only runs handlers for events a queue's worker hands it
-   * (`createWebhookWorker`, `createPostgresWorker`): the web process verified them, so it needs
+   * (`createBullMQWorker`, `createPostgresWorker`): the web process verified them, so it needs
    * no secret and no subscriptions. It verifies nothing, so every request it is given anyway
    * is refused (401 `secret_unknown`). Default `true`.
    */

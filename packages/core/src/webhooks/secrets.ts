@@ -30,7 +30,7 @@ export function assertSecretSource(secret: unknown, where: string): asserts secr
       `${where}: no signing secret was given${got}. Pass the webhook's signing secret (Settings > ` +
         'Integrations, next to the webhook), for example process.env.SCHEDULING_SECRET, a list ' +
         "of secrets while rotating, or a function (webhookId) => secret. A queue worker's " +
-        'handler (createWebhookWorker) verifies nothing: give it verify: false instead.',
+        'handler (createBullMQWorker) verifies nothing: give it verify: false instead.',
     )
   }
 }
