@@ -11,36 +11,23 @@ import type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '@scheduling-kit/core'
-import {
-  encodeStoreKey,
-  ledgerPageSize,
-  ledgerTimeOf,
-  markHorizonOf,
-  maxBodiesOption,
-  readLedgerCursor,
-} from '@scheduling-kit/core/store'
+import { markHorizonOf, maxBodiesOption } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import { redisHealth } from './health.js'
+import { LedgerKeys } from './ledger-keys.js'
+import { assemble, listLedger } from './ledger-list.js'
+import { purgeLedger } from './ledger-purge.js'
 import entryWrite from './lua/ledger/entry-write.lua'
 import hold from './lua/ledger/hold.lua'
-import list from './lua/ledger/list.lua'
-import purgeAccountBodies from './lua/ledger/purge-account-bodies.lua'
-import purgeBodies from './lua/ledger/purge-bodies.lua'
-import purgeEntries from './lua/ledger/purge-entries.lua'
-import purgeMarks from './lua/ledger/purge-marks.lua'
 import setMark from './lua/ledger/set-mark.lua'
 import write from './lua/ledger/write.lua'
 import writeAdvanceMark from './lua/ledger/write-advance-mark.lua'
 import writeReadMark from './lua/ledger/write-read-mark.lua'
 import { checkOptions, DEFAULT_PREFIX, type RedisStoreOptions, script } from './scripts.js'
 
-// The ledger in Redis. Every key of one ledger shares one hash tag, so each write and the
-// indexes it moves are one atomic script, one round trip, on a single server and on a Cluster
-// alike (one slot: the ledger's writes go to one master).
-//
-// An entry is a hash: `v` its version, `e` the entry as JSON without its body, `b` the body,
-// `x` when the body expires, `s` status, `t` type, `r` first recorded, `a` account. Sorted sets
-// index entries by first recording (all, and per account) and bodies by expiry.
+// The ledger in Redis: its writes and marks here, its keys in ledger-keys.ts (one hash tag: one
+// Cluster slot, the ledger's writes go to one master), listing in ledger-list.ts, retention in
+// ledger-purge.ts.
 
 export interface RedisLedgerStoreOptions extends RedisStoreOptions {
   /**
@@ -56,13 +43,8 @@ export interface RedisLedgerStoreOptions extends RedisStoreOptions {
 const WRITE = script(entryWrite, write)
 const WRITE_READING_MARK = script(entryWrite, writeReadMark)
 const WRITE_ADVANCING_MARK = script(entryWrite, writeAdvanceMark)
-const LIST = script(list)
 const HOLD = script(hold)
 const SET_MARK = script(setMark)
-const PURGE_MARKS = script(purgeMarks)
-const PURGE_ENTRIES = script(purgeEntries)
-const PURGE_BODIES = script(purgeBodies)
-const PURGE_ACCOUNT_BODIES = script(purgeAccountBodies)
 
 /**
  * A `LedgerStore` in Redis: entries written by compare-and-set in one script each (one round
@@ -79,25 +61,15 @@ const PURGE_ACCOUNT_BODIES = script(purgeAccountBodies)
  */
 export class RedisLedgerStore implements LedgerStore {
   readonly #client: RedisStoreOptions['client']
-  readonly #base: string
+  readonly #keys: LedgerKeys
   readonly #maxBodies: number
 
   constructor(options: RedisLedgerStoreOptions) {
     checkOptions('RedisLedgerStore', options)
     this.#maxBodies = maxBodiesOption('RedisLedgerStore', options.maxBodiesPerAccount)
     this.#client = options.client
-    const prefix = options.prefix ?? DEFAULT_PREFIX
-    // The tag is the prefix itself (encoded: no brace can end it early).
-    this.#base = `${prefix}ledger:{${encodeStoreKey(prefix, (k) => k.includes('}'))}}:`
+    this.#keys = new LedgerKeys(options.prefix ?? DEFAULT_PREFIX)
     warnIfEvicting(this.#client, options.logger)
-  }
-
-  #entry(id: string): string {
-    return `${this.#base}e:${id}`
-  }
-
-  #account(account: string): string {
-    return `${this.#base}account:${account}`
   }
 
   /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
@@ -106,7 +78,7 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async get(id: string): Promise<StoredLedgerEntry | undefined> {
-    const [v, e, b, x, c] = await this.#client.hmget(this.#entry(id), 'v', 'e', 'b', 'x', 'c')
+    const [v, e, b, x, c] = await this.#client.hmget(this.#keys.entry(id), 'v', 'e', 'b', 'x', 'c')
     if (v === null || v === undefined || e === null || e === undefined) return undefined
     return assemble(v, e, b ?? '', x ?? '', c ?? '')
   }
@@ -127,7 +99,7 @@ export class RedisLedgerStore implements LedgerStore {
   ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
     const answer = await WRITE_READING_MARK(
       this.#client,
-      [...this.#entryKeys(entry), `${this.#base}m:${resourceId}`],
+      [...this.#entryKeys(entry), this.#keys.mark(resourceId)],
       this.#entryArgs(entry, expected),
     )
     if (!Array.isArray(answer)) return { version: undefined, mark: undefined }
@@ -145,7 +117,7 @@ export class RedisLedgerStore implements LedgerStore {
   ): Promise<number | undefined> {
     const version = await WRITE_ADVANCING_MARK(
       this.#client,
-      [...this.#entryKeys(entry), `${this.#base}m:${mark.resourceId}`, `${this.#base}marks`],
+      [...this.#entryKeys(entry), this.#keys.mark(mark.resourceId), this.#keys.marks],
       [
         ...this.#entryArgs(entry, expected),
         JSON.stringify(mark),
@@ -162,11 +134,11 @@ export class RedisLedgerStore implements LedgerStore {
   /** entry-write.lua's keys: the entry, its indexes, the account's kept bodies. */
   #entryKeys(entry: LedgerEntry): string[] {
     return [
-      this.#entry(entry.id),
-      `${this.#base}by-time`,
-      `${this.#base}bodies`,
-      this.#account(entry.account ?? ''),
-      `${this.#base}kept:${entry.account ?? ''}`,
+      this.#keys.entry(entry.id),
+      this.#keys.byTime,
+      this.#keys.bodies,
+      this.#keys.account(entry.account ?? ''),
+      this.#keys.kept(entry.account ?? ''),
     ]
   }
 
@@ -187,46 +159,13 @@ export class RedisLedgerStore implements LedgerStore {
     ]
   }
 
-  async list(filter: LedgerFilter = {}): Promise<LedgerPage> {
-    const limit = ledgerPageSize(filter)
-    const cursor = readLedgerCursor(filter.after)
-    const statuses =
-      filter.status === undefined
-        ? []
-        : typeof filter.status === 'string'
-          ? [filter.status]
-          : [...filter.status]
-    const since = ledgerTimeOf(filter.since)
-    const until = ledgerTimeOf(filter.until)
-    const index =
-      filter.account === undefined ? `${this.#base}by-time` : this.#account(filter.account)
-    const [rows, more, lastScore, lastId] = (await LIST(
-      this.#client,
-      [index],
-      [
-        `${this.#base}e:`,
-        cursor === undefined ? '' : cursor.at,
-        cursor === undefined ? '' : cursor.id,
-        since === undefined ? '-inf' : since,
-        until === undefined ? '' : until,
-        limit,
-        statuses.join(','),
-        filter.status !== undefined && statuses.length === 0 ? '1' : '0',
-        filter.type ?? '',
-      ],
-    )) as [[string, string, string, string, string][], number, string, string]
-    const entries = rows.map(([v, e, b, x, c]) => assemble(v, e, b, x, c))
-    const page: LedgerPage = { entries }
-    if (Number(more) === 1) {
-      // A full page continues after its last entry; a short one after the last it walked.
-      const last = entries.length === limit ? entries[entries.length - 1]! : undefined
-      page.next = last === undefined ? `${lastScore}.${lastId}` : `${last.receivedAt}.${last.id}`
-    }
-    return page
+  /** Entries matching `filter`, newest first, one page at a time (ledger-list.ts). */
+  list(filter?: LedgerFilter): Promise<LedgerPage> {
+    return listLedger(this.#client, this.#keys, filter)
   }
 
   async mark(resourceId: string): Promise<StoredResourceMark | undefined> {
-    const [v, m] = await this.#client.hmget(`${this.#base}m:${resourceId}`, 'v', 'm')
+    const [v, m] = await this.#client.hmget(this.#keys.mark(resourceId), 'v', 'm')
     if (v === null || v === undefined || m === null || m === undefined) return undefined
     return { ...(JSON.parse(m) as ResourceMark), version: Number(v) }
   }
@@ -234,7 +173,7 @@ export class RedisLedgerStore implements LedgerStore {
   async setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined> {
     const version = await SET_MARK(
       this.#client,
-      [`${this.#base}m:${mark.resourceId}`, `${this.#base}marks`],
+      [this.#keys.mark(mark.resourceId), this.#keys.marks],
       [
         JSON.stringify(mark),
         expected === undefined ? '' : String(expected),
@@ -256,71 +195,12 @@ export class RedisLedgerStore implements LedgerStore {
     now: number,
   ): Promise<boolean> {
     return (
-      Number(await HOLD(this.#client, [`${this.#base}h:${resourceId}`], [owner, until, now])) === 1
+      Number(await HOLD(this.#client, [this.#keys.hold(resourceId)], [owner, until, now])) === 1
     )
   }
 
-  async purge(what: LedgerPurge): Promise<LedgerPurged> {
-    let bodies = 0
-    let entries = 0
-    let marks = 0
-    if (what.marksBefore !== undefined)
-      for (;;) {
-        const [dropped] = (await PURGE_MARKS(
-          this.#client,
-          [`${this.#base}marks`],
-          [`${this.#base}m:`, what.marksBefore],
-        )) as [number, number]
-        marks += Number(dropped)
-        if (Number(dropped) < 500) break
-      }
-    // Each pass drops at most 500 and says how many it looked at: done when fewer.
-    const until = async (pass: (offset: number) => Promise<unknown>) => {
-      let dropped = 0
-      for (let offset = 0; ; offset += 500) {
-        const [count, seen] = (await pass(offset)) as [number, number]
-        dropped += Number(count)
-        if (Number(seen) < 500) return dropped
-      }
-    }
-    const entryPrefix = `${this.#base}e:`
-    const keptPrefix = `${this.#base}kept:`
-    const bodiesIndex = `${this.#base}bodies`
-    const bound = what.entriesBefore
-    if (bound !== undefined)
-      entries += await until(() =>
-        PURGE_ENTRIES(
-          this.#client,
-          [`${this.#base}by-time`, bodiesIndex],
-          [entryPrefix, `${this.#base}account:`, keptPrefix, bound],
-        ),
-      )
-    const expired = what.bodiesBefore
-    if (expired !== undefined)
-      bodies += await until(() =>
-        PURGE_BODIES(this.#client, [bodiesIndex], [entryPrefix, keptPrefix, expired]),
-      )
-    // The account's index stays (it lists the entries): walked by offset. The others shrink.
-    const account = what.account
-    if (account !== undefined)
-      bodies += await until((offset) =>
-        PURGE_ACCOUNT_BODIES(
-          this.#client,
-          [this.#account(account), bodiesIndex],
-          [entryPrefix, keptPrefix, offset],
-        ),
-      )
-    return { bodies, entries, marks }
+  /** Drops what `what` says is over, in calls of at most 500 (ledger-purge.ts). */
+  purge(what: LedgerPurge): Promise<LedgerPurged> {
+    return purgeLedger(this.#client, this.#keys, what)
   }
-}
-
-function assemble(v: string, e: string, b: string, x: string, c: string): StoredLedgerEntry {
-  const entry = JSON.parse(e) as StoredLedgerEntry
-  entry.version = Number(v)
-  if (c === '1') entry.bodyCapped = true
-  if (b !== '') {
-    entry.body = b
-    entry.bodyExpiresAt = Number(x)
-  }
-  return entry
 }

@@ -1,4 +1,4 @@
-import { SchedulingError, serverText } from './errors.js'
+import { isSchedulingError, SchedulingError, serverText } from './errors.js'
 
 // Errors of talking to the service over HTTP: its OAuth answers, the network, time-outs,
 // answers that are not what they must be, redirects refused.
@@ -127,3 +127,16 @@ function locationOrigin(location: string | null, url: string): string | undefine
   const origin = new URL(location, url).origin
   return origin === 'null' ? undefined : serverText(origin, 200)
 }
+
+/** Whether `error` is the authorization server refusing a grant (`invalid_grant`). */
+export function isInvalidGrant(error: unknown): error is OAuthError {
+  return (
+    isSchedulingError(error) &&
+    error.code === 'oauth_error' &&
+    (error as OAuthError).error === 'invalid_grant'
+  )
+}
+
+/** Whether `error` is a time-out of ours (`TimeoutError`, from this copy of the package or another). */
+export const isTimeout = (error: unknown): boolean =>
+  isSchedulingError(error) && error.code === 'timeout'

@@ -4,7 +4,6 @@ import type {
   LedgerContext,
   LedgerEnvelope,
   RecordRunOptions,
-  ReplayRequest,
   VerifiedDelivery,
 } from '../claims/record.js'
 import {
@@ -24,8 +23,8 @@ import {
   type ReplayReport,
   type ReplayRunner,
   replayDeliveries,
-  replayRecorded,
 } from './replay.js'
+import { runReplayJob } from './replay-job.js'
 import { LedgerRuns } from './runs.js'
 import type { LedgerFilter, LedgerPage, LedgerPurged, LedgerStore } from './store.js'
 
@@ -65,41 +64,12 @@ export class DeliveryLedger implements DeliveryRecord {
     options?: RecordRunOptions,
   ): Promise<DeliveryOutcome> {
     if (options?.replay !== undefined)
-      return this.#replayed(delivery, run, options.replay, options.finalAttempt)
+      return runReplayJob(this.#runs, delivery, run, options.replay, options.finalAttempt)
     const outcome = deliverRecorded(this.#runs, delivery, run, options?.finalAttempt)
     return outcome.then((came) => {
       if (came === 'done') this.#duplicate(delivery)
       return came
     })
-  }
-
-  async #replayed(
-    delivery: VerifiedDelivery,
-    run: (context: LedgerContext) => unknown,
-    request: ReplayRequest,
-    finalAttempt: boolean | undefined,
-  ): Promise<DeliveryOutcome> {
-    const entry = await this.#runs.get(delivery.key)
-    if (entry === undefined) return 'done'
-    let thrown: unknown
-    const outcome = await replayRecorded(
-      this.#runs,
-      entry,
-      request,
-      async (context) => {
-        try {
-          await run(context)
-        } catch (error) {
-          thrown = error
-          throw error
-        }
-      },
-      finalAttempt,
-    )
-    if (outcome === 'failed') throw thrown
-    if (outcome === 'replayed') return 'ran'
-    if (typeof outcome === 'object' && outcome.skipped === 'it is running now') return 'busy'
-    return 'done'
   }
 
   /**

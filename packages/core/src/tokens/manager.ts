@@ -1,6 +1,6 @@
 import { ReauthorizationRequiredError } from '../errors/connection.js'
 import { ClosedError } from '../errors/store.js'
-import { TimeoutError } from '../errors/transport.js'
+import { isInvalidGrant, TimeoutError } from '../errors/transport.js'
 import { type Instruments, meters, since } from '../telemetry/metrics.js'
 import {
   attributeText,
@@ -15,8 +15,8 @@ import type { GetTokenOptions, TokenManager } from './contract.js'
 import { actionFor, INITIAL_TOKEN_STATE } from './machine.js'
 import { resolveManagerSettings, type TokenManagerOptions } from './options.js'
 import { RefreshOutcomes } from './outcomes.js'
-import type { TokenRecord, TokenSet } from './record.js'
-import { emit, fingerprint, isInvalidGrant } from './store-access.js'
+import { fingerprint, type TokenRecord, type TokenSet } from './record.js'
+import { emit } from './store-access.js'
 
 /** What observes one refresh: its span when recording, the metrics, and what it came to. */
 interface RefreshWatch {

@@ -1,9 +1,10 @@
 import { isTransientError } from '../errors/errors.js'
 import { StaleWriteError } from '../errors/store.js'
+import { isTimeout } from '../errors/transport.js'
 import { sleep } from '../sleep.js'
 import { actionFor } from './machine.js'
-import type { TokenRecord, TokenSet } from './record.js'
-import { backoff, emit, fingerprint, isTimeout, TokenStoreAccess } from './store-access.js'
+import { fingerprint, type TokenRecord, type TokenSet } from './record.js'
+import { backoff, emit, TokenStoreAccess } from './store-access.js'
 
 // What a refresh comes to, for the refresher (manager.ts): the token endpoint called with the
 // retries a refresh may have, the tokens it got stored (the crash window), and after

@@ -64,3 +64,18 @@ export interface ConnectionApp {
   /** The webhook endpoint its deliveries go to. */
   webhookUrl?: string
 }
+
+/** The lifetime assumed of a record stored without `obtainedAt`: the service's two hours. */
+export const DEFAULT_LIFETIME_MS = 7200 * 1000
+
+/** What tells one stored record from another: its version, its state and its access token. */
+export function fingerprint(record: TokenRecord): string {
+  return `${record.version ?? ''}|${record.reauthorizationRequired ? 1 : 0}|${record.accessToken}`
+}
+
+/** A frozen copy of a record, its account too: callers share it. */
+export function frozen(record: TokenRecord): TokenRecord {
+  const copy = { ...record }
+  if (copy.account !== undefined) copy.account = Object.freeze({ ...copy.account })
+  return Object.freeze(copy)
+}

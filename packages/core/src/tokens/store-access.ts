@@ -1,8 +1,6 @@
 import { newOwnerId } from '../claims/owner.js'
 import { NotConnectedError, ReauthorizationRequiredError } from '../errors/connection.js'
-import { isSchedulingError } from '../errors/errors.js'
 import { ClosedError } from '../errors/store.js'
-import type { OAuthError } from '../errors/transport.js'
 import { TimeoutError } from '../errors/transport.js'
 import { notify } from '../log.js'
 import { sleep } from '../sleep.js'
@@ -17,7 +15,7 @@ import {
   transition,
 } from './machine.js'
 import type { ManagerSettings } from './options.js'
-import type { TokenRecord } from './record.js'
+import { DEFAULT_LIFETIME_MS, fingerprint, frozen, type TokenRecord } from './record.js'
 
 // The token manager's reads and writes of its store, and the state of each key they move:
 // compare-and-set writes, the refresh lease (taken, renewed, given back), writes retried until
@@ -32,34 +30,11 @@ export type Lease =
   /** Another process refreshed while this one waited: use its record. */
   | { kind: 'refreshed'; record: TokenRecord }
 
-export const DEFAULT_LIFETIME_MS = 7200 * 1000
-
-export function fingerprint(record: TokenRecord): string {
-  return `${record.version ?? ''}|${record.reauthorizationRequired ? 1 : 0}|${record.accessToken}`
-}
-
-export function isInvalidGrant(error: unknown): error is OAuthError {
-  return (
-    isSchedulingError(error) &&
-    error.code === 'oauth_error' &&
-    (error as OAuthError).error === 'invalid_grant'
-  )
-}
-
 /** Tells an app's listener; one that throws does not break token handling. */
 export const emit = notify
 
 /** Grows a polling pause: doubling, up to half a second. */
 export const backoff = (pause: number) => Math.min(pause * 2, 500)
-
-export const isTimeout = (error: unknown) => isSchedulingError(error) && error.code === 'timeout'
-
-/** A frozen copy of a record, its account too: callers share it. */
-function frozen(record: TokenRecord): TokenRecord {
-  const copy = { ...record }
-  if (copy.account !== undefined) copy.account = Object.freeze({ ...copy.account })
-  return Object.freeze(copy)
-}
 
 /** The store side of the token manager, for all keys of this process. */
 export class TokenStoreAccess {

@@ -1,5 +1,5 @@
 import { MemoryDedupeStore } from '../claims/dedupe.js'
-import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
+import { isWebhookError, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../ledger/catch-up.js'
@@ -8,13 +8,13 @@ import type { LedgerFilter } from '../ledger/store.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
 import { watchDedupeStore } from '../telemetry/watched.js'
 import { isThenable } from '../thenable.js'
-import { errorAnswer, json, type WebhookResponse } from './answer.js'
-import { FETCH_FIX } from './body/refusals.js'
+import { errorAnswer, type WebhookResponse } from './answer.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { WebhookHandler } from './contract.js'
 import { deliverOnce, ledgerRun } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { watchEvictions } from './evictions.js'
+import { answerFetch } from './fetch.js'
 import { WebhookLog } from './log.js'
 import type {
   WebhookErrorContext,
@@ -152,26 +152,7 @@ class Endpoint implements WebhookHandler {
     return this.#settings.logger ?? request.logger ?? consoleLogger
   }
 
-  fetch = async (request: Request): Promise<Response> => {
-    const url = new URL(request.url)
-    const answer =
-      (await this.handle({
-        method: request.method,
-        path: url.pathname,
-        headers: request.headers,
-        body: request.body,
-        bodyUsed: request.bodyUsed,
-        fix: FETCH_FIX,
-      })) ??
-      json(
-        404,
-        new WebhookError(
-          'not_found',
-          `Nothing is served at ${serverText(url.pathname, 200)}.`,
-        ).toJSON(),
-      )
-    return new Response(answer.body, { status: answer.status, headers: answer.headers })
-  }
+  fetch = (request: Request): Promise<Response> => answerFetch(this.handle, request)
 
   dispatch = async (event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void> => {
     // A queue's worker runs this inside its job's span (`startJobSpan`): the handlers' spans
