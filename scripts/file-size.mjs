@@ -15,8 +15,6 @@ const OVER = {
   'packages/core/src/ledger/page.ts': 390,
   'packages/core/src/ledger/replay.ts': 316,
   'packages/core/src/ledger/runs.ts': 306,
-  'packages/postgres/src/ledger-store.ts': 359,
-  'packages/postgres/src/migrate.ts': 321,
   'packages/testing/src/cli-deliveries.ts': 298,
   'packages/testing/src/cli.ts': 278,
   'packages/testing/src/connection-scenarios.ts': 283,

@@ -11,14 +11,11 @@ import type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '@scheduling-kit/core'
-import {
-  ledgerPageSize,
-  ledgerTimeOf,
-  markHorizonOf,
-  maxBodiesOption,
-  readLedgerCursor,
-} from '@scheduling-kit/core/store'
+import { maxBodiesOption } from '@scheduling-kit/core/store'
 import { postgresHealth } from './health.js'
+import { assemble, type EntryRow, type LedgerQuery, listLedger } from './ledger-list.js'
+import { holdResource, markValues, readMark, setMark } from './ledger-marks.js'
+import { purgeLedger } from './ledger-purge.js'
 import {
   DEFAULT_LEDGER_TABLE,
   firstWriteName,
@@ -41,14 +38,6 @@ export interface PostgresLedgerStoreOptions extends PostgresStoreOptions {
 }
 
 const WHO = 'PostgresLedgerStore'
-
-interface EntryRow {
-  version: number
-  entry: string
-  body: string | null
-  body_expires_at: string | null
-  body_capped: boolean
-}
 
 /**
  * A `LedgerStore` in PostgreSQL: one row per delivery, written by compare-and-set on its
@@ -91,6 +80,8 @@ export class PostgresLedgerStore implements LedgerStore {
       options,
     )
   }
+
+  readonly #query: LedgerQuery = (text, values) => run(this.#pool, WHO, this.#table, text, values)
 
   #run<Row>(text: string, values: unknown[]) {
     return run<Row>(this.#pool, WHO, this.#table, text, values)
@@ -189,14 +180,7 @@ export class PostgresLedgerStore implements LedgerStore {
   ): Promise<number | undefined> {
     const [statement, values] = this.#write(entry, expected)
     const n = values.length
-    values.push(
-      mark.resourceId,
-      JSON.stringify(mark),
-      mark.at,
-      mark.rank,
-      mark.by,
-      markHorizonOf(mark),
-    )
+    values.push(...markValues(mark))
     // The mark moves on only with the write, and only past an older one (the ledger's isNewer).
     const { rows } = await this.#run<{ version: number }>(
       `WITH w AS (${statement}),
@@ -215,145 +199,26 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows[0] === undefined ? undefined : Number(rows[0].version)
   }
 
-  async list(filter: LedgerFilter = {}): Promise<LedgerPage> {
-    const limit = ledgerPageSize(filter)
-    const where: string[] = []
-    const values: unknown[] = []
-    const add = (sql: (n: number) => string, value: unknown) => {
-      values.push(value)
-      where.push(sql(values.length))
-    }
-    if (filter.status !== undefined) {
-      add(
-        (n) => `status = ANY($${n})`,
-        typeof filter.status === 'string' ? [filter.status] : [...filter.status],
-      )
-    }
-    if (filter.type !== undefined) add((n) => `type = $${n}`, filter.type)
-    if (filter.account !== undefined) add((n) => `account = $${n}`, rowKey(filter.account))
-    const since = ledgerTimeOf(filter.since)
-    const until = ledgerTimeOf(filter.until)
-    if (since !== undefined) add((n) => `received_at >= $${n}`, since)
-    if (until !== undefined) add((n) => `received_at < $${n}`, until)
-    const cursor = readLedgerCursor(filter.after)
-    if (cursor !== undefined) {
-      values.push(cursor.at, cursor.id)
-      // COLLATE "C": ids compare by their bytes, as every page's order does.
-      where.push(
-        `(received_at, id COLLATE "C") < ($${values.length - 1}, $${values.length} COLLATE "C")`,
-      )
-    }
-    values.push(limit + 1)
-    const { rows } = await this.#run<EntryRow>(
-      `SELECT version, entry, body, body_expires_at, body_capped FROM ${this.#table}
-       ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-       ORDER BY received_at DESC, id COLLATE "C" DESC LIMIT $${values.length}`,
-      values,
-    )
-    const entries = rows.slice(0, limit).map(assemble)
-    const page: LedgerPage = { entries }
-    if (rows.length > limit) {
-      const last = entries[entries.length - 1]!
-      page.next = `${last.receivedAt}.${rowKey(last.id)}`
-    }
-    return page
+  /** Entries matching `filter`, newest first, one page at a time (ledger-list.ts). */
+  list(filter?: LedgerFilter): Promise<LedgerPage> {
+    return listLedger(this.#query, this.#table, filter)
   }
 
-  async mark(resourceId: string): Promise<StoredResourceMark | undefined> {
-    const { rows } = await this.#run<{ version: number; mark: string }>(
-      `SELECT version, mark FROM ${this.#marks} WHERE resource_id = $1`,
-      [resourceId],
-    )
-    const row = rows[0]
-    return row === undefined
-      ? undefined
-      : { ...(JSON.parse(row.mark) as ResourceMark), version: Number(row.version) }
+  mark(resourceId: string): Promise<StoredResourceMark | undefined> {
+    return readMark(this.#query, this.#marks, resourceId)
   }
 
-  async setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined> {
-    const { rows } =
-      expected === undefined
-        ? await this.#run<{ version: number }>(
-            `INSERT INTO ${this.#marks} (resource_id, version, mark, at, rank, by, horizon)
-             VALUES ($1, 1, $2, $3, $4, $5, $6)
-             ON CONFLICT (resource_id) DO NOTHING RETURNING version`,
-            [...markValues(mark)],
-          )
-        : await this.#run<{ version: number }>(
-            `UPDATE ${this.#marks} SET version = version + 1, mark = $2, at = $3, rank = $4, by = $5,
-               horizon = $6
-             WHERE resource_id = $1 AND version = $7 RETURNING version`,
-            [...markValues(mark), expected],
-          )
-    return rows[0] === undefined ? undefined : Number(rows[0].version)
+  setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined> {
+    return setMark(this.#query, this.#marks, mark, expected)
   }
 
-  /** One statement: takes, renews or releases a resource's hold (one round trip). */
-  async holdResource(
-    resourceId: string,
-    owner: string,
-    until: number,
-    now: number,
-  ): Promise<boolean> {
-    const { rowCount } =
-      until === 0
-        ? await this.#run(`DELETE FROM ${this.#holds} WHERE resource_id = $1 AND owner = $2`, [
-            resourceId,
-            owner,
-          ])
-        : await this.#run(
-            `INSERT INTO ${this.#holds} AS h (resource_id, owner, until) VALUES ($1, $2, $3)
-             ON CONFLICT (resource_id) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
-             WHERE h.owner = EXCLUDED.owner OR h.until <= $4`,
-            [resourceId, owner, until, now],
-          )
-    return rowCount === 1
+  /** One statement: takes, renews or releases a resource's hold (ledger-marks.ts). */
+  holdResource(resourceId: string, owner: string, until: number, now: number): Promise<boolean> {
+    return holdResource(this.#query, this.#holds, resourceId, owner, until, now)
   }
 
-  async purge(what: LedgerPurge): Promise<LedgerPurged> {
-    let entries = 0
-    let bodies = 0
-    let marks = 0
-    if (what.marksBefore !== undefined) {
-      marks = (await this.#run(`DELETE FROM ${this.#marks} WHERE horizon < $1`, [what.marksBefore]))
-        .rowCount
-    }
-    const drop = `SET body = NULL, body_expires_at = NULL, version = version + 1`
-    if (what.entriesBefore !== undefined) {
-      entries = (
-        await this.#run(`DELETE FROM ${this.#table} WHERE received_at < $1`, [what.entriesBefore])
-      ).rowCount
-    }
-    if (what.bodiesBefore !== undefined) {
-      bodies += (
-        await this.#run(`UPDATE ${this.#table} ${drop} WHERE body_expires_at <= $1`, [
-          what.bodiesBefore,
-        ])
-      ).rowCount
-    }
-    if (what.account !== undefined) {
-      bodies += (
-        await this.#run(`UPDATE ${this.#table} ${drop} WHERE account = $1 AND body IS NOT NULL`, [
-          rowKey(what.account),
-        ])
-      ).rowCount
-    }
-    return { bodies, entries, marks }
+  /** Drops what `what` says is over (ledger-purge.ts). */
+  purge(what: LedgerPurge): Promise<LedgerPurged> {
+    return purgeLedger(this.#query, { entries: this.#table, marks: this.#marks }, what)
   }
-}
-
-/** A mark's columns: resource, JSON, time, rank, delivery, horizon. */
-function markValues(mark: ResourceMark): unknown[] {
-  return [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by, markHorizonOf(mark)]
-}
-
-function assemble(row: EntryRow): StoredLedgerEntry {
-  const entry = JSON.parse(row.entry) as StoredLedgerEntry
-  entry.version = Number(row.version)
-  if (row.body_capped) entry.bodyCapped = true
-  if (row.body !== null) {
-    entry.body = row.body
-    entry.bodyExpiresAt = Number(row.body_expires_at)
-  }
-  return entry
 }
