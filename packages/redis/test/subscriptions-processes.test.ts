@@ -32,7 +32,7 @@ const subscriptions = createWebhookSubscriptions({
   logger: { debug() {}, info() {}, warn() {}, error() {} },
 })
 await client.ping()
-await new Promise((r) => setTimeout(r, Number(process.env.START_AT) - Date.now()))
+await new Promise((r) => setTimeout(r, Math.max(0, Number(process.env.START_AT) - Date.now())))
 const out = []
 if (process.env.WORK === 'ensure')
   out.push(await subscriptions.ensure(process.env.ACCOUNT).catch((error) => ({ error: error.code })))

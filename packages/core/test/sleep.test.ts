@@ -1,0 +1,18 @@
+import { expect, it } from 'vitest'
+import { sleep } from '../src/sleep.js'
+
+it('sleep with a time already past resolves without a TimeoutNegativeWarning (Node 24 warns on a negative delay)', async () => {
+  const warnings: string[] = []
+  const listen = (warning: Error) => warnings.push(warning.name)
+  process.on('warning', listen)
+  try {
+    await sleep(-250)
+    await sleep(0)
+    // The check can fail: a negative delay handed to setTimeout itself is warned about here.
+    await new Promise((resolve) => setTimeout(resolve, -1))
+    await new Promise((resolve) => setImmediate(resolve))
+  } finally {
+    process.off('warning', listen)
+  }
+  expect(warnings).toEqual(['TimeoutNegativeWarning'])
+})
