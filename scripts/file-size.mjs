@@ -20,8 +20,6 @@ const OVER = {
   'packages/testing/src/connection-scenarios.ts': 283,
   'packages/testing/src/queue-conformance.ts': 324,
   'packages/testing/src/refresh-race.ts': 278,
-  'packages/testing/src/store-conformance.ts': 314,
-  'packages/testing/src/subscription-conformance.ts': 297,
 }
 
 function* sources(dir) {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import type { FetchLike, SubscriptionStore, TokenStore } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import { type AppInstance, startAppInstance } from './connection-app.js'
 import { completeOAuthFlow } from './flow.js'
 import { startFakeSchedulingService } from './service.js'
 import type { FakeSchedulingService, Webhook } from './service-types.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 // The connection scenarios: what an app's picture of each connected account must survive, over
 // real HTTP (the fake service, the app's routes and webhook endpoint) on the stores given.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
 import { ConfigError } from '@scheduling-kit/core'
-import type { StoreConformanceOptions } from './store-conformance.js'
+import type { StoreConformanceOptions } from './conformance-options.js'
 
 /** The times the kit asks a store for: pass them to your store's options. */
 export interface DedupeTiming {

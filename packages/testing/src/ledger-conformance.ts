@@ -1,5 +1,6 @@
 import type { LedgerStore } from '@scheduling-kit/core'
 import { ConfigError } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import { ledgerBodyBounds, ledgerLists, ledgerWrites } from './ledger-entries-conformance.js'
 import type { LedgerStoreKitOptions } from './ledger-kit.js'
 import {
@@ -8,7 +9,6 @@ import {
   ledgerMarkPurges,
   ledgerMarksAndPurges,
 } from './ledger-marks-conformance.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 export type { LedgerStoreKitOptions }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { LedgerEntry, LedgerStore, StoredLedgerEntry } from '@scheduling-kit/core'
-import type { StoreConformanceOptions } from './store-conformance.js'
+import type { StoreConformanceOptions } from './conformance-options.js'
 
 // What the ledger store battery's parts share: the entries they write, how they compare them,
 // and the store they are given.

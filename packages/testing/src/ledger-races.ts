@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import type { LedgerStore } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import { createTestEvent } from './events.js'
 import { startApp } from './ledger-app.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 // The ledger's joints under races, for any ledger store: a catch-up while the service delivers
 // live changes to the same Events ends on what the API lists, each change applied once; a

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { ConfigError, type LedgerStore } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import { createTestEvent } from './events.js'
 import { startApp } from './ledger-app.js'
 import { ledgerRaces } from './ledger-races.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 // The ledger's promises end to end, over real HTTP against the fake service, for any ledger
 // store: an outage longer than the service's whole retry schedule recovered by `catchUp` with

@@ -7,6 +7,7 @@ import {
   type LedgerEntry,
   MemoryLedgerStore,
 } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import { createTestEvent } from './events.js'
 import {
   type It,
@@ -22,7 +23,6 @@ import {
 } from './queue-kit.js'
 import { queueWhereHandlersAre } from './queue-replay.js'
 import { sendTestEvent } from './sign.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 export type { ProbedSpan, QueueKit, QueueTraceProbe, QueueUnderTest }
 

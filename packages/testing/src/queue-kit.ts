@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { DeliveryLedger, WebhookHandler, WebhookQueue } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import { serveWebhooks } from './handler-server.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 // What a queue package gives the queue battery, and the helpers its tests share: a queue of the
 // test's own, its workers, and waiting on what they did.

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { ConfigError } from '@scheduling-kit/core'
+import type { StoreConformanceOptions } from './conformance-options.js'
 import type { RefreshRaceOptions } from './race-types.js'
 import { runRefreshRace } from './refresh-race.js'
-import type { StoreConformanceOptions } from './store-conformance.js'
 
 export interface RefreshRaceFaultsOptions {
   /** Your test runner's `describe`. */
