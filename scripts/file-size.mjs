@@ -18,7 +18,6 @@ const OVER = {
   'packages/testing/src/cli-deliveries.ts': 298,
   'packages/testing/src/cli.ts': 278,
   'packages/testing/src/connection-scenarios.ts': 283,
-  'packages/testing/src/queue-conformance.ts': 324,
   'packages/testing/src/refresh-race.ts': 278,
 }
 
