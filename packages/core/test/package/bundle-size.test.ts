@@ -46,10 +46,11 @@ async function bundled(source: string, platform: 'node' | 'browser'): Promise<nu
 // starts without it; a bundler inlines the whole module for that import (15,327 B, +1,277 B).
 // One build for every runtime, the platform's pieces behind package.json `imports` (#platform):
 // the node bundle measured 15,363 B (+36 B), the web one unchanged. The handler's Fetch face in a
-// module of its own (webhooks/fetch.ts): the web bundle 11,723 B (+3 B).
+// module of its own (webhooks/fetch.ts): the web bundle 11,723 B (+3 B); with `sleep` guarding a
+// negative delay (Node 24 warns on one), the node bundle 15,383 B (+20 B).
 const BUDGETS = {
   verifySignature: { node: 1_024, browser: 1_024 },
-  createWebhookHandler: { node: 15_380, browser: 11_740 },
+  createWebhookHandler: { node: 15_400, browser: 11_740 },
 } as const
 
 describe('bytes an app pays for one import', () => {
