@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from '@scheduling-kit/core'
+import { type OptionSpec, parseOptions, usageError } from './cli-args.js'
 import { DELIVERIES_HELP } from './cli-deliveries.js'
 import { WEBHOOKS_HELP } from './cli-webhooks.js'
 
@@ -63,3 +64,12 @@ Options:
   --secret <s>          The signing secret (required)
   --help                Show this help`,
 }
+
+/** A usage error: `message` and the command's help (or the general usage), exit 2. */
+export function fail(message: string, command?: string): never {
+  usageError(message, command ? HELP[command]! : USAGE)
+}
+
+/** A command's options, parsed against its help's option list. */
+export const parse = (command: string, args: string[], options: OptionSpec) =>
+  parseOptions(HELP[command]!, args, options)
