@@ -16,8 +16,6 @@ const OVER = {
   'packages/core/src/ledger/replay.ts': 316,
   'packages/core/src/ledger/runs.ts': 306,
   'packages/testing/src/cli-deliveries.ts': 298,
-  'packages/testing/src/connection-scenarios.ts': 283,
-  'packages/testing/src/refresh-race.ts': 278,
 }
 
 function* sources(dir) {
