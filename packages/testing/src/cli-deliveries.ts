@@ -1,5 +1,6 @@
 import { serverText } from '@scheduling-kit/core/store'
 import { parseOptions, usageError } from './cli-args.js'
+import { call, post, refused } from './cli-page-client.js'
 import { cell, DEFAULT_MAX_PAGES, safeJson } from './cli-webhooks.js'
 
 export const DELIVERIES_HELP = `Usage: scheduling-kit deliveries list|show <id>|replay <id>|purge --page <url> [options]
@@ -58,40 +59,6 @@ interface ListedEntry {
   lastError?: string
 }
 
-async function call(
-  url: string,
-  headers: Record<string, string>,
-  init: RequestInit = {},
-): Promise<{ status: number; body: unknown; cookie?: string }> {
-  const res = await fetch(url, {
-    ...init,
-    redirect: 'manual',
-    headers: {
-      accept: 'application/json',
-      ...headers,
-      ...(init.headers as Record<string, string>),
-    },
-  })
-  const text = await res.text()
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    body = undefined
-  }
-  const cookie = res.headers.get('set-cookie')?.split(';', 1)[0]
-  return { status: res.status, body, ...(cookie === undefined ? {} : { cookie }) }
-}
-
-function refused(status: number): number {
-  console.error(
-    status === 403
-      ? 'The page refused (403): pass what its authorize function checks, with --header.'
-      : `The page answered ${status}.`,
-  )
-  return 1
-}
-
 function table(entries: ListedEntry[]): string {
   const rows = entries.map((e) => [
     cell(e.status, 10),
@@ -120,22 +87,6 @@ function timeCell(value: unknown): string {
   return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15
     ? new Date(value).toISOString()
     : cell(value, 40)
-}
-
-/** A form post to the page, with the anti-forgery token its read `read` set. */
-function post(
-  page: string,
-  headers: Record<string, string>,
-  read: { cookie?: string },
-  form: Record<string, string>,
-) {
-  const token = read.cookie?.split('=')[1] ?? ''
-  const cookie = [headers.cookie, read.cookie].filter(Boolean).join('; ')
-  return call(page, headers, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ ...form, csrf: token }).toString(),
-  })
 }
 
 /** `purge`: what retention says is over, or one account's bodies. */
