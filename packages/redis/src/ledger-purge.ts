@@ -1,5 +1,6 @@
 import type { LedgerPurge, LedgerPurged } from '@scheduling-kit/core'
 import type { LedgerKeys } from './ledger-keys.js'
+import bodyDrop from './lua/ledger/body-drop.lua'
 import purgeAccountBodies from './lua/ledger/purge-account-bodies.lua'
 import purgeBodies from './lua/ledger/purge-bodies.lua'
 import purgeEntries from './lua/ledger/purge-entries.lua'
@@ -11,8 +12,8 @@ import { type RedisClient, script } from './scripts.js'
 
 const PURGE_MARKS = script(purgeMarks)
 const PURGE_ENTRIES = script(purgeEntries)
-const PURGE_BODIES = script(purgeBodies)
-const PURGE_ACCOUNT_BODIES = script(purgeAccountBodies)
+const PURGE_BODIES = script(bodyDrop, purgeBodies)
+const PURGE_ACCOUNT_BODIES = script(bodyDrop, purgeAccountBodies)
 
 /** Drops what `what` says is over: marks, then entries, bodies, an account's bodies. */
 export async function purgeLedger(

@@ -118,15 +118,7 @@ export class RedisLedgerStore implements LedgerStore {
     const version = await WRITE_ADVANCING_MARK(
       this.#client,
       [...this.#entryKeys(entry), this.#keys.mark(mark.resourceId), this.#keys.marks],
-      [
-        ...this.#entryArgs(entry, expected),
-        JSON.stringify(mark),
-        mark.at,
-        mark.rank,
-        mark.by,
-        markHorizonOf(mark),
-        mark.resourceId,
-      ],
+      [...this.#entryArgs(entry, expected), ...markArgs(mark)],
     )
     return version === 0 ? undefined : Number(version)
   }
@@ -174,15 +166,7 @@ export class RedisLedgerStore implements LedgerStore {
     const version = await SET_MARK(
       this.#client,
       [this.#keys.mark(mark.resourceId), this.#keys.marks],
-      [
-        JSON.stringify(mark),
-        expected === undefined ? '' : String(expected),
-        mark.at,
-        mark.rank,
-        mark.by,
-        markHorizonOf(mark),
-        mark.resourceId,
-      ],
+      [expected === undefined ? '' : String(expected), ...markArgs(mark)],
     )
     return version === 0 ? undefined : Number(version)
   }
@@ -203,4 +187,9 @@ export class RedisLedgerStore implements LedgerStore {
   purge(what: LedgerPurge): Promise<LedgerPurged> {
     return purgeLedger(this.#client, this.#keys, what)
   }
+}
+
+/** A mark as the scripts take it: JSON, time, rank, delivery, horizon, resource. */
+function markArgs(mark: ResourceMark): Array<string | number> {
+  return [JSON.stringify(mark), mark.at, mark.rank, mark.by, markHorizonOf(mark), mark.resourceId]
 }

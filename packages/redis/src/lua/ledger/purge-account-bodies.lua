@@ -1,5 +1,5 @@
--- Drops the bodies of an account's entries (the entries stay, their version moved on), walking
--- its index by offset (the index stays: it lists the entries), 500 a call.
+-- Drops the bodies of an account's entries (after body-drop.lua), walking its index by offset
+-- (the index stays: it lists the entries), 500 a call.
 -- KEYS[1]  the account's index of entries
 -- KEYS[2]  index of bodies by expiry
 -- ARGV[1]  entry key prefix
@@ -8,15 +8,5 @@
 -- Returns  { dropped, looked at }
 local ids = redis.call('ZRANGE', KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[3]) + 499)
 local dropped = 0
-for _, id in ipairs(ids) do
-  local key = ARGV[1] .. id
-  if redis.call('HEXISTS', key, 'b') == 1 then
-    local account = redis.call('HGET', key, 'a')
-    if account and account ~= '' then redis.call('ZREM', ARGV[2] .. account, id) end
-    redis.call('HDEL', key, 'b', 'x')
-    redis.call('HINCRBY', key, 'v', 1)
-    dropped = dropped + 1
-  end
-  redis.call('ZREM', KEYS[2], id)
-end
+for _, id in ipairs(ids) do dropped = dropped + drop_body(KEYS[2], id) end
 return {dropped, #ids}
