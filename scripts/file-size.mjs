@@ -11,7 +11,6 @@ const root = new URL('..', import.meta.url).pathname
 const OVER = {
   'packages/core/src/ledger/catch-up.ts': 395,
   'packages/core/src/ledger/machine.ts': 306,
-  'packages/core/src/ledger/memory.ts': 302,
   'packages/core/src/ledger/page.ts': 390,
   'packages/core/src/ledger/replay.ts': 316,
   'packages/core/src/ledger/runs.ts': 306,
