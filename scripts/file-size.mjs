@@ -10,7 +10,6 @@ const root = new URL('..', import.meta.url).pathname
 /** Files over the limit today, and their length now: none may grow, none may join. */
 const OVER = {
   'packages/core/src/ledger/catch-up.ts': 395,
-  'packages/core/src/ledger/machine.ts': 306,
   'packages/core/src/ledger/page.ts': 390,
   'packages/core/src/ledger/replay.ts': 316,
   'packages/core/src/ledger/runs.ts': 306,

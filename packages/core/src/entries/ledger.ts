@@ -15,9 +15,9 @@ export type {
   StoredResourceMark,
 } from '../ledger/entry.js'
 export { createDeliveryLedger, DeliveryLedger } from '../ledger/ledger.js'
-export { precedenceOf } from '../ledger/machine.js'
 export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from '../ledger/memory.js'
 export type { DeliveryLedgerOptions } from '../ledger/options.js'
+export { precedenceOf } from '../ledger/order.js'
 export type {
   DeliveryPage,
   LedgerPageOptions,

@@ -10,7 +10,7 @@ import type {
 import { ConfigError } from '../errors/errors.js'
 import { shapeOf } from './digest.js'
 import { cleanError, type ResourceMark } from './entry.js'
-import { resourceKey } from './machine.js'
+import { resourceKey } from './order.js'
 import { queueOf, type ReplayRunner } from './replay.js'
 import { ledgerTimeOf } from './store.js'
 

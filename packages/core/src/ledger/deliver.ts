@@ -8,7 +8,8 @@ import type {
 import { isThenable } from '../thenable.js'
 import { shapeOf } from './digest.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
-import { type Delivery, entryLayout, resourceKey } from './machine.js'
+import { type Delivery, entryLayout } from './machine.js'
+import { resourceKey } from './order.js'
 
 // A delivery through the ledger: recorded once, run under the ledger's lease, its outcome
 // written back. The ledger knows nothing of the webhook handler: it is given the envelope's

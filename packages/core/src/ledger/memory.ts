@@ -2,8 +2,9 @@ import { ConfigError } from '../errors/errors.js'
 import { bytesFull, StoreFullError } from '../errors/store.js'
 import { type HealthReport, memoryHealth } from '../health/report.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry, StoredResourceMark } from './entry.js'
-import { isNewer, withoutBody } from './machine.js'
+import { withoutBody } from './machine.js'
 import { bytesOf, copyOf, definedOf, markBytesOf } from './memory-records.js'
+import { isNewer } from './order.js'
 import {
   cursorOf,
   isPast,

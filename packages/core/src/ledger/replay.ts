@@ -6,7 +6,7 @@ import { sleep } from '../sleep.js'
 import { type Admission, type LeasedLedger, runLeased } from './deliver.js'
 import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
-import { resourceKey } from './machine.js'
+import { resourceKey } from './order.js'
 import type { LedgerFilter, LedgerPage } from './store.js'
 
 // Replay: recorded deliveries run again from the body the ledger kept when their signature was

@@ -14,12 +14,12 @@ import {
   failedWith,
   finished,
   firstArrival,
-  markOf,
   queuedArrival,
   renewed,
   replayArrival,
 } from './machine.js'
 import { type DeliveryLedgerOptions, resolveLedgerOptions } from './options.js'
+import { markOf } from './order.js'
 import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
 import { advanceMark, checkOrder, settle, WRITE_TRIES, writeArrival } from './writes.js'
 

@@ -1,6 +1,7 @@
 import type { Admission, Running } from './deliver.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
-import { isNewer, markOf, ordered, staleEntry } from './machine.js'
+import { staleEntry } from './machine.js'
+import { isNewer, markOf, ordered } from './order.js'
 import type { LedgerStore } from './store.js'
 
 // The ledger's writes: each a compare-and-set on a version, read again and retried when

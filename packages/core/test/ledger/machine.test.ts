@@ -7,13 +7,10 @@ import {
   failedWith,
   finished,
   firstArrival,
-  isNewer,
-  markOf,
-  ordered,
-  precedenceOf,
   renewed,
   replayArrival,
 } from '../../src/ledger/machine.js'
+import { isNewer, markOf, ordered, precedenceOf } from '../../src/ledger/order.js'
 
 // The ledger's state machine, by properties over any sequence of arrivals, finishes,
 // failures, lease lapses and replays: the invariants every store and process relies on.
