@@ -25,7 +25,8 @@ import { advanceMark, checkOrder, settle, WRITE_TRIES, writeArrival } from './wr
 
 // Running deliveries under the ledger's leases: each arrival asks the pure functions of
 // `machine.ts` what to write, writes it by compare-and-set (a lost race reads again), checks
-// the ordering guard, and writes how the handlers ended. `DeliveryLedger` is its public face.
+// the ordering guard (`order.ts`), and writes how the handlers ended. `DeliveryLedger` is its
+// public face.
 
 export class LedgerRuns {
   readonly store: LedgerStore
