@@ -1,12 +1,13 @@
 import { expect, it } from 'vitest'
 import { sleep } from '../src/sleep.js'
 
-it('sleep with a time already past resolves without a TimeoutNegativeWarning (Node 24 warns on a negative delay)', async () => {
+it('sleep with a time already past, or not a number, resolves without a warning (Node 24 warns on a negative or NaN delay)', async () => {
   const warnings: string[] = []
   const listen = (warning: Error) => warnings.push(warning.name)
   process.on('warning', listen)
   try {
     await sleep(-250)
+    await sleep(Number.NaN)
     await sleep(0)
     // The check can fail: a negative delay handed to setTimeout itself is warned about here.
     await new Promise((resolve) => setTimeout(resolve, -1))

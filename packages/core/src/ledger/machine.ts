@@ -1,4 +1,4 @@
-import type { DeliverySource, LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
+import type { DeliverySource, LedgerEntry, StoredLedgerEntry } from './entry.js'
 
 // How a ledger entry moves on, as pure functions: no clock, no I/O, no store. The ledger reads
 // an entry, asks these what to write and what to answer, and writes by compare-and-set; a lost

@@ -23,10 +23,9 @@ import { markOf } from './order.js'
 import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
 import { advanceMark, checkOrder, settle, WRITE_TRIES, writeArrival } from './writes.js'
 
-// Running deliveries under the ledger's leases: each arrival asks the pure functions of
-// `machine.ts` what to write, writes it by compare-and-set (a lost race reads again), checks
-// the ordering guard (`order.ts`), and writes how the handlers ended. `DeliveryLedger` is its
-// public face.
+// Running deliveries under the ledger's leases: each arrival asks `machine.ts` what to write,
+// writes it by compare-and-set (a lost race reads again), checks the ordering guard
+// (`order.ts`), and writes how the handlers ended. `DeliveryLedger` is its public face.
 
 export class LedgerRuns {
   readonly store: LedgerStore
