@@ -1,12 +1,13 @@
 // Core's JavaScript, built by concern: each entry point (src/entries/) loads its own layer and
 // the layers under it, in a few files rather than one chunk per set of entries that share code.
 // A module belongs to the first layer below whose entries reach it by static imports; layers go
-// from the floor up, so a layer imports only layers before it. What only a dynamic import
-// reaches (the node build's telemetry) gets a chunk of its own, loaded when it is needed.
+// from the floor up, so a layer imports only layers before it. The node platform loads the
+// delivery telemetry (the telemetry layer) by a dynamic import, when an SDK has registered.
 // Declarations come from tsup (tsup.config.ts). One build for every runtime: the few modules
 // that differ by platform (each folder's `default.ts` and `default.node.ts`) are files of their
-// own under dist/platform/, imported as `#<folder>` and chosen by package.json's `imports`
-// conditions (`node` and `deno`: the node file; `workerd` and everything else: the default).
+// own under dist/runtime/, imported as `#platform` or `#telemetry/api` and chosen by
+// package.json's `imports` conditions (`node` and `deno`: the node file; everything else, workerd
+// included: the default).
 import { readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,7 +58,7 @@ function typescript() {
       if (source.startsWith('\0runtime:')) return source
       if (importer === undefined || !source.startsWith('.')) return null
       const target = resolve(dirname(importer), source)
-      if (target.endsWith('/default.js') && !importer.startsWith('\0runtime:')) {
+      if (target.endsWith('/default.js')) {
         return { id: importOf(dirname(target).slice(src.length + 1)), external: true }
       }
       return target.replace(/\.js$/, '.ts')
@@ -113,17 +114,17 @@ function build() {
     input[runtimeFile(key)] = `\0runtime:${key}|default`
     input[`${runtimeFile(key)}.node`] = `\0runtime:${key}|node`
   }
-  const output = (format, extension) => ({
+  const output = {
     dir: 'dist',
-    format,
-    entryFileNames: `[name].${extension}`,
-    chunkFileNames: `chunks/[name]-[hash].${extension}`,
+    format: 'es',
+    entryFileNames: '[name].js',
+    chunkFileNames: 'chunks/[name]-[hash].js',
     manualChunks: layers(),
     sourcemap: true,
     sourcemapExcludeSources: true,
     generatedCode: 'es2015',
     hoistTransitiveImports: false,
-  })
+  }
   return {
     input,
     external: (id) => id.startsWith('node:') || id.startsWith('#'),
@@ -131,7 +132,7 @@ function build() {
     treeshake: { moduleSideEffects: false },
     // An entry exports its own names only: shared code is imported from a chunk, never from it.
     preserveEntrySignatures: 'strict',
-    output: [output('es', 'js')],
+    output,
     onwarn(warning, warn) {
       if (
         warning.code === 'CIRCULAR_DEPENDENCY' &&

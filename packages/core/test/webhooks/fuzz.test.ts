@@ -1,18 +1,61 @@
-// Properties over signature headers, bodies and secrets, on both published builds: the node
-// entry (node:crypto) and the default entry (Web Crypto). `pnpm fuzz` runs 20 000 of each.
+// Properties over signature headers, bodies and secrets, on both platforms of the published
+// package: node:crypto (what Node's resolution picks) and Web Crypto (the package bundled for a
+// browser, as a Worker's or an edge runtime's bundler builds it). `pnpm fuzz` runs 20 000 of each.
 import { createHmac } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { build } from 'esbuild'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { fromHex } from '../../src/platform/bytes.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300)
 const TIMEOUT = Math.max(30_000, RUNS * 20)
 
 type Core = typeof import('@scheduling-kit/core')
+
+/** The published entry bundled with the browser's conditions: `#platform` is the Web file. */
+const bundleDir = mkdtempSync(join(tmpdir(), 'core-web-'))
+afterAll(() => rmSync(bundleDir, { recursive: true, force: true }))
+let webCore: Promise<Core> | undefined
+function webBuild(): Promise<Core> {
+  webCore ??= (async () => {
+    const outfile = join(bundleDir, 'core.mjs')
+    await build({
+      entryPoints: [fileURLToPath(new URL('../../dist/index.js', import.meta.url))],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      outfile,
+      logLevel: 'error',
+    })
+    return (await import(pathToFileURL(outfile).href)) as Core
+  })()
+  return webCore
+}
+
 const builds: Array<[string, () => Promise<Core>]> = [
   ['node build', () => import('@scheduling-kit/core')],
-  ['Web Crypto build', async () => (await import('../../dist/index.js')) as Core],
+  ['Web Crypto build', webBuild],
 ]
+
+it('the Web Crypto build verifies with crypto.subtle, the node build never does', async () => {
+  const body = '{"type":"event.created","id":"payload_platform"}'
+  const header = `sha256=${hex(body, 'k')}`
+  const verify = vi.spyOn(globalThis.crypto.subtle, 'verify')
+  try {
+    expect(await (await import('@scheduling-kit/core')).verifySignature(body, header, 'k')).toBe(
+      true,
+    )
+    expect(verify).not.toHaveBeenCalled()
+    expect(await (await webBuild()).verifySignature(body, header, 'k')).toBe(true)
+    expect(verify).toHaveBeenCalled()
+  } finally {
+    verify.mockRestore()
+  }
+})
 
 const hex = (body: string | Uint8Array, secret: string) =>
   createHmac('sha256', secret).update(body).digest('hex')
