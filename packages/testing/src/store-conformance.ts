@@ -1,7 +1,7 @@
 import { ConfigError, type TokenStore } from '@scheduling-kit/core'
 import type { StoreConformanceOptions } from './conformance-options.js'
-import { tokenStoreRecords } from './token-store-records.js'
 import { tokenStoreLeases, tokenStoreVersions } from './token-store-concurrency.js'
+import { tokenStoreRecords } from './token-store-records.js'
 
 export type { StoreConformanceOptions }
 
