@@ -29,6 +29,7 @@ const LAYERS = [
   ['subscriptions', ['subscriptions']],
   ['oauth', ['oauth']],
   ['ledger', ['ledger', 'queue']],
+  ['page', ['page']],
   ['app', ['app', 'setup']],
 ]
 

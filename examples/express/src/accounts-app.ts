@@ -1,5 +1,6 @@
 import {
   type ConnectionChange,
+  createDeliveryPage,
   createScheduling,
   memoryStores,
   schedulingOAuth,
@@ -73,7 +74,7 @@ export function createAccountsApp(config: AccountsAppConfig) {
   app.use(webhooks)
   app.use(
     '/admin/deliveries',
-    ledger!.page({
+    createDeliveryPage(ledger!, {
       authorize: (req) => hasAdminCookie(req.headers.cookie, 'admin', config.adminToken),
       replay: webhooks.replay,
     }).node,

@@ -1,5 +1,6 @@
 import {
   type AnyWebhookEvent,
+  createDeliveryPage,
   createScheduling,
   keepRawBody,
   MemoryLedgerStore,
@@ -93,7 +94,7 @@ export function createApp(
   app.use(webhooks)
   app.use('/auth/scheduling', oauth)
   // The delivery page, for the app's operator only: here, a browser holding the admin cookie.
-  const deliveries = ledger.page({
+  const deliveries = createDeliveryPage(ledger, {
     authorize: (req) => hasAdminCookie(req.headers.cookie, 'example_admin', config.adminToken),
     replay: webhooks.replay,
   })

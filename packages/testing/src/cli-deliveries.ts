@@ -5,7 +5,7 @@ import { cell, DEFAULT_MAX_PAGES, safeJson } from './cli-webhooks.js'
 
 export const DELIVERIES_HELP = `Usage: scheduling-kit deliveries list|show <id>|replay <id>|purge --page <url> [options]
 
-Reads an app's delivery ledger through its delivery page (ledger.page(), mounted by the app),
+Reads an app's delivery ledger through its delivery page (createDeliveryPage(ledger, ...), mounted by the app),
 with the page's own authorization: pass what its authorize function checks with --header.
 
   list            The newest deliveries, as a table: status, attempts, type, account, error

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util'
 import {
   type AnyWebhookEvent,
   createDeliveryLedger,
+  createDeliveryPage,
   createWebhookHandler,
   createWebhookSubscriptions,
   MemoryLedgerStore,
@@ -85,7 +86,7 @@ export function queueWhereHandlersAre(kit: QueueKit, it: It): void {
         'a dead letter',
       )
       runs.failing.clear()
-      const page = ledger.page({
+      const page = createDeliveryPage(ledger, {
         authorize: (request) => request.headers.authorization === 'Bearer ops',
         replay: app.replay,
       })

@@ -4,7 +4,12 @@
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createDeliveryLedger, type DeliveryPage, MemoryLedgerStore } from '@scheduling-kit/core'
+import {
+  createDeliveryLedger,
+  createDeliveryPage,
+  type DeliveryPage,
+  MemoryLedgerStore,
+} from '@scheduling-kit/core'
 import { afterEach, expect, it } from 'vitest'
 
 const CLI = new URL('../bin/scheduling-kit.js', import.meta.url).pathname
@@ -78,7 +83,7 @@ it('lists, shows and replays through the page with its authorization; refused wi
     undefined,
   )
   const replays: string[] = []
-  const page = ledger.page({
+  const page = createDeliveryPage(ledger, {
     authorize: (req) => req.headers.authorization === 'Bearer ops',
     replay: async (id) => {
       replays.push(id)
@@ -149,7 +154,9 @@ it("purges through the page: one account's bodies, then what retention says is o
   await store.write(entry('payload_a1', 'acct_a', now), undefined)
   await store.write(entry('payload_a2', 'acct_a', now), undefined)
   await store.write(entry('payload_b1', 'acct_b', now), undefined)
-  const page = ledger.page({ authorize: (req) => req.headers.authorization === 'Bearer ops' })
+  const page = createDeliveryPage(ledger, {
+    authorize: (req) => req.headers.authorization === 'Bearer ops',
+  })
   const url = await servePage(page)
   const auth = ['--page', url, '--header', 'authorization: Bearer ops']
 

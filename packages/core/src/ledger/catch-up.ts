@@ -1,17 +1,11 @@
 import type { ApiEvent, EventsApi } from '../api/events.js'
 import { accountKey } from '../claims/keys.js'
-import type {
-  DeliveryOutcome,
-  DeliveryRecord,
-  LedgerContext,
-  LedgerEnvelope,
-  VerifiedDelivery,
-} from '../claims/record.js'
+import type { LedgerContext, VerifiedDelivery } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
-import { shapeOf } from './digest.js'
+import type { CatchUpOptions, CatchUpOutcome, CatchUpReport } from './catch-up-options.js'
+import { catchUpEnvelope, UNRECOVERABLE } from './difference.js'
 import { cleanError, type ResourceMark } from './entry.js'
 import { resourceKey } from './order.js'
-import { queueOf, type ReplayRunner } from './replay.js'
 import { ledgerTimeOf } from './store.js'
 
 // The catch-up sweep: after an outage longer than the service's retries, after a webhook was
@@ -20,80 +14,7 @@ import { ledgerTimeOf } from './store.js'
 // difference becomes a synthetic delivery run through the same handlers (here, or in the
 // queue's worker), the same ledger and the same ordering guard, which lets it apply only if
 // nothing was applied to its Event since the listing began. The plan of one Event
-// (`catchUpEnvelope`) is pure; `catchUp` lists and feeds.
-
-/** The webhook types no list endpoint can recover: their changes are lost with their deliveries. */
-export const UNRECOVERABLE = ['poll.*', 'workflow.*'] as const
-
-/** What an Event's state is told as, when the ledger has not applied it. */
-const TYPE_OF_STATE: Readonly<Record<string, string>> = {
-  confirmed: 'event.created',
-  awaiting_approval: 'event.requested',
-  declined: 'event.declined',
-  canceled: 'event.canceled',
-  awaiting_checkout: 'event.checkout.pending',
-  checkout_expired: 'event.checkout.expired',
-}
-
-export interface CatchUpOptions {
-  /**
-   * Skip events that ended before this time (ms since the epoch, or a `Date`). Default: the
-   * ledger's `retention.entryMs` ago (the marks of Events that ended before it are purged).
-   */
-  since?: number | Date
-  /** Only these keys. Default: every key with a live subscription (option `subscriptions`). */
-  keys?: readonly string[]
-  /** Accounts listed at once. Default 4. */
-  concurrency?: number
-  /**
-   * The most deliveries fed for one account in one run (default 1,000): past it, the account
-   * stops there with a problem saying so, and the next run goes on from what is applied then.
-   * A hostile or mis-pointed API cannot make one run feed without end.
-   */
-  maxPerAccount?: number
-  /** The most pages of one account's listing (default 1,000), and how long it is followed (default 120,000 ms): past either, the account is reported. */
-  maxPages?: number
-  timeoutMs?: number
-  /**
-   * Without subscriptions: the client of the one account the app receives for (a personal
-   * access token's), its events under no key.
-   */
-  client?: { events: EventsApi }
-}
-
-/** What a catch-up did. */
-export interface CatchUpReport {
-  /** Accounts listed. */
-  accounts: number
-  /** Events the API listed. */
-  listed: number
-  /** Events whose state the ledger had not applied: fed through the handlers. */
-  fed: number
-  /**
-   * Of those: handled here now; handed to the queue (its worker runs them: not yet run);
-   * already handled (a repeat); overtaken by a change applied since the listing (listed again,
-   * up to three passes an account); failed.
-   */
-  ran: number
-  queued: number
-  duplicates: number
-  stale: number
-  failed: number
-  /**
-   * Items of a listing that are no Event (not an object, no string `id`): skipped, counted,
-   * and the account's first one told in `problems`.
-   */
-  malformed: number
-  /** Accounts that stopped at `maxPerAccount` deliveries (in `problems` too). */
-  capped: number
-  /**
-   * Accounts that could not be listed, or were listed only in part (not connected,
-   * reauthorization, the API failing, a list past its bounds, malformed items, the cap).
-   */
-  problems: { key: string | undefined; error: string }[]
-  /** What no catch-up can recover: webhook types the API has no list for. */
-  unrecoverable: readonly string[]
-}
+// (`difference.ts`) is pure; `catchUp` lists and feeds.
 
 /** Where catch-up lists from, and how it feeds a delivery through the handler. */
 export interface CatchUpSource {
@@ -121,66 +42,6 @@ export interface CatchUpLedger {
 
 /** Passes over one account while some of its differences were overtaken by live changes. */
 const MAX_PASSES = 3
-
-/** A hash of the text, hex: the synthetic payload id, the same for the same difference. */
-async function digest(text: string): Promise<string> {
-  const bytes = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
-  return [...new Uint8Array(bytes).slice(0, 16)]
-    .map((b) => b.toString(16).padStart(2, '0'))
-    .join('')
-}
-
-/**
- * The type a difference is told as: a state not applied says what it is (`event.canceled`,
- * `event.declined`, ...; a first sight of a confirmed Event is `event.created`); with the state
- * unchanged, new times are `event.rescheduled`; anything else (attendees and their responses,
- * a description, fields unknown today) is `event.changed`. Every one carries the whole Event
- * as listed now.
- */
-export function differenceType(
-  listed: { state: string; when?: string },
-  applied: ResourceMark | undefined,
-): string {
-  if (applied === undefined) return TYPE_OF_STATE[listed.state] ?? 'event.changed'
-  if (applied.state !== listed.state)
-    return listed.state === 'confirmed'
-      ? 'event.changed'
-      : (TYPE_OF_STATE[listed.state] ?? 'event.changed')
-  return applied.when !== undefined && listed.when !== applied.when
-    ? 'event.rescheduled'
-    : 'event.changed'
-}
-
-/**
- * The synthetic delivery of a listed Event that differs from what the ledger last applied to
- * it (its digest: the whole resource, not its state alone); `undefined` when it does not (or
- * the Event has no id). Stamped with its listing's time. Its payload id is
- * derived from the key, the Event, its digest and the delivery last applied: the same
- * difference found twice is one delivery (a duplicate).
- */
-export async function catchUpEnvelope(
-  event: ApiEvent,
-  applied: ResourceMark | undefined,
-  key: string | undefined,
-  listedAt: number,
-  volatile?: ReadonlySet<string>,
-): Promise<LedgerEnvelope | undefined> {
-  if (typeof event.id !== 'string' || event.id === '') return undefined
-  const shape = shapeOf(event as Record<string, unknown>, volatile)
-  if (applied?.digest === shape.digest) return undefined
-  const state = typeof event.state === 'string' ? event.state : ''
-  const type = differenceType(
-    { state, ...(shape.when === undefined ? {} : { when: shape.when }) },
-    applied,
-  )
-  const id = `payload_catchup_${await digest(JSON.stringify([key ?? '', event.id, shape.digest, applied?.by ?? '']))}`
-  return {
-    id,
-    type,
-    occurred_at: new Date(listedAt).toISOString(),
-    payload: event,
-  }
-}
 
 /** Lists every account's events and feeds each difference; a failing account is reported, not thrown. */
 export async function catchUp(
@@ -329,67 +190,5 @@ async function feedOne(
   } catch {
     report.failed++
     return 'failed'
-  }
-}
-
-/** What came of one catch-up delivery: the ledger's outcome, or handed to the queue. */
-export type CatchUpOutcome = DeliveryOutcome | 'queued'
-
-/** What catch-up needs of the subscriptions: the accounts' keys and clients. */
-export interface CatchUpAccounts {
-  client?(key: string): { events: EventsApi }
-  keys?(): AsyncIterable<string>
-}
-
-/**
- * The webhook handler's source: each account's events listed with its client from the
- * subscriptions (or `options.client` for one account), each difference fed through the ledger
- * and the handler's registry (`runner`).
- */
-export function handlerSource(
-  /** The delivery's record: the ledger. */
-  ledger: DeliveryRecord,
-  runner: ReplayRunner<LedgerEnvelope>,
-  subscriptions: CatchUpAccounts | undefined,
-  options: CatchUpOptions,
-): CatchUpSource {
-  const enqueue = queueOf(runner, 'catchUp()')
-  if (options.client === undefined && typeof subscriptions?.client !== 'function')
-    throw new ConfigError(
-      "catchUp() lists events with each account's client: give the handler subscriptions, or catchUp({ client }) for one account.",
-    )
-  return {
-    async *accounts({ keys, client }) {
-      if (client !== undefined) {
-        yield { key: undefined, events: client.events }
-        return
-      }
-      for await (const key of keys ?? subscriptions!.keys!())
-        yield { key, events: subscriptions!.client!(key).events }
-    },
-    feed: async (delivery, context) => {
-      if (enqueue !== undefined) {
-        // The worker holds the handlers: recorded `received`, then a job of its own; the
-        // worker runs it under the Event's order. The same difference found while its job
-        // waits is one delivery (its job id is its key).
-        const handed = await ledger.handOff(delivery, () =>
-          enqueue(delivery.envelope, {
-            key: delivery.key,
-            webhookId: undefined,
-            account: delivery.account,
-            catchUp: { listedAt: delivery.listedAt ?? 0 },
-          }),
-        )
-        return handed === 'ran' ? 'queued' : 'done'
-      }
-      return ledger.deliver(delivery, (extra) =>
-        runner.dispatch(delivery.envelope, {
-          webhookId: undefined,
-          account: undefined,
-          ...context,
-          ...extra,
-        }),
-      )
-    },
   }
 }

@@ -6,32 +6,21 @@ import type {
   RecordRunOptions,
   VerifiedDelivery,
 } from '../claims/record.js'
-import {
-  type CatchUpAccounts,
-  type CatchUpOptions,
-  type CatchUpReport,
-  catchUp,
-  handlerSource,
-} from './catch-up.js'
+import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from './catch-up-options.js'
 import { deliverRecorded, handOff } from './deliver.js'
 import type { StoredLedgerEntry } from './entry.js'
 import type { DeliveryLedgerOptions } from './options.js'
-import { createDeliveryPage, type DeliveryPage, type LedgerPageOptions } from './page.js'
-import { type RecentAnswer, RecentAnswers } from './recent.js'
-import {
-  type ReplayOptions,
-  type ReplayReport,
-  type ReplayRunner,
-  replayDeliveries,
-} from './replay.js'
+import { type RecentAnswer, RecentAnswers, type RecentDropped } from './recent.js'
+import type { ReplayOptions, ReplayReport } from './replay.js'
 import { runReplayJob } from './replay-job.js'
+import type { ReplayRunner } from './runner.js'
 import { LedgerRuns } from './runs.js'
 import type { LedgerFilter, LedgerPage, LedgerPurged, LedgerStore } from './store.js'
 
 // The delivery ledger: one entry per verified delivery, moved on by the pure functions of
 // `machine.ts` and written by compare-and-set (`runs.ts`). The webhook handler asks it whether
-// to run a delivery, and tells it how the handlers ended; `replay` runs entries again;
-// `catchUp` recovers what the service gave up on from the API.
+// to run a delivery, and tells it how the handlers ended. Replay and catch-up (`recovery.ts`)
+// are loaded when first called; the delivery page takes the ledger as an argument (`page/`).
 
 /** The ledger of one app's deliveries; see `createDeliveryLedger`. */
 export class DeliveryLedger implements DeliveryRecord {
@@ -114,12 +103,13 @@ export class DeliveryLedger implements DeliveryRecord {
    * Runs recorded deliveries again through `runner` (the webhook handler's `replay()` gives its
    * own parse and dispatch): one by id, or those `target` matches.
    */
-  replay<E extends LedgerEnvelope>(
+  async replay<E extends LedgerEnvelope>(
     target: string | LedgerFilter,
     options: ReplayOptions | undefined,
     runner: ReplayRunner<E>,
   ): Promise<ReplayReport> {
-    return replayDeliveries(this.#runs, runner, target, options)
+    const { replayWith } = await import('./recovery.js')
+    return replayWith(this.#runs, runner, target, options)
   }
 
   /**
@@ -131,47 +121,8 @@ export class DeliveryLedger implements DeliveryRecord {
     subscriptions: CatchUpAccounts | undefined,
     options: CatchUpOptions = {},
   ): Promise<CatchUpReport> {
-    const runs = this.#runs
-    // The ledger as the record, less the page's list of duplicate requests: a catch-up's
-    // difference found twice is no request.
-    const source = handlerSource(
-      {
-        deliver: (delivery, run) => deliverRecorded(runs, delivery, run),
-        handOff: async (delivery, put) => ((await handOff(runs, delivery, put)) ? 'ran' : 'done'),
-      },
-      runner as ReplayRunner<LedgerEnvelope>,
-      subscriptions,
-      options,
-    )
-    return catchUp(
-      {
-        now: runs.now,
-        mark: (id) => runs.store.mark(id),
-        volatile: runs.volatile,
-        horizon: () => runs.now() - runs.entryMs,
-      },
-      source,
-      options,
-    )
-  }
-
-  /**
-   * The delivery page: entries with their status, attempts and last error, filtered by status,
-   * account and type, a replay button each. `authorize` is required (the page refuses to exist
-   * without it); `replay` is the webhook handler's or middleware's. The page also takes a
-   * purge (`ledger.purge`), as the CLI's `deliveries purge` sends it.
-   */
-  page(options: LedgerPageOptions): DeliveryPage {
-    const store = this.#runs.store
-    return createDeliveryPage(
-      {
-        list: (filter) => store.list(filter),
-        get: (id) => store.get(id),
-        recent: () => this.recent(),
-        dropped: () => this.#recent.dropped(),
-      },
-      { purge: (what) => this.purge(what), ...options },
-    )
+    const { catchUpWith } = await import('./recovery.js')
+    return catchUpWith(this.#runs, runner, subscriptions, options)
   }
 
   /**
@@ -180,6 +131,11 @@ export class DeliveryLedger implements DeliveryRecord {
    */
   recent(): RecentAnswer[] {
     return this.#recent.list()
+  }
+
+  /** How many answers of each kind `recent()` no longer holds (the oldest go first). */
+  recentDropped(): RecentDropped {
+    return this.#recent.dropped()
   }
 
   /** An entry by its ledger id (the delivery's dedupe key), with its status. */

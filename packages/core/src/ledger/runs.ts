@@ -1,6 +1,4 @@
-import { newOwnerId } from '../claims/owner.js'
 import type { CredentialCipher } from '../credentials/types.js'
-import { sleep } from '../sleep.js'
 import { openBody, sealBody } from './bodies.js'
 import { tellDeadLetter } from './dead-letters.js'
 import type { Admission, Running } from './deliver.js'
@@ -21,11 +19,13 @@ import {
 import { type DeliveryLedgerOptions, resolveLedgerOptions } from './options.js'
 import { markOf } from './order.js'
 import type { LedgerFilter, LedgerPage, LedgerStore } from './store.js'
+import { ResourceTurns } from './turns.js'
 import { advanceMark, checkOrder, settle, WRITE_TRIES, writeArrival } from './writes.js'
 
 // Running deliveries under the ledger's leases: each arrival asks `machine.ts` what to write,
 // writes it by compare-and-set (a lost race reads again), checks the ordering guard
-// (`order.ts`), and writes how the handlers ended. `DeliveryLedger` is its public face.
+// (`order.ts`), and writes how the handlers ended; one resource's deliveries take turns
+// (`turns.ts`). `DeliveryLedger` is its public face.
 
 export class LedgerRuns {
   readonly store: LedgerStore
@@ -41,6 +41,7 @@ export class LedgerRuns {
   /** The deliveries running in this process: one timer renews all their leases. */
   readonly #held = new Set<Running>()
   #ticker: ReturnType<typeof setInterval> | undefined
+  readonly #turns: ResourceTurns
 
   constructor(readonly options: DeliveryLedgerOptions) {
     const settings = resolveLedgerOptions(options)
@@ -54,67 +55,21 @@ export class LedgerRuns {
     this.stale = settings.stale
     this.volatile = settings.volatile
     this.now = options.now ?? Date.now
+    this.#turns = new ResourceTurns(this)
   }
-
-  /**
-   * Each resource with work running here, and the works waiting behind it (each woken in turn).
-   * One async call and a promise per waiter only when there is one: no chain of promises.
-   */
-  readonly #turns = new Map<string, (() => void)[]>()
-  /** The deliveries queued or running in their resource's turn here. */
-  readonly #inTurn = new Set<string>()
 
   /** Whether a delivery is queued or running in its resource's turn in this process. */
   inTurnHere(id: string): boolean {
-    return this.#inTurn.has(id)
+    return this.#turns.inTurnHere(id)
   }
 
   /**
    * Runs `work` once every earlier work of this process on the resource has ended and, with a
-   * store several processes share, once this process holds the resource (`busy` when another
-   * process's delivery of it did not end within `orderWaitMs`).
+   * store several processes share, once this process holds the resource (`turns.ts`).
    */
-  async inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T> {
-    this.#inTurn.add(id)
-    try {
-      const waiting = this.#turns.get(resourceId)
-      if (waiting === undefined) this.#turns.set(resourceId, [])
-      else await new Promise<void>((resolve) => waiting.push(resolve))
-      try {
-        return await this.#holding(resourceId, work, busy)
-      } finally {
-        // The next in line runs now (its resource's entry stays); none: the resource is free.
-        const next = this.#turns.get(resourceId)!.shift()
-        if (next === undefined) this.#turns.delete(resourceId)
-        else next()
-      }
-    } finally {
-      this.#inTurn.delete(id)
-    }
+  inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T> {
+    return this.#turns.inTurn(resourceId, id, work, busy)
   }
-
-  /** `work` under the resource's hold across processes, when the store has holds. */
-  #holding<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
-    return this.store.holdResource === undefined ? work() : this.#heldAcross(resourceId, work, busy)
-  }
-
-  async #heldAcross<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
-    const { store } = this
-    const owner = newOwnerId()
-    const take = () => store.holdResource!(resourceId, owner, this.now() + this.leaseMs, this.now())
-    if (!(await waitFor(take, this.orderWaitMs))) return busy
-    const resource = { resourceId, owner }
-    this.#resources.add(resource)
-    try {
-      return await work()
-    } finally {
-      this.#resources.delete(resource)
-      await store.holdResource!(resourceId, owner, 0, this.now()).catch(() => {})
-    }
-  }
-
-  /** The resources this process holds across processes now: renewed with the leases. */
-  readonly #resources = new Set<{ resourceId: string; owner: string }>()
 
   hold(running: Running): () => void {
     this.#held.add(running)
@@ -123,15 +78,12 @@ export class LedgerRuns {
       // cleared per delivery would cost more than the rest of the ledger's work in process.
       this.#ticker = setInterval(
         () => {
-          if (this.#held.size === 0 && this.#resources.size === 0) {
+          if (this.#held.size === 0 && this.#turns.holding === 0) {
             clearInterval(this.#ticker)
             this.#ticker = undefined
           }
           for (const held of this.#held) this.renew(held).catch(() => {})
-          for (const { resourceId, owner } of this.#resources)
-            this.store
-              .holdResource?.(resourceId, owner, this.now() + this.leaseMs, this.now())
-              .catch(() => {})
+          this.#turns.renew()
         },
         Math.floor(this.leaseMs / 3),
       )
@@ -289,18 +241,5 @@ export class LedgerRuns {
     })
     if (dead !== undefined) await tellDeadLetter(this.options, dead)
     return dead
-  }
-}
-
-/**
- * Tries `take` until it succeeds or `waitMs` passed: 20 ms apart at first, doubling to 250.
- * A store failure is thrown.
- */
-async function waitFor(take: () => Promise<boolean>, waitMs: number): Promise<boolean> {
-  const until = Date.now() + waitMs
-  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
-    if (await take()) return true
-    if (Date.now() + pause > until) return false
-    await sleep(pause)
   }
 }

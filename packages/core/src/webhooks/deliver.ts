@@ -1,7 +1,7 @@
 import { ClaimRecord, type DeliveryOutcome } from '../claims/record.js'
 import { ConfigError, WebhookError } from '../errors/errors.js'
 import type { DeliveryLedger } from '../ledger/ledger.js'
-import type { ReplayRunner } from '../ledger/replay.js'
+import type { ReplayRunner } from '../ledger/runner.js'
 import { isThenable } from '../thenable.js'
 import { duplicate, json, received, removed, type WebhookResponse } from './answer.js'
 import { HANDLER_CLAIM } from './defaults.js'

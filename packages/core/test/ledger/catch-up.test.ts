@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type CatchUpSource, catchUp, catchUpEnvelope } from '../../src/ledger/catch-up.js'
+import { type CatchUpSource, catchUp } from '../../src/ledger/catch-up.js'
+import { catchUpEnvelope } from '../../src/ledger/difference.js'
 import { digestOf, shapeOf } from '../../src/ledger/digest.js'
 import type { ResourceMark } from '../../src/ledger/entry.js'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'

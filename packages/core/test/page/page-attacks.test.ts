@@ -4,7 +4,8 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
-import type { DeliveryPage, PageNodeRequest } from '../../src/ledger/page.js'
+import type { DeliveryPage, PageNodeRequest } from '../../src/page/options.js'
+import { createDeliveryPage } from '../../src/page/page.js'
 
 // The delivery page against what was tried from outside: bodies read before `authorize`, a
 // planted anti-forgery cookie, a foreign Origin without Sec-Fetch-Site, free text in the URL,
@@ -97,7 +98,7 @@ async function pageWithEntry(options: Record<string, unknown> = {}) {
   const store = new MemoryLedgerStore()
   const ledger = createDeliveryLedger({ store })
   const replays: string[] = []
-  const page = ledger.page({
+  const page = createDeliveryPage(ledger, {
     authorize: admin,
     replay: async (id) => {
       replays.push(id)
@@ -217,7 +218,7 @@ describe('the delivery page, attacked', () => {
     expect((await post(two)).status).toBe(303)
     expect((await post(three)).status).toBe(403)
     expect(() =>
-      createDeliveryLedger({ store: new MemoryLedgerStore() }).page({
+      createDeliveryPage(createDeliveryLedger({ store: new MemoryLedgerStore() }), {
         authorize: () => true,
         secret: 'short',
       }),
@@ -294,7 +295,7 @@ describe('the delivery page, attacked', () => {
   it('renders whatever a store writer put in an entry as text: a malformed entry is shown as such, never a 500, and nothing it holds is markup', async () => {
     const store = new MemoryLedgerStore()
     const ledger = createDeliveryLedger({ store })
-    const page = ledger.page({
+    const page = createDeliveryPage(ledger, {
       authorize: () => true,
       replay: async () => ({
         planned: 0,
@@ -383,7 +384,7 @@ describe('the delivery page, attacked', () => {
           const lone = new MemoryLedgerStore()
           const id = typeof fields.id === 'string' && fields.id !== '' ? fields.id : 'x'
           await lone.write({ ...good, ...fields, id } as never, undefined)
-          const one = createDeliveryLedger({ store: lone }).page({
+          const one = createDeliveryPage(createDeliveryLedger({ store: lone }), {
             authorize: () => true,
             replay: async () => ({
               planned: 0,
@@ -438,7 +439,7 @@ describe('the delivery page, attacked', () => {
 
   it('fails closed: only true or a named session lets a request in', async () => {
     for (const verdict of [false, undefined, null, '', 0, 1, 'true'.length, {}, []]) {
-      const page = createDeliveryLedger({ store: new MemoryLedgerStore() }).page({
+      const page = createDeliveryPage(createDeliveryLedger({ store: new MemoryLedgerStore() }), {
         authorize: () => verdict as never,
       })
       expect(
@@ -447,7 +448,7 @@ describe('the delivery page, attacked', () => {
       ).toBe(403)
     }
     for (const verdict of [true, 'session-1']) {
-      const page = createDeliveryLedger({ store: new MemoryLedgerStore() }).page({
+      const page = createDeliveryPage(createDeliveryLedger({ store: new MemoryLedgerStore() }), {
         authorize: () => verdict,
       })
       expect((await page.answer({ method: 'GET', url: '/', headers: {} })).status).toBe(200)

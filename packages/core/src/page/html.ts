@@ -1,7 +1,7 @@
 import { textOf } from '../errors/errors.js'
 import { escapeHtml } from '../http/html.js'
-import type { LedgerEntry } from './entry.js'
-import type { RecentAnswer, RecentDropped } from './recent.js'
+import type { LedgerEntry } from '../ledger/entry.js'
+import type { RecentAnswer, RecentDropped } from '../ledger/recent.js'
 
 // The delivery page's HTML, as a pure function of what it shows: every value escaped whatever
 // its type (a store's writer may put anything in an entry), no script, one form per replay
@@ -24,7 +24,7 @@ export interface PageView {
   canReplay: boolean
   /** Requests this process answered without a run, newest first (the first page only). */
   recent?: readonly RecentAnswer[]
-  /** Whether the purge form is shown (the page was made by `ledger.page()`). */
+  /** Whether the purge form is shown (the page was made with the ledger's purge). */
   canPurge?: boolean
   /** How many answers `recent` no longer holds, per kind. */
   dropped?: RecentDropped

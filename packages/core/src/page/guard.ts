@@ -2,7 +2,7 @@ import { defaultProvider } from '../crypto/default.js'
 import { ConfigError } from '../errors/errors.js'
 import { parseCookies, singleCookie } from '../oauth/cookies.js'
 import { randomToken, toHexUpper } from '../platform/bytes.js'
-import { header, type PageRequest } from './page-http.js'
+import { header, type PageRequest } from './http.js'
 
 // What stands between a forged request and the delivery page's replay and purge: the page's
 // anti-forgery token, made and signed here (never adopted from what a request sends), bound
@@ -22,7 +22,7 @@ export function pageKeys(secret: PageSecrets | undefined): readonly string[] {
   const keys = typeof secret === 'string' ? [secret] : [...secret]
   if (keys.length === 0 || keys.some((k) => typeof k !== 'string' || k.length < 32))
     throw new ConfigError(
-      'ledger.page(): secret must be a string of 32 characters or more (or a list of them, newest first).',
+      'createDeliveryPage(): secret must be a string of 32 characters or more (or a list of them, newest first).',
     )
   return keys
 }

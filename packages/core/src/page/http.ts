@@ -1,6 +1,6 @@
 import { escapeHtml } from '../http/html.js'
+import type { LedgerEntry } from '../ledger/entry.js'
 import { concat } from '../platform/bytes.js'
-import type { LedgerEntry } from './entry.js'
 
 // The delivery page's HTTP: its answers with their security headers, its anti-forgery cookie,
 // and what it reads of a request.
@@ -105,4 +105,31 @@ export async function boundedText(request: Request, max: number): Promise<string
     chunks.push(value)
   }
   return new TextDecoder().decode(concat(chunks, size))
+}
+
+/** A Node request's form, read up to `MAX_FORM` bytes: `undefined` past it (the rest unread). */
+export async function nodeForm(
+  req: AsyncIterable<Uint8Array | string> & { headers: PageRequest['headers'] },
+): Promise<string | undefined> {
+  const announced = Number(header(req.headers, 'content-length') ?? 0)
+  if (!(announced <= MAX_FORM)) return undefined
+  const decoder = new TextDecoder()
+  let body = ''
+  let size = 0
+  for await (const chunk of req) {
+    const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk
+    size += bytes.byteLength
+    if (size > MAX_FORM) return undefined
+    body += decoder.decode(bytes, { stream: true })
+  }
+  return body + decoder.decode()
+}
+
+/** A request's path and query under a base of its own; leading slashes folded into one. */
+export function parsedPath(path: string): URL | undefined {
+  try {
+    return new URL(`http://page.invalid/${path.replace(/^[/\\]+/, '')}`)
+  } catch {
+    return undefined
+  }
 }

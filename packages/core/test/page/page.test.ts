@@ -4,7 +4,8 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
-import type { DeliveryPage } from '../../src/ledger/page.js'
+import type { DeliveryPage } from '../../src/page/options.js'
+import { createDeliveryPage } from '../../src/page/page.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
 import { deliver, envelope, serveHandler } from '../helpers.js'
 
@@ -35,7 +36,7 @@ const quiet = { debug() {}, info() {}, warn() {}, error() {} }
 describe('the delivery page', () => {
   it('refuses to be made without authorize', () => {
     const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
-    expect(() => ledger.page({} as never)).toThrow(/authorize is required/)
+    expect(() => createDeliveryPage(ledger, {} as never)).toThrow(/authorize is required/)
   })
 
   it('shows nothing to a request authorize refuses; lists, filters and replays for one it allows, with its token only', async () => {
@@ -58,7 +59,7 @@ describe('the delivery page', () => {
     const failed = envelope('event.<b>created</b>')
     await deliver(hooks.url, JSON.stringify(failed))
     await deliver(hooks.url, JSON.stringify(envelope('event.changed')))
-    const page = ledger.page({
+    const page = createDeliveryPage(ledger, {
       authorize: (req) => req.headers.authorization === 'Bearer admin',
       replay: handler.replay,
     })
@@ -135,7 +136,7 @@ describe('the delivery page', () => {
       ['refused', 401],
       ['duplicate', 200],
     ])
-    const page = ledger.page({ authorize: () => true })
+    const page = createDeliveryPage(ledger, { authorize: () => true })
     const url = await servePage(page)
     const html = await (await fetch(url)).text()
     expect(html).toContain('id="recent"')
@@ -168,7 +169,7 @@ describe('the delivery page', () => {
     expect(recent[99]!.code).toBe('c50')
     expect(recent[100]).toMatchObject({ kind: 'duplicate', id: event.id })
     expect(recent[0]!.webhookId!.length).toBeLessThanOrEqual(65)
-    const page = ledger.page({ authorize: () => true })
+    const page = createDeliveryPage(ledger, { authorize: () => true })
     const html = (await page.answer({ method: 'GET', url: '/', headers: {} })).body
     expect(html).toContain('Earlier answers no longer kept: 50 refused, 0 duplicates.')
     const listed = JSON.parse(
@@ -190,7 +191,10 @@ describe('the delivery page', () => {
       warn() {},
       error: (line: string) => void logged.push(line),
     }
-    const page = createDeliveryLedger({ store }).page({ authorize: () => true, logger: log })
+    const page = createDeliveryPage(createDeliveryLedger({ store }), {
+      authorize: () => true,
+      logger: log,
+    })
     const url = await servePage(page)
     const res = await fetch(url)
     expect(res.status).toBe(500)
@@ -209,7 +213,7 @@ describe('the delivery page', () => {
       skipped: 0,
       problems: [],
     })
-    const page = ledger.page({ authorize: () => true, replay })
+    const page = createDeliveryPage(ledger, { authorize: () => true, replay })
     const fromHtml = (t: string) =>
       t
         .replaceAll('&lt;', '<')

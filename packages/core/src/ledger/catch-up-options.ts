@@ -1,0 +1,73 @@
+import type { EventsApi } from '../api/events.js'
+import type { DeliveryOutcome } from '../claims/record.js'
+
+// What a catch-up is told and what it tells: its options, its report, the accounts it lists.
+
+export interface CatchUpOptions {
+  /**
+   * Skip events that ended before this time (ms since the epoch, or a `Date`). Default: the
+   * ledger's `retention.entryMs` ago (the marks of Events that ended before it are purged).
+   */
+  since?: number | Date
+  /** Only these keys. Default: every key with a live subscription (option `subscriptions`). */
+  keys?: readonly string[]
+  /** Accounts listed at once. Default 4. */
+  concurrency?: number
+  /**
+   * The most deliveries fed for one account in one run (default 1,000): past it, the account
+   * stops there with a problem saying so, and the next run goes on from what is applied then.
+   * A hostile or mis-pointed API cannot make one run feed without end.
+   */
+  maxPerAccount?: number
+  /** The most pages of one account's listing (default 1,000), and how long it is followed (default 120,000 ms): past either, the account is reported. */
+  maxPages?: number
+  timeoutMs?: number
+  /**
+   * Without subscriptions: the client of the one account the app receives for (a personal
+   * access token's), its events under no key.
+   */
+  client?: { events: EventsApi }
+}
+
+/** What a catch-up did. */
+export interface CatchUpReport {
+  /** Accounts listed. */
+  accounts: number
+  /** Events the API listed. */
+  listed: number
+  /** Events whose state the ledger had not applied: fed through the handlers. */
+  fed: number
+  /**
+   * Of those: handled here now; handed to the queue (its worker runs them: not yet run);
+   * already handled (a repeat); overtaken by a change applied since the listing (listed again,
+   * up to three passes an account); failed.
+   */
+  ran: number
+  queued: number
+  duplicates: number
+  stale: number
+  failed: number
+  /**
+   * Items of a listing that are no Event (not an object, no string `id`): skipped, counted,
+   * and the account's first one told in `problems`.
+   */
+  malformed: number
+  /** Accounts that stopped at `maxPerAccount` deliveries (in `problems` too). */
+  capped: number
+  /**
+   * Accounts that could not be listed, or were listed only in part (not connected,
+   * reauthorization, the API failing, a list past its bounds, malformed items, the cap).
+   */
+  problems: { key: string | undefined; error: string }[]
+  /** What no catch-up can recover: webhook types the API has no list for. */
+  unrecoverable: readonly string[]
+}
+
+/** What came of one catch-up delivery: the ledger's outcome, or handed to the queue. */
+export type CatchUpOutcome = DeliveryOutcome | 'queued'
+
+/** What catch-up needs of the subscriptions: the accounts' keys and clients. */
+export interface CatchUpAccounts {
+  client?(key: string): { events: EventsApi }
+  keys?(): AsyncIterable<string>
+}

@@ -1,0 +1,103 @@
+import { newOwnerId } from '../claims/owner.js'
+import { sleep } from '../sleep.js'
+import type { LedgerStore } from './store.js'
+
+// One resource's deliveries take turns: in this process, one after the other in the order they
+// arrived (one async call and a promise per waiter only when there is one: no chain of
+// promises); across processes, under the resource's hold when the store has holds, renewed
+// with the ledger's leases.
+
+/** What the turns read of the ledger's settings. */
+interface TurnSettings {
+  readonly store: LedgerStore
+  readonly leaseMs: number
+  readonly orderWaitMs: number
+  readonly now: () => number
+}
+
+export class ResourceTurns {
+  /** Each resource with work running here, and the works waiting behind it (each woken in turn). */
+  readonly #turns = new Map<string, (() => void)[]>()
+  /** The deliveries queued or running in their resource's turn here. */
+  readonly #inTurn = new Set<string>()
+  /** The resources this process holds across processes now: renewed with the leases. */
+  readonly #resources = new Set<{ resourceId: string; owner: string }>()
+
+  constructor(readonly settings: TurnSettings) {}
+
+  /** How many resources this process holds across processes now. */
+  get holding(): number {
+    return this.#resources.size
+  }
+
+  /** Whether a delivery is queued or running in its resource's turn in this process. */
+  inTurnHere(id: string): boolean {
+    return this.#inTurn.has(id)
+  }
+
+  /**
+   * Runs `work` once every earlier work of this process on the resource has ended and, with a
+   * store several processes share, once this process holds the resource (`busy` when another
+   * process's delivery of it did not end within `orderWaitMs`).
+   */
+  async inTurn<T>(resourceId: string, id: string, work: () => Promise<T>, busy: T): Promise<T> {
+    this.#inTurn.add(id)
+    try {
+      const waiting = this.#turns.get(resourceId)
+      if (waiting === undefined) this.#turns.set(resourceId, [])
+      else await new Promise<void>((resolve) => waiting.push(resolve))
+      try {
+        return await this.#holding(resourceId, work, busy)
+      } finally {
+        // The next in line runs now (its resource's entry stays); none: the resource is free.
+        const next = this.#turns.get(resourceId)!.shift()
+        if (next === undefined) this.#turns.delete(resourceId)
+        else next()
+      }
+    } finally {
+      this.#inTurn.delete(id)
+    }
+  }
+
+  /** Renews every hold this process has across processes (the ledger's lease timer). */
+  renew(): void {
+    const { store, now, leaseMs } = this.settings
+    for (const { resourceId, owner } of this.#resources)
+      store.holdResource?.(resourceId, owner, now() + leaseMs, now()).catch(() => {})
+  }
+
+  /** `work` under the resource's hold across processes, when the store has holds. */
+  #holding<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
+    return this.settings.store.holdResource === undefined
+      ? work()
+      : this.#heldAcross(resourceId, work, busy)
+  }
+
+  async #heldAcross<T>(resourceId: string, work: () => Promise<T>, busy: T): Promise<T> {
+    const { store, now, leaseMs, orderWaitMs } = this.settings
+    const owner = newOwnerId()
+    const take = () => store.holdResource!(resourceId, owner, now() + leaseMs, now())
+    if (!(await waitFor(take, orderWaitMs))) return busy
+    const resource = { resourceId, owner }
+    this.#resources.add(resource)
+    try {
+      return await work()
+    } finally {
+      this.#resources.delete(resource)
+      await store.holdResource!(resourceId, owner, 0, now()).catch(() => {})
+    }
+  }
+}
+
+/**
+ * Tries `take` until it succeeds or `waitMs` passed: 20 ms apart at first, doubling to 250.
+ * A store failure is thrown.
+ */
+async function waitFor(take: () => Promise<boolean>, waitMs: number): Promise<boolean> {
+  const until = Date.now() + waitMs
+  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+    if (await take()) return true
+    if (Date.now() + pause > until) return false
+    await sleep(pause)
+  }
+}
