@@ -23,6 +23,9 @@ const { rows, ratio } = await compareQueue(
       rawAdd: async (id, data) => {
         await first.boss.send('scheduling-webhooks', data, { id })
       },
+      rawBulk: async (jobs) => {
+        await first.boss.insert('scheduling-webhooks', jobs)
+      },
       cleanup: async () => {
         for (const q of made) await q.close()
         await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
@@ -31,6 +34,7 @@ const { rows, ratio } = await compareQueue(
   },
   {
     raw: 'raw pg-boss `send`',
+    bulk: 'raw pg-boss `insert`',
     grouped: 'handle() + queue, batchSize 64 (the default)',
     single: 'handle() + queue, batchSize 1',
   },

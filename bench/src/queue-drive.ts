@@ -58,6 +58,8 @@ export interface QueueUnderBench {
   queue(batchSize: number): Promise<WebhookQueue>
   /** The engine's own single add of `data`, with a job id of its own. */
   rawAdd(id: string, data: object): Promise<void>
+  /** The engine's own add of many jobs in one call (BullMQ `addBulk`, pg-boss `insert`). */
+  rawBulk(jobs: { id: string; data: object }[]): Promise<void>
   cleanup(): Promise<void>
 }
 
@@ -73,11 +75,11 @@ export interface QueueRow {
  */
 export async function compareQueue(
   make: (run: string) => Promise<QueueUnderBench>,
-  names: { raw: string; grouped: string; single: string },
+  names: { raw: string; bulk: string; grouped: string; single: string },
   grouped: number,
-): Promise<{ rows: QueueRow[]; ratio: Map<number, { grouped: number; single: number }> }> {
+): Promise<{ rows: QueueRow[]; ratio: Map<number, QueueRatio> }> {
   const rows: QueueRow[] = []
-  const ratio = new Map<number, { grouped: number; single: number }>()
+  const ratio = new Map<number, QueueRatio>()
   for (const concurrency of [1, 16, 64]) {
     const run = randomBytes(3).toString('hex')
     const engine = await make(run)
@@ -113,31 +115,67 @@ export async function compareQueue(
     await drive(200, concurrency, (n) => engine.rawAdd(rawId(`f${run}`, n), data(n)))
     await drive(200, concurrency, through('grouped', 200))
     await drive(200, concurrency, through('single', 200))
+    // The engine's own bulk add, `concurrency` jobs a call, one call at a time: what a
+    // grouped write could reach with no webhook in front (each job counted as a delivery).
+    const bulk = (round: number) => async (n: number) => {
+      const jobs = Array.from({ length: concurrency }, (_, i) => ({
+        id: rawId(`b${round}${run}`, n * concurrency + i),
+        data: data(i),
+      }))
+      await engine.rawBulk(jobs)
+    }
+    await drive(Math.ceil(200 / concurrency), 1, bulk(9))
     const paths = {
       raw: (round: number) => (n: number) => engine.rawAdd(rawId(`${round}${run}`, n), data(n)),
+      bulk,
       grouped: () => through('grouped', PER_RUN),
       single: () => through('single', PER_RUN),
     }
-    const results: Record<keyof typeof paths, Timing[]> = { raw: [], grouped: [], single: [] }
-    const order: (keyof typeof paths)[] = ['raw', 'grouped', 'single']
+    const results: Record<keyof typeof paths, Timing[]> = {
+      raw: [],
+      bulk: [],
+      grouped: [],
+      single: [],
+    }
+    const order: (keyof typeof paths)[] = ['raw', 'bulk', 'grouped', 'single']
     for (let round = 0; round < 3; round++) {
-      for (const path of [...order.slice(round), ...order.slice(0, round)])
-        results[path].push(await drive(PER_RUN, concurrency, paths[path](round)))
+      for (const path of [...order.slice(round), ...order.slice(0, round)]) {
+        const timing =
+          path === 'bulk'
+            ? perJob(await drive(Math.ceil(PER_RUN / concurrency), 1, bulk(round)), concurrency)
+            : await drive(PER_RUN, concurrency, paths[path](round))
+        results[path].push(timing)
+      }
     }
     const mid = (list: Timing[]) => [...list].sort((a, b) => a.perSecond - b.perSecond)[1]!
     const raw = mid(results.raw)
+    const bulkRun = mid(results.bulk)
     const groupedRun = mid(results.grouped)
     const singleRun = mid(results.single)
     rows.push({ what: names.raw, concurrency, timing: raw })
+    rows.push({ what: `${names.bulk}, ${concurrency} jobs a call`, concurrency, timing: bulkRun })
     rows.push({ what: names.grouped, concurrency, timing: groupedRun })
     rows.push({ what: names.single, concurrency, timing: singleRun })
     ratio.set(concurrency, {
       grouped: groupedRun.perSecond / raw.perSecond,
       single: singleRun.perSecond / raw.perSecond,
+      groupedOverBulk: groupedRun.perSecond / bulkRun.perSecond,
     })
     await engine.cleanup()
   }
   return { rows, ratio }
+}
+
+/** Acknowledged deliveries per second over the engine's raw single adds, and over its bulk add. */
+export interface QueueRatio {
+  grouped: number
+  single: number
+  groupedOverBulk: number
+}
+
+/** A bulk call's timing told per job: its rate times the jobs it carries (latency per call). */
+function perJob(timing: Timing, jobs: number): Timing {
+  return { ...timing, perSecond: timing.perSecond * jobs }
 }
 
 export function printRows(title: string, rows: QueueRow[]): void {

@@ -41,8 +41,9 @@ export interface BullMQQueueOptions {
   /**
    * Most jobs one write to Redis carries. Above 1, deliveries that arrive while a write is
    * under way are added together by the next one (`addBulk`), each answered 200 only once the
-   * write that carried its job resolved. Default 1: on Redis, concurrent adds already share the
-   * client's pipeline, and grouping them measured no faster (bench/RESULTS.md, 2026-11-26).
+   * write that carried its job resolved. Default 1: each job added at once, concurrent adds
+   * sharing the client's pipeline; grouping measured slower on BullMQ 6 (0.58x raw adds at 64
+   * at once, against 0.84x; bench/RESULTS.md, 2026-11-29).
    */
   batchSize?: number
   /**
@@ -131,18 +132,27 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     defaultJobOptions,
   })
   queue.on('error', () => {})
-  // Concurrent deliveries' jobs in one write: one round trip for a group, each answered once
-  // its group is stored.
+  // With `batchSize` above 1, concurrent deliveries' jobs in one write (`addBulk`), each
+  // answered once its group is stored. At 1 (the default) each job is added at once, as many
+  // under way as deliveries arrive: the client pipelines them on its one connection, and Redis
+  // works while Node prepares the next (bench/RESULTS.md: 0.84x raw adds at 64 at once, where
+  // `addBulk` groups reach 0.58x, as BullMQ's own `addBulk` does).
   const batchSize = positive(who, 'batchSize', options.batchSize, 1)
-  const writes = new GroupCommit<{ name: string; data: WebhookJobData; opts: JobsOptions }>(
-    (jobs) =>
-      jobs.length === 1
-        ? queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts)
-        : queue.addBulk(jobs),
-    batchSize,
-    // Several groups under way at once: the client pipelines them on its one connection.
-    4,
-  )
+  type Add = { name: string; data: WebhookJobData; opts: JobsOptions }
+  const grouped =
+    batchSize === 1
+      ? undefined
+      : new GroupCommit<Add>(
+          (jobs) =>
+            jobs.length === 1
+              ? queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts)
+              : queue.addBulk(jobs),
+          batchSize,
+          // Several groups under way at once: the client pipelines them on its one connection.
+          4,
+        )
+  const add = (job: Add): Promise<unknown> =>
+    grouped === undefined ? queue.add(job.name, job.data, job.opts) : grouped.add(job)
 
   /**
    * Resolves when the client is connected; waits for a first connection under way, and
@@ -179,7 +189,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     await connected()
     const jobId = jobIdFor(jobKeyOf(delivery, event.id))
     await withinMs(
-      writes.add({ name: event.type, data, opts: { jobId } }),
+      add({ name: event.type, data, opts: { jobId } }),
       timeoutMs,
       `Redis did not store the job within ${timeoutMs} ms`,
     )

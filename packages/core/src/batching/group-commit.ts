@@ -1,6 +1,9 @@
 // Group commit: work items that arrive while a write is in flight are written together by the
 // next one. At one item at a time, each is written at once, alone (no waiting for company);
 // under load, a write carries everything that arrived during the one before, up to `maxSize`.
+// After a write that carried several, the callers it answered come back within the same turn
+// of the event loop: the next write waits for that turn's end, so they share it rather than
+// the first of them going alone and the rest waiting a round trip behind it.
 // A caller's promise settles only with the write that carried its item. A queue package uses
 // it so that concurrent deliveries share one round trip, each answered once its job is stored.
 
@@ -15,6 +18,9 @@ interface Waiting<T> {
 export class GroupCommit<T> {
   readonly #waiting: Waiting<T>[] = []
   #inFlight = 0
+  /** Items the last write carried: above one, a write started from idle waits for the turn's end. */
+  #lastSize = 0
+  #deferred = false
 
   /**
    * @param write Writes a group durably; rejects when none of it may be taken as written.
@@ -31,6 +37,20 @@ export class GroupCommit<T> {
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#waiting.push({ item, resolve, reject })
+      if (this.#inFlight < this.maxInFlight) this.#start()
+    })
+  }
+
+  #start(): void {
+    if (this.#lastSize <= 1) {
+      this.#next()
+      return
+    }
+    if (this.#deferred) return
+    this.#deferred = true
+    afterTurn(() => {
+      this.#deferred = false
+      this.#lastSize = 0
       if (this.#inFlight < this.maxInFlight) this.#next()
     })
   }
@@ -43,6 +63,7 @@ export class GroupCommit<T> {
   #next(): void {
     if (this.#waiting.length === 0) return
     const group = this.#waiting.splice(0, this.maxSize)
+    this.#lastSize = group.length
     this.#inFlight++
     let written: Promise<unknown>
     try {
@@ -65,3 +86,9 @@ export class GroupCommit<T> {
     this.#next()
   }
 }
+
+/** Runs `work` once this turn of the event loop (its promise callbacks included) is over. */
+const afterTurn: (work: () => void) => void =
+  typeof globalThis.setImmediate === 'function'
+    ? (work) => void globalThis.setImmediate(work)
+    : (work) => void setTimeout(work, 0)

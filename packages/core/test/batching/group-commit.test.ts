@@ -99,4 +99,42 @@ describe('GroupCommit', () => {
     await expect(batch.add('good')).resolves.toBeUndefined()
     expect(calls).toBe(2)
   })
+
+  it('the callers a write of several answered come back in one write, not the first alone', async () => {
+    const groups: number[][] = []
+    const releases: (() => void)[] = []
+    const batch = new GroupCommit<number>((items) => {
+      groups.push(items)
+      return new Promise<void>((r) => releases.push(r))
+    })
+    const first = batch.add(0)
+    // Three callers, each adding its next item as soon as its own write answered it: the
+    // pattern of deliveries answered 200 and the next requests arriving.
+    const caller = async (n: number) => {
+      await batch.add(n)
+      await batch.add(n + 10)
+    }
+    const callers = [1, 2, 3].map(caller)
+    releases.shift()!() // [0] written: [1, 2, 3] go next, together
+    await first
+    expect(groups).toEqual([[0], [1, 2, 3]])
+    releases.shift()!() // [1, 2, 3] written: their callers add 11, 12, 13 in this turn
+    await new Promise<void>((r) => setImmediate(r))
+    await new Promise<void>((r) => setImmediate(r))
+    expect(groups).toEqual([[0], [1, 2, 3], [11, 12, 13]])
+    releases.shift()!()
+    await Promise.all(callers)
+    // After a write of several, a lone item waits for the turn's end only; after a write of
+    // one, the next is written at once again.
+    const alone = batch.add(20)
+    expect(groups.at(-1)).toEqual([11, 12, 13])
+    await new Promise<void>((r) => setImmediate(r))
+    expect(groups.at(-1)).toEqual([20])
+    releases.shift()!()
+    await alone
+    const next = batch.add(21)
+    expect(groups.at(-1)).toEqual([21])
+    releases.shift()!()
+    await next
+  })
 })
