@@ -27,7 +27,9 @@ for (const pkg of readdirSync(join(root, 'packages'))) {
   }
 }
 if (problems.length > 0) {
-  console.error(`Source files over ${LIMIT} lines (split them by topic):\n  ${problems.join('\n  ')}`)
+  console.error(
+    `Source files over ${LIMIT} lines (split them by topic):\n  ${problems.join('\n  ')}`,
+  )
   process.exit(1)
 }
 console.log(`File size: all ${files} source files within ${LIMIT} lines.`)
