@@ -125,7 +125,7 @@ export function targets(list: Target[]): boolean {
     const met = t.kind === 'max' ? t.ratio <= t.limit : t.ratio >= t.limit
     ok &&= met
     console.log(
-      `| ${t.what} | ${t.ratio.toFixed(3)}${t.unit ?? 'x'} | ${t.kind === 'max' ? '<=' : '>='} ${t.limit}${t.unit ?? 'x'} | ${met ? 'yes' : 'NO'} |`,
+      `| ${t.what} | ${Number.isInteger(t.ratio) ? t.ratio : t.ratio.toFixed(3)}${t.unit ?? 'x'} | ${t.kind === 'max' ? '<=' : '>='} ${t.limit}${t.unit ?? 'x'} | ${met ? 'yes' : 'NO'} |`,
     )
   }
   return ok

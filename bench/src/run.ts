@@ -1,4 +1,5 @@
 import { adapterBench, hostileHeaderBench } from './adapters.js'
+import { bytesBench } from './bytes.js'
 import { cipherBench } from './cipher.js'
 import { crashWindowBench } from './crash.js'
 import { dedupeBench } from './dedupe.js'
@@ -21,11 +22,11 @@ import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes,rerun,startup,tarballs picks sections; all by default.
+// instructions,hostile,runtimes,rerun,startup,tarballs,bytes picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes'
   ).split(','),
 )
 const all = [
@@ -50,6 +51,7 @@ const all = [
   ...(only.has('rerun') ? await rerunBench() : []),
   ...(only.has('startup') ? await startUpBench() : []),
   ...(only.has('tarballs') ? tarballsBench() : []),
+  ...(only.has('bytes') ? await bytesBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')
