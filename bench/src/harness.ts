@@ -30,7 +30,7 @@ async function batch(c: Case, n: number): Promise<number> {
   return Number(hrtime.bigint() - start) / n
 }
 
-function quantile(sorted: number[], q: number): number {
+export function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 }
 

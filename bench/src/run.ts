@@ -3,6 +3,7 @@ import { bytesBench } from './bytes.js'
 import { cipherBench } from './cipher.js'
 import { crashWindowBench } from './crash.js'
 import { dedupeBench } from './dedupe.js'
+import { fakeServiceBench } from './fake-service.js'
 import { handleBench } from './handle.js'
 import { targets } from './harness.js'
 import { instructionsBench } from './instructions.js'
@@ -22,11 +23,11 @@ import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes,rerun,startup,tarballs,bytes picks sections; all by default.
+// instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice'
   ).split(','),
 )
 const all = [
@@ -52,6 +53,7 @@ const all = [
   ...(only.has('startup') ? await startUpBench() : []),
   ...(only.has('tarballs') ? tarballsBench() : []),
   ...(only.has('bytes') ? await bytesBench() : []),
+  ...(only.has('fakeservice') ? fakeServiceBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -87,6 +87,11 @@ export interface ApiCounters {
   created: number
   deleted: number
   listed: number
+  /**
+   * Webhook records read to answer the API's lists: one account's at a time (its index), so
+   * this grows with what the accounts listed hold, never with how many accounts there are.
+   */
+  examined: number
 }
 
 /** The accounts' webhooks and the webhook API's switches, as the fake service exposes them. */

@@ -15,6 +15,8 @@ import { WebhookRegistry } from './webhooks.js'
 export interface Family {
   account: string
   revoked: boolean
+  /** The access tokens issued in it: an account's are found through its families. */
+  accessTokens: string[]
 }
 
 /** Everything one fake authorization server keeps. */
@@ -40,6 +42,8 @@ export function createAuthState(options: AuthServiceOptions) {
     accessTokens: new Map<string, { family: Family; expiresAt: number }>(),
     personalTokens: new Map<string, string>(),
     families: [] as Family[],
+    /** Each account's grants: revoking or expiring an account's costs what it holds. */
+    familiesByAccount: new Map<string, Family[]>(),
     counters: {
       authorize: 0,
       exchange: 0,
@@ -75,6 +79,7 @@ export function issue(st: AuthState, family: Family, omitRefresh = false) {
   const accessToken = token('at')
   const refreshToken = token('rt')
   st.accessTokens.set(accessToken, { family, expiresAt: Date.now() + st.expiresIn * 1000 })
+  family.accessTokens.push(accessToken)
   st.refreshTokens.set(refreshToken, { family, used: false })
   return {
     access_token: accessToken,
@@ -86,8 +91,11 @@ export function issue(st: AuthState, family: Family, omitRefresh = false) {
 }
 
 export function newFamily(st: AuthState, account: string): Family {
-  const family = { account, revoked: false }
+  const family: Family = { account, revoked: false, accessTokens: [] }
   st.families.push(family)
+  const mine = st.familiesByAccount.get(account)
+  if (mine === undefined) st.familiesByAccount.set(account, [family])
+  else mine.push(family)
   return family
 }
 

@@ -131,17 +131,16 @@ function serviceControls(st: AuthState) {
     },
     /** Makes one access token, or every access token of an account, expire now. */
     expireAccessToken(tokenOrAccount: string) {
-      for (const [value, entry] of st.accessTokens) {
-        if (value === tokenOrAccount || entry.family.account === tokenOrAccount) entry.expiresAt = 0
-      }
+      const one = st.accessTokens.get(tokenOrAccount)
+      if (one !== undefined) one.expiresAt = 0
+      for (const family of st.familiesByAccount.get(tokenOrAccount) ?? [])
+        for (const value of family.accessTokens) st.accessTokens.get(value)!.expiresAt = 0
     },
     /** Revokes every grant of an account: its refresh and access tokens stop working. */
     revokeGrant(account: string) {
-      for (const family of st.families) {
-        if (family.account === account) {
-          family.revoked = true
-          st.counters.revoked++
-        }
+      for (const family of st.familiesByAccount.get(account) ?? []) {
+        family.revoked = true
+        st.counters.revoked++
       }
     },
     accounts() {

@@ -36,11 +36,23 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  */
 export class WebhookRegistry implements WebhookApi {
   readonly #byId = new Map<string, FakeWebhook>()
+  /**
+   * Each account's webhooks in creation order (`undefined`: the app-wide ones): a list reads
+   * one account's, so a request costs the same at a hundred accounts or a million.
+   */
+  readonly #byAccount = new Map<string | undefined, FakeWebhook[]>()
   readonly #seq = new Map<string, number>()
   #nextSeq = 1
   readonly #failures: ApiFailure[] = []
   readonly #accountOf: (authorization: string | undefined) => string | undefined
-  readonly counters: ApiCounters = { requests: 0, byStatus: {}, created: 0, deleted: 0, listed: 0 }
+  readonly counters: ApiCounters = {
+    requests: 0,
+    byStatus: {},
+    created: 0,
+    deleted: 0,
+    listed: 0,
+    examined: 0,
+  }
 
   constructor(accountOf: (authorization: string | undefined) => string | undefined) {
     this.#accountOf = accountOf
@@ -65,8 +77,13 @@ export class WebhookRegistry implements WebhookApi {
       created_at: new Date().toISOString(),
       failures: 0,
     }
+    // An id given again (the control API's) replaces the webhook it named.
+    if (this.#byId.has(webhook.id)) this.#unindex(webhook.id)
     this.#byId.set(webhook.id, webhook)
     this.#seq.set(webhook.id, this.#nextSeq++)
+    const mine = this.#byAccount.get(webhook.account)
+    if (mine === undefined) this.#byAccount.set(webhook.account, [webhook])
+    else mine.push(webhook)
     this.counters.created++
     return webhook
   }
@@ -77,15 +94,22 @@ export class WebhookRegistry implements WebhookApi {
 
   /** Every webhook, oldest first; of one account when given (`null`: the app-wide ones). */
   all(account?: string | null): FakeWebhook[] {
-    const every = [...this.#byId.values()]
-    if (account === undefined) return every
-    return every.filter((w) => w.account === (account ?? undefined))
+    if (account === undefined) return [...this.#byId.values()]
+    return [...(this.#byAccount.get(account ?? undefined) ?? [])]
+  }
+
+  #unindex(id: string): void {
+    const webhook = this.#byId.get(id)!
+    const mine = this.#byAccount.get(webhook.account)!
+    mine.splice(mine.indexOf(webhook), 1)
+    if (mine.length === 0) this.#byAccount.delete(webhook.account)
   }
 
   /** Removes a webhook as the API's delete does. */
   remove(id: string): FakeWebhook | undefined {
     const webhook = this.#byId.get(id)
     if (webhook === undefined) return undefined
+    this.#unindex(id)
     this.#byId.delete(id)
     this.#seq.delete(id)
     this.counters.deleted++
@@ -218,6 +242,7 @@ export class WebhookRegistry implements WebhookApi {
   #page(account: string, query: URLSearchParams) {
     const limit = Math.min(MAX_PAGE, Math.max(1, Number(query.get('limit') ?? 20) || 20))
     const list = this.all(account).map((w) => ({ w, seq: this.#seq.get(w.id)! }))
+    this.counters.examined += list.length
     const after = query.get('after')
     const before = query.get('before')
     let start = 0
