@@ -78,7 +78,10 @@ export class WebhookRegistry implements WebhookApi {
       failures: 0,
     }
     // An id given again (the control API's) replaces the webhook it named.
-    if (this.#byId.has(webhook.id)) this.#unindex(webhook.id)
+    if (this.#byId.has(webhook.id)) {
+      this.#unindex(webhook.id)
+      this.#byId.delete(webhook.id)
+    }
     this.#byId.set(webhook.id, webhook)
     this.#seq.set(webhook.id, this.#nextSeq++)
     const mine = this.#byAccount.get(webhook.account)

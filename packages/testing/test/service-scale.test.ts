@@ -78,6 +78,19 @@ describe(`the fake service at ${ACCOUNTS.toLocaleString('en-US')} accounts`, () 
     expect((await api(`/webhooks/${id}`, a, { method: 'DELETE' })).status).toBe(200)
     const again = (await (await api('/webhooks', a)).json()) as { entries: { id: string }[] }
     expect(again.entries.map((w) => w.id)).toEqual([`wh_${a}`])
+    // An id given again is refused; the account's list is as it was.
+    expect(() =>
+      service.registerWebhook({ url: hook, account: `acct_${b}`, id: `wh_${b}` }),
+    ).toThrow(/exists already/)
+    const same = (await (await api('/webhooks', b)).json()) as { entries: { id: string }[] }
+    expect(same.entries.map((w) => w.id)).toEqual([`wh_${b}`])
+    // Created again on the registry itself (the fake's own plumbing), it is replaced: listed
+    // once, as the newest, in its account's list and in the whole.
+    service.auth.webhooks.create({ url: hook, account: `acct_${b}`, id: `wh_${b}` })
+    const replaced = (await (await api('/webhooks', b)).json()) as { entries: { id: string }[] }
+    expect(replaced.entries.map((w) => w.id)).toEqual([`wh_${b}`])
+    expect(service.webhooks().filter((w) => w.id === `wh_${b}`)).toHaveLength(1)
+    expect(service.webhooks().at(-1)?.id).toBe(`wh_${b}`)
   })
 
   it("an account's event goes to its own webhook only", async () => {
