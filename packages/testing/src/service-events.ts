@@ -4,6 +4,8 @@ import type { AnyWebhookEvent } from '@scheduling-kit/core'
 // The fake service's `GET /v1/events`: each account's Events as they stand now, built from the
 // `event.*` webhooks it generated (each one moves its Event to the state it carries), listed as
 // the facts page describes: filtered by `state` and `period`, in cursor pages, per account.
+// The service publishes no order; this one lists as calendar APIs commonly do: `upcoming`
+// soonest first, `past` newest first, and without `period` in the order Events were first seen.
 
 /** An Event as the list shows it: the latest payload an `event.*` webhook carried for it. */
 export type ListedEvent = Record<string, unknown> & { id: string; state?: string }
@@ -16,6 +18,8 @@ export interface EventsFailure {
 }
 
 const MAX_PAGE = 100
+
+const startOf = (event: ListedEvent): number => Date.parse(String(event.start_at ?? ''))
 
 export class EventBook {
   /** Per account: each Event by id, with the order it was first seen in. */
@@ -109,17 +113,23 @@ export class EventBook {
     const now = Date.now()
     const listed = [...(this.#byAccount.get(account)?.values() ?? [])].filter(({ event }) => {
       if (state !== null && event.state !== state) return false
-      const start = Date.parse(String(event.start_at ?? ''))
+      const start = startOf(event)
       if (period === 'upcoming' && !(start >= now)) return false
       if (period === 'past' && !(start < now)) return false
       return true
     })
+    if (period === 'upcoming')
+      listed.sort((a, b) => startOf(a.event) - startOf(b.event) || a.seq - b.seq)
+    if (period === 'past')
+      listed.sort((a, b) => startOf(b.event) - startOf(a.event) || b.seq - a.seq)
     const after = query.get('after')
     let from = 0
     if (after !== null) {
       const seq = /^ev_(\d+)$/.exec(after)?.[1]
       if (seq === undefined) return undefined
-      from = listed.findIndex((e) => e.seq > Number(seq))
+      // Just past the Event the cursor names; if it left the list, past the first seen later.
+      const at = listed.findIndex((e) => e.seq === Number(seq))
+      from = at >= 0 ? at + 1 : listed.findIndex((e) => e.seq > Number(seq))
       if (from < 0) from = listed.length
     }
     const entries = listed.slice(from, from + limit)

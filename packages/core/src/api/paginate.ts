@@ -80,6 +80,18 @@ export async function* paginate<T>(
   path: string,
   options: CursorPageOptions = {},
 ): AsyncGenerator<T, void, undefined> {
+  for await (const entries of paginatePages<T>(request, path, options)) yield* entries
+}
+
+/**
+ * The same list a page at a time: each page's entries as one array, the next page asked for
+ * only when the consumer asks for it (a consumer that stops after a page costs no request more).
+ */
+export async function* paginatePages<T>(
+  request: Requester,
+  path: string,
+  options: CursorPageOptions = {},
+): AsyncGenerator<T[], void, undefined> {
   const limit = options.limit ?? 100
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) {
     throw new ConfigError(`paginate: limit must be a whole number from 1 to 100, got ${limit}.`)
@@ -118,7 +130,7 @@ export async function* paginate<T>(
       starts.set(start, page)
     }
     const next = body.metadata?.after
-    yield* body.entries
+    yield body.entries
     if (next === null || next === undefined || next === '') return
     if (typeof next !== 'string') {
       throw new InvalidResponseError(what, `page ${page}'s after cursor is not a string`)

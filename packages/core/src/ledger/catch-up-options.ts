@@ -5,8 +5,10 @@ import type { DeliveryOutcome } from '../claims/record.js'
 
 export interface CatchUpOptions {
   /**
-   * Skip events that ended before this time (ms since the epoch, or a `Date`). Default: the
-   * ledger's `retention.entryMs` ago (the marks of Events that ended before it are purged).
+   * The earliest an outage can have begun (ms since the epoch, or a `Date`): Events that ended
+   * before it are skipped, and the past Events are listed, newest first, only down to the first
+   * that started before it. Default: the ledger's `retention.entryMs` ago (the marks of Events
+   * that ended before it are purged).
    */
   since?: number | Date
   /** Only these keys. Default: every key with a live subscription (option `subscriptions`). */
@@ -54,6 +56,13 @@ export interface CatchUpReport {
   malformed: number
   /** Accounts that stopped at `maxPerAccount` deliveries (in `problems` too). */
   capped: number
+  /**
+   * Accounts whose Events had to be read whole, each page down to the oldest: the service
+   * ignored `period` (its upcoming list held Events long started), or listed past Events in
+   * another order than newest first. Correct, but every run costs such an account its whole
+   * history.
+   */
+  readWhole: number
   /**
    * Accounts that could not be listed, or were listed only in part (not connected,
    * reauthorization, the API failing, a list past its bounds, malformed items, the cap).

@@ -3,13 +3,23 @@ import { accountKey } from '../claims/keys.js'
 import type { LedgerContext, VerifiedDelivery } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
 import type { CatchUpOptions, CatchUpOutcome, CatchUpReport } from './catch-up-options.js'
+import {
+  endsHere,
+  firstWindow,
+  nextWindow,
+  readWhole,
+  type WindowState,
+  windowStep,
+} from './catch-up-window.js'
 import { catchUpEnvelope, UNRECOVERABLE } from './difference.js'
 import { cleanError, type ResourceMark } from './entry.js'
 import { resourceKey } from './order.js'
 import { ledgerTimeOf } from './store.js'
 
 // The catch-up sweep: after an outage longer than the service's retries, after a webhook was
-// recreated, or on a schedule, each account's events are listed from the API and compared, by
+// recreated, or on a schedule, each account's events that the outage can have changed (those
+// yet to start, and those that started since `since`: `catch-up-window.ts`) are listed from
+// the API and compared, by
 // a digest of the whole Event, with what the ledger last applied to it for that account; every
 // difference becomes a synthetic delivery run through the same handlers (here, or in the
 // queue's worker), the same ledger and the same ordering guard, which lets it apply only if
@@ -60,6 +70,7 @@ export async function catchUp(
     failed: 0,
     malformed: 0,
     capped: 0,
+    readWhole: 0,
     problems: [],
     unrecoverable: UNRECOVERABLE,
   }
@@ -79,17 +90,18 @@ export async function catchUp(
     for (let next = await accounts.next(); !next.done; next = await accounts.next()) {
       const { key, events } = next.value
       report.accounts++
-      const account: AccountRun = { key, fed: 0, cap, malformed: 0 }
+      const account: AccountRun = { key, fed: 0, cap, malformed: 0, whole: false }
       try {
         // Listed again while a difference was overtaken by a live change meanwhile: what the
         // API lists now is compared again, so nothing the live change left undone is missed.
         for (let pass = 1; pass <= MAX_PASSES; pass++) {
-          const listed = await listOnce(ledger, source, report, events.list(bounds), account, since)
+          const listed = await listOnce(ledger, source, report, events, bounds, account, since)
           if (listed !== 'overtaken') break
         }
       } catch (error) {
         report.problems.push({ key, error: cleanError(error) })
       }
+      if (account.whole) report.readWhole++
       if (account.malformed > 0)
         report.problems.push({
           key,
@@ -117,43 +129,62 @@ interface AccountRun {
   fed: number
   cap: number
   malformed: number
+  /** Its listing was read whole: the service ignored `period`, or listed the past oldest first. */
+  whole: boolean
 }
 
 /**
- * One listing of an account, each difference fed: `overtaken` when one was (list again),
- * `capped` when the account reached its cap (the rest is not read).
+ * One listing of an account (its upcoming Events, then its past ones down to `since`), each
+ * difference fed: `overtaken` when one was (list again), `capped` when the account reached its
+ * cap (the rest is not read).
  */
 async function listOnce(
   ledger: CatchUpLedger,
   source: CatchUpSource,
   report: CatchUpReport,
-  listing: AsyncIterable<ApiEvent>,
+  events: EventsApi,
+  bounds: { maxPages?: number; timeoutMs?: number },
   account: AccountRun,
   since: number | undefined,
 ): Promise<'overtaken' | 'capped' | 'done'> {
   // Taken before the first page is asked for: whatever the listing shows happened before it.
   const listedAt = ledger.now()
   let overtaken = false
-  for await (const event of listing) {
-    report.listed++
-    if (
-      typeof event !== 'object' ||
-      event === null ||
-      typeof event.id !== 'string' ||
-      event.id === ''
-    ) {
-      report.malformed++
-      account.malformed++
-      continue
+  for (let window: WindowState | undefined = firstWindow; window; window = nextWindow(window)) {
+    const period = window.phase === 'upcoming' ? 'upcoming' : 'past'
+    const pages =
+      events.pages?.({ ...bounds, period }) ?? oneByOne(events.list({ ...bounds, period }))
+    for await (const page of pages) {
+      for (const event of page) {
+        report.listed++
+        if (
+          typeof event !== 'object' ||
+          event === null ||
+          typeof event.id !== 'string' ||
+          event.id === ''
+        ) {
+          report.malformed++
+          account.malformed++
+          continue
+        }
+        const [next, step] = windowStep(window, event, since, listedAt)
+        window = next
+        if (step === 'skip') continue
+        const outcome = await feedOne(ledger, source, report, event, account.key, listedAt)
+        if (outcome === undefined) continue
+        if (outcome === 'stale') overtaken = true
+        if (++account.fed >= account.cap) return 'capped'
+      }
+      if (endsHere(window)) break
     }
-    const end = typeof event.end_at === 'string' ? Date.parse(event.end_at) : Number.NaN
-    if (since !== undefined && end < since) continue
-    const outcome = await feedOne(ledger, source, report, event, account.key, listedAt)
-    if (outcome === undefined) continue
-    if (outcome === 'stale') overtaken = true
-    if (++account.fed >= account.cap) return 'capped'
+    if (readWhole(window)) account.whole = true
   }
   return overtaken ? 'overtaken' : 'done'
+}
+
+/** A list read an item at a time, as pages of one (a client of one's own without `pages`). */
+async function* oneByOne<T>(items: AsyncIterable<T>): AsyncIterable<T[]> {
+  for await (const item of items) yield [item]
 }
 
 async function feedOne(

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import type { ApiEvent } from '../../src/api/events.js'
 import { type CatchUpSource, catchUp } from '../../src/ledger/catch-up.js'
 import { catchUpEnvelope } from '../../src/ledger/difference.js'
 import { digestOf, shapeOf } from '../../src/ledger/digest.js'
@@ -53,6 +54,19 @@ const anEvent = fc.record({
   end_at: fc.constantFrom('2030-01-01T09:30:00Z', '2030-01-02T09:30:00Z'),
   extra: json,
 })
+
+/**
+ * A scripted `GET /v1/events` that honours `period` as the service does (an Event without a
+ * `start_at` is listed as upcoming).
+ */
+function byPeriod(make: () => AsyncIterable<ApiEvent>, now = Date.now()) {
+  return async function* ({ period }: { period?: string } = {}) {
+    for await (const event of make()) {
+      const past = Date.parse(String(event.start_at)) < now
+      if (period === undefined || (period === 'past') === past) yield event
+    }
+  }
+}
 
 describe('the digest', () => {
   it('property: the same resource in any key order has one digest; a change anywhere, to a field known or unknown, changes it', () => {
@@ -179,7 +193,7 @@ describe('catchUp', () => {
     }
     const source: CatchUpSource = {
       async *accounts() {
-        for (const key of Object.keys(lists)) yield { key, events: { list: lists[key]! } }
+        for (const key of Object.keys(lists)) yield { key, events: { list: byPeriod(lists[key]!) } }
       },
       feed: async (delivery) => {
         fed.push(`${delivery.account}:${(delivery.envelope.payload as { id: string }).id}`)
@@ -216,9 +230,9 @@ describe('catchUp', () => {
     })
     const client = {
       events: {
-        list: async function* () {
+        list: byPeriod(async function* () {
           yield { id: 'event_1', state: 'canceled' }
-        },
+        }),
       },
     }
     expect(await handler.catchUp({ client })).toMatchObject({ accounts: 1, fed: 1, ran: 1 })
@@ -249,10 +263,10 @@ describe('catch-up by default skips Events that ended before retention', () => {
     })
     const client = {
       events: {
-        list: async function* () {
+        list: byPeriod(async function* () {
           yield ended('event_old', 31)
           yield ended('event_recent', 29)
-        },
+        }),
       },
     }
     expect(await handler.catchUp({ client })).toMatchObject({ listed: 2, fed: 1 })
@@ -291,9 +305,9 @@ describe('catch-up per account', () => {
       {
         client: () => ({
           events: {
-            list: async function* () {
+            list: byPeriod(async function* () {
               yield canceled
-            },
+            }),
           },
         }),
         keys: async function* () {
@@ -334,9 +348,9 @@ describe('catch-up into a queue', () => {
     })
     const listing = (state: string) => ({
       events: {
-        list: async function* () {
+        list: byPeriod(async function* () {
           yield { id: 'event_1', state }
-        },
+        }),
       },
     })
     const first = await app.catchUp({ client: listing('canceled') })
