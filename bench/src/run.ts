@@ -11,6 +11,7 @@ import { ledgerBench } from './ledger.js'
 import { ledgerBytesBench } from './ledger-bytes.js'
 import { ledgerInstructionsBench } from './ledger-instructions.js'
 import { pgGrowthBench } from './pg-growth.js'
+import { pgRetentionBench } from './pg-retention.js'
 import { queuesBench } from './queues.js'
 import { rerunBench } from './rerun.js'
 import { runtimesBench } from './runtimes.js'
@@ -23,11 +24,11 @@ import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice picks sections; all by default.
+// instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention'
   ).split(','),
 )
 const all = [
@@ -54,6 +55,7 @@ const all = [
   ...(only.has('tarballs') ? tarballsBench() : []),
   ...(only.has('bytes') ? await bytesBench() : []),
   ...(only.has('fakeservice') ? fakeServiceBench() : []),
+  ...(only.has('pgretention') ? await pgRetentionBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -4,40 +4,62 @@ import { rowKey } from './sql.js'
 
 // Retention of a PostgreSQL ledger: marks past their horizon deleted, entries past the entry
 // retention deleted, bodies past theirs (or all of an account's) set to NULL, each entry's
-// version moved on so a writer that read it before finds the version changed.
+// version moved on so a writer that read it before finds the version changed. Each runs in
+// batches: one short statement finds up to a batch of rows on an index, locks them and deletes
+// or updates them by their place (`ctid`: locked, so no write moves them in between), skipping
+// rows a write holds (`SKIP LOCKED`; the next purge takes them). A purge at a million entries
+// never holds a long lock or writes one burst of dead rows, and two instances purging at once
+// share the work.
+// An account's bodies are the exception: an erasure waits for a write under way, never skips it.
+
+/** Rows one statement of a purge deletes or updates, by default. */
+export const PURGE_BATCH = 2_000
 
 /** Drops what `what` says is over from the entries' and the marks' tables. */
 export async function purgeLedger(
   query: LedgerQuery,
   tables: { entries: string; marks: string },
   what: LedgerPurge,
+  batch = PURGE_BATCH,
 ): Promise<LedgerPurged> {
-  let entries = 0
-  let bodies = 0
-  let marks = 0
-  if (what.marksBefore !== undefined) {
-    marks = (await query(`DELETE FROM ${tables.marks} WHERE horizon < $1`, [what.marksBefore]))
-      .rowCount
-  }
+  const { entries: t, marks: m } = tables
   const drop = `SET body = NULL, body_expires_at = NULL, version = version + 1`
-  if (what.entriesBefore !== undefined) {
-    entries = (
-      await query(`DELETE FROM ${tables.entries} WHERE received_at < $1`, [what.entriesBefore])
-    ).rowCount
+  const inBatches = async (text: string, value: unknown) => {
+    let done = 0
+    for (;;) {
+      const { rowCount } = await query(text, [value, batch])
+      done += rowCount
+      if (rowCount < batch) return done
+    }
   }
-  if (what.bodiesBefore !== undefined) {
-    bodies += (
-      await query(`UPDATE ${tables.entries} ${drop} WHERE body_expires_at <= $1`, [
-        what.bodiesBefore,
-      ])
-    ).rowCount
-  }
-  if (what.account !== undefined) {
-    bodies += (
-      await query(`UPDATE ${tables.entries} ${drop} WHERE account = $1 AND body IS NOT NULL`, [
-        rowKey(what.account),
-      ])
-    ).rowCount
-  }
+  const marks =
+    what.marksBefore === undefined
+      ? 0
+      : await inBatches(
+          `DELETE FROM ${m} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${m}
+             WHERE horizon < $1 ORDER BY horizon LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+          what.marksBefore,
+        )
+  const entries =
+    what.entriesBefore === undefined
+      ? 0
+      : await inBatches(
+          `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t}
+             WHERE received_at < $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+          what.entriesBefore,
+        )
+  let bodies = 0
+  if (what.bodiesBefore !== undefined)
+    bodies += await inBatches(
+      `UPDATE ${t} ${drop} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t}
+         WHERE body_expires_at <= $1 ORDER BY body_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+      what.bodiesBefore,
+    )
+  if (what.account !== undefined)
+    bodies += await inBatches(
+      `UPDATE ${t} ${drop} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t}
+         WHERE account = $1 AND body IS NOT NULL LIMIT $2 FOR UPDATE))`,
+      rowKey(what.account),
+    )
   return { bodies, entries, marks }
 }

@@ -11,11 +11,11 @@ import type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '@scheduling-kit/core'
-import { maxBodiesOption } from '@scheduling-kit/core/store'
+import { maxBodiesOption, wholeNumber } from '@scheduling-kit/core/store'
 import { postgresHealth } from './health.js'
 import { assemble, type EntryRow, type LedgerQuery, listLedger } from './ledger-list.js'
 import { holdResource, markValues, readMark, setMark } from './ledger-marks.js'
-import { purgeLedger } from './ledger-purge.js'
+import { PURGE_BATCH, purgeLedger } from './ledger-purge.js'
 import {
   DEFAULT_LEDGER_TABLE,
   firstWriteName,
@@ -35,6 +35,11 @@ export interface PostgresLedgerStoreOptions extends PostgresStoreOptions {
    * flood of one account cannot fill the table. Default 10 000.
    */
   maxBodiesPerAccount?: number
+  /**
+   * Rows one statement of `purge()` deletes or updates (default 2,000): a purge runs as many
+   * such short statements as it needs, each found on an index, so none holds a long lock.
+   */
+  purgeBatch?: number
 }
 
 const WHO = 'PostgresLedgerStore'
@@ -60,9 +65,11 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #schema: string | undefined
   readonly #name: string
   readonly #maxBodies: number
+  readonly #purgeBatch: number
 
   constructor(options: PostgresLedgerStoreOptions) {
     this.#maxBodies = maxBodiesOption(WHO, options.maxBodiesPerAccount)
+    this.#purgeBatch = wholeNumber(WHO, 'purgeBatch', options.purgeBatch, PURGE_BATCH)
     this.#table = tableOf(WHO, options, DEFAULT_LEDGER_TABLE)
     this.#pool = options.pool
     this.#schema = options.schema
@@ -219,6 +226,7 @@ export class PostgresLedgerStore implements LedgerStore {
 
   /** Drops what `what` says is over (ledger-purge.ts). */
   purge(what: LedgerPurge): Promise<LedgerPurged> {
-    return purgeLedger(this.#query, { entries: this.#table, marks: this.#marks }, what)
+    const tables = { entries: this.#table, marks: this.#marks }
+    return purgeLedger(this.#query, tables, what, this.#purgeBatch)
   }
 }
