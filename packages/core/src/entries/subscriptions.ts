@@ -4,13 +4,16 @@
 export type { WebhookOwner } from '../subscriptions/lookup.js'
 export type {
   EnsureResult,
-  ReconcileAccount,
-  ReconcileReport,
   RemoveResult,
   RotateResult,
   WebhookSubscriptions,
   WebhookSubscriptionsOptions,
 } from '../subscriptions/options.js'
+export type {
+  ReconcileAccount,
+  ReconcileReport,
+  SweepReport,
+} from '../subscriptions/reports.js'
 export {
   MemorySubscriptionStore,
   type MemorySubscriptionStoreOptions,
@@ -20,3 +23,6 @@ export {
   type SubscriptionStore,
 } from '../subscriptions/store.js'
 export { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
+export type { LedgerOfDeliveries, SweepOptions } from '../subscriptions/sweep-options.js'
+export { RateCap, type RateCapOptions } from '../sweep/rate-cap.js'
+export { MemorySweepStore, type SweepCheckpoint, type SweepStore } from '../sweep/store.js'

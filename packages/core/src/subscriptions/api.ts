@@ -47,7 +47,10 @@ export function subscriptionClient(
   const client = createSchedulingClient({
     baseUrl: options.apiUrl,
     token: { manager: options.tokens, key },
-    fetch: options.fetch,
+    fetch:
+      options.rateCap === undefined
+        ? options.fetch
+        : options.rateCap.wrap(options.fetch ?? ((input, init) => fetch(input, init))),
     retry: options.retry,
     timeoutMs: options.timeoutMs ?? 10_000,
   })

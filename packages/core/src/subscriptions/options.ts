@@ -4,11 +4,14 @@ import { ConfigError } from '../errors/errors.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { FetchLike } from '../http/fetch.js'
 import { checkLogger, consoleLogger, type Logger } from '../log.js'
+import type { RateCap } from '../sweep/rate-cap.js'
 import type { ConnectionChange, ConnectionStatus } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { wholeNumber } from '../validate.js'
 import type { WebhookOwner } from './lookup.js'
+import type { ReconcileReport, SweepReport } from './reports.js'
 import type { StoredSubscription, SubscriptionStore } from './store.js'
+import type { SweepOptions } from './sweep-options.js'
 
 export interface WebhookSubscriptionsOptions {
   /** Where the service delivers: your webhook endpoint's public address, `https://app.example.com/webhooks/scheduling`. */
@@ -56,6 +59,10 @@ export interface WebhookSubscriptionsOptions {
   now?: () => number
   /** Told when `ensure` or `reconcile` repaired an account's webhook (`webhook_repaired`). */
   onConnectionChange?: (change: ConnectionChange) => void
+  /** The rolling check of `sweep()`: each account once a period, the healthy ones not listed. */
+  sweep?: SweepOptions
+  /** One request rate for every API call the subscriptions make (`RateCap`); 429s lower it. */
+  rateCap?: RateCap
 }
 
 /** What `ensure` found or did. */
@@ -84,57 +91,6 @@ export interface RotateResult {
   retired: string[]
   /** Retired webhooks whose deletion failed: `reconcile` deletes them later. */
   failed: string[]
-}
-
-/** One account in a `reconcile` report. */
-export interface ReconcileAccount {
-  key: string
-  /** `ok` (nothing to do), `repaired`, `removed` (cleaned up after `remove`), or why it could not be checked. */
-  outcome:
-    | 'ok'
-    | 'repaired'
-    | 'removed'
-    | 'busy'
-    | 'reauthorization_required'
-    | 'not_connected'
-    | 'other_app'
-    | 'failed'
-  /** What was done, in words: `created wh_2 (wh_1 was disabled)`, `deleted duplicate wh_3`. */
-  actions: string[]
-  /** The error, for `failed`. */
-  error?: unknown
-}
-
-/** What `reconcile` found and did. */
-export interface ReconcileReport {
-  /** Accounts looked at. */
-  checked: number
-  /** Webhooks created. */
-  created: number
-  /** Webhooks deleted at the service. */
-  deleted: number
-  /** Accounts that need their owner to connect again: reported, not retried. */
-  reauthorizationRequired: string[]
-  /** Accounts with a subscription but no tokens (disconnected without `remove`). */
-  notConnected: string[]
-  /** Accounts another instance was working on: left to it. */
-  busy: string[]
-  /** Accounts whose check failed (the API or the store); tried again by the next run. */
-  failed: string[]
-  /**
-   * Records made for another app (another `url` or `apiUrl` sharing the store): left alone.
-   * Give each app and service its own prefix or schema.
-   */
-  otherApp: string[]
-  /**
-   * Set when the store could not list every account (a Redis Cluster's topology changed
-   * under the scan, say): the accounts it missed were not checked. Run again.
-   */
-  incomplete?: unknown
-  /** Every account, in the order finished. */
-  accounts: ReconcileAccount[]
-  /** Wall time, in ms. */
-  ms: number
 }
 
 export interface WebhookSubscriptions {
@@ -173,6 +129,12 @@ export interface WebhookSubscriptions {
    * another instance is working on is skipped.
    */
   reconcile(): Promise<ReconcileReport>
+  /**
+   * One step of the rolling check (option `sweep`): the accounts whose turn came since the last
+   * step of the shards this instance holds, each listed and repaired as by `reconcile` unless
+   * it delivered within `healthyWithin`. Call it every minute or so, on every instance.
+   */
+  sweep(): Promise<SweepReport>
   /** The account and secret of a webhook id, as the webhook handler uses them; `undefined` when none. */
   lookup(webhookId: string): WebhookOwner | undefined | Promise<WebhookOwner | undefined>
   /** The store's health (`store.health()`), for the webhook handler's `health()`. */

@@ -6,8 +6,8 @@ import { reconciled } from '../telemetry/watched.js'
 import { madeForOtherApp } from '../tokens/connection.js'
 import { appOf, type SubscriptionExecutor } from './executor.js'
 import { BUSY } from './lease.js'
-import type { ReconcileAccount, ReconcileReport } from './options.js'
 import { forget, type Repaired, repairAccount } from './repair.js'
+import type { ReconcileAccount, ReconcileReport } from './reports.js'
 
 // `reconcile()`: every account's webhooks checked against the service and repaired (`repair.ts`),
 // the report of the run, its span and its metrics.
@@ -76,7 +76,39 @@ function reportFailure(
   }
 }
 
-const emptyReport = (): ReconcileReport => ({
+/**
+ * One account checked at the service and repaired, under its lease (skipped as busy when
+ * another instance holds it), counted into `report` and told; `reconcile` and the sweep run it.
+ */
+export async function checkAccount(
+  x: SubscriptionExecutor,
+  key: string,
+  report: ReconcileReport,
+): Promise<void> {
+  report.checked++
+  const entry: ReconcileAccount = { key, outcome: 'ok', actions: [] }
+  try {
+    const done = await x.withLease(key, 0, () => reconcileAccount(x, key, entry, report))
+    if (done === BUSY) {
+      entry.outcome = 'busy'
+      report.busy.push(key)
+    }
+    if (entry.outcome === 'other_app') report.otherApp.push(key)
+  } catch (error) {
+    reportFailure(x, report, entry, error)
+  }
+  for (const action of entry.actions)
+    emit(x.settings.logger, 'info', `Subscriptions: "${key}": ${action}.`)
+  if (entry.outcome === 'repaired')
+    notify(x.options.onConnectionChange, {
+      type: 'webhook_repaired',
+      key,
+      actions: entry.actions,
+    })
+  report.accounts.push(entry)
+}
+
+export const emptyReport = (): ReconcileReport => ({
   checked: 0,
   created: 0,
   deleted: 0,
@@ -95,30 +127,8 @@ async function run(x: SubscriptionExecutor): Promise<ReconcileReport> {
   const report = emptyReport()
   const keys = x.store.keys()[Symbol.asyncIterator]()
   const worker = async () => {
-    for (let next = await keys.next(); !next.done; next = await keys.next()) {
-      const key = next.value
-      report.checked++
-      const entry: ReconcileAccount = { key, outcome: 'ok', actions: [] }
-      try {
-        const done = await x.withLease(key, 0, () => reconcileAccount(x, key, entry, report))
-        if (done === BUSY) {
-          entry.outcome = 'busy'
-          report.busy.push(key)
-        }
-        if (entry.outcome === 'other_app') report.otherApp.push(key)
-      } catch (error) {
-        reportFailure(x, report, entry, error)
-      }
-      for (const action of entry.actions)
-        emit(x.settings.logger, 'info', `Subscriptions: "${key}": ${action}.`)
-      if (entry.outcome === 'repaired')
-        notify(x.options.onConnectionChange, {
-          type: 'webhook_repaired',
-          key,
-          actions: entry.actions,
-        })
-      report.accounts.push(entry)
-    }
+    for (let next = await keys.next(); !next.done; next = await keys.next())
+      await checkAccount(x, next.value, report)
   }
   // A scan that could not cover the whole store ends the run with what it saw, and says so.
   const workers = Array.from({ length: x.settings.concurrency }, worker)

@@ -1,6 +1,6 @@
 import type { SubscriptionExecutor } from './executor.js'
-import type { ReconcileAccount } from './options.js'
 import { forgetRemoved, planRepair, settleRecord } from './plan.js'
+import type { ReconcileAccount } from './reports.js'
 import type { SubscriptionRecord } from './store.js'
 
 // One account's repair: list it at the service, plan (`planRepair`), act, settle the record.

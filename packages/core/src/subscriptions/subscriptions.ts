@@ -14,6 +14,8 @@ import { ensureCandidates, live, mustList, ofOtherAccount, works } from './plan.
 import { reconciler } from './reconcile.js'
 import { repairAccount } from './repair.js'
 import type { StoredSubscription } from './store.js'
+import { Sweeper } from './sweep.js'
+import { sweepSettings } from './sweep-options.js'
 
 /**
  * Each connected account's own webhook on the service, kept: created on connect (`ensure`),
@@ -38,6 +40,8 @@ export function createWebhookSubscriptions(
 ): WebhookSubscriptions {
   const x = new SubscriptionExecutor(options)
   const reconcile = reconciler(x)
+  const sweeper =
+    options.sweep === undefined ? undefined : new Sweeper(x, sweepSettings(options.sweep))
   return {
     url: x.url,
     apiUrl: x.apiUrl,
@@ -55,6 +59,13 @@ export function createWebhookSubscriptions(
     },
     rotate: (key) => rotate(x, key),
     reconcile,
+    sweep: async () => {
+      if (sweeper === undefined)
+        throw new ConfigError(
+          'sweep: give createWebhookSubscriptions a sweep option ({ store: new MemorySweepStore() }, or a shared store).',
+        )
+      return await sweeper.step()
+    },
     lookup: (webhookId) => lookup(x, webhookId),
     status: (key) => status(x, key),
     get: (key) => x.store.get(key),

@@ -1,0 +1,65 @@
+// The request-rate cap of a whole app, planned without I/O: a rate between a floor and a
+// ceiling that a 429 halves (and a `Retry-After` pauses) and time raises back a tenth of the
+// ceiling at a time (additive increase, multiplicative decrease). The executor (`rate-cap.ts`)
+// spaces requests by it.
+
+export interface RateLimits {
+  /** The most requests a second, and where the rate starts. */
+  readonly ceiling: number
+  /** The least: a 429 never takes the rate below it. */
+  readonly floor: number
+  /** How long without a 429 before the rate is raised a step, in ms. */
+  readonly raiseEveryMs: number
+}
+
+export interface RateState {
+  /** Requests a second now. */
+  readonly perSecond: number
+  /** When the rate last moved (raised, or lowered by a 429), in ms. */
+  readonly movedAt: number
+  /** No request before this time (a `Retry-After`), in ms. */
+  readonly pausedUntil: number
+}
+
+/** The longest a `Retry-After` pauses the cap: a hostile or broken answer cannot stop it for good. */
+export const MAX_PAUSE_MS = 300_000
+
+export const startRate = (limits: RateLimits, now: number): RateState => ({
+  perSecond: limits.ceiling,
+  movedAt: now,
+  pausedUntil: now,
+})
+
+/** After a 429: the rate halved (not below the floor), paused for its `Retry-After` (at most 5 minutes) if any. */
+export function throttled(
+  state: RateState,
+  limits: RateLimits,
+  now: number,
+  retryAfterMs?: number,
+): RateState {
+  return {
+    perSecond: Math.max(limits.floor, state.perSecond / 2),
+    movedAt: now,
+    pausedUntil: Math.max(
+      state.pausedUntil,
+      now + Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? 0)),
+    ),
+  }
+}
+
+/** The rate at `now`: a step of a tenth of the ceiling for each `raiseEveryMs` without a 429. */
+export function raised(state: RateState, limits: RateLimits, now: number): RateState {
+  const steps = Math.floor((now - state.movedAt) / limits.raiseEveryMs)
+  if (steps <= 0 || state.perSecond >= limits.ceiling) return state
+  return {
+    ...state,
+    perSecond: Math.min(limits.ceiling, state.perSecond + (steps * limits.ceiling) / 10),
+    movedAt: state.movedAt + steps * limits.raiseEveryMs,
+  }
+}
+
+/** When the next request may go, given when the last one went. */
+export function nextSlot(state: RateState, lastAt: number | undefined, now: number): number {
+  const spaced = lastAt === undefined ? now : lastAt + 1_000 / state.perSecond
+  return Math.max(now, spaced, state.pausedUntil)
+}
