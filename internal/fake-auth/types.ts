@@ -97,6 +97,8 @@ export interface ApiCounters {
 /** The accounts' webhooks and the webhook API's switches, as the fake service exposes them. */
 export interface WebhookApi {
   readonly counters: ApiCounters
+  /** Successful webhook lists answered, by the account that asked. */
+  readonly listsByAccount: ReadonlyMap<string | undefined, number>
   /** Makes a webhook (the API's create, or the control API's with an id or secret of its own). */
   create(input: {
     url: string

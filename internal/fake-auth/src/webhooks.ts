@@ -45,6 +45,8 @@ export class WebhookRegistry implements WebhookApi {
   #nextSeq = 1
   readonly #failures: ApiFailure[] = []
   readonly #accountOf: (authorization: string | undefined) => string | undefined
+  /** Successful `GET /v1/webhooks` answered, by the account that asked. */
+  readonly listsByAccount = new Map<string | undefined, number>()
   readonly counters: ApiCounters = {
     requests: 0,
     byStatus: {},
@@ -199,7 +201,10 @@ export class WebhookRegistry implements WebhookApi {
               { error: 'invalid_cursor', message: 'after or before is not a cursor this API gave' },
             ]
           : [200, page]
-      if (page !== undefined) this.counters.listed++
+      if (page !== undefined) {
+        this.counters.listed++
+        this.listsByAccount.set(account, (this.listsByAccount.get(account) ?? 0) + 1)
+      }
     } else if (id === undefined && method === 'POST') {
       const target = (input as { url?: unknown } | undefined)?.url
       if (

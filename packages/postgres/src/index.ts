@@ -7,4 +7,5 @@ export {
   PostgresSubscriptionStore,
   type PostgresSubscriptionStoreOptions,
 } from './subscription-store.js'
+export { PostgresSweepStore, type PostgresSweepStoreOptions } from './sweep-store.js'
 export { PostgresTokenStore, type PostgresTokenStoreOptions } from './token-store.js'

@@ -3,6 +3,7 @@ import {
   holdsTableName,
   identifier,
   marksTableName,
+  sweepsTableName,
   webhookIndexName,
 } from './sql.js'
 
@@ -203,6 +204,19 @@ export const MIGRATIONS: Migration[] = [
       return `ALTER TABLE ${t} SET ${settings};
     ALTER TABLE ${schema}.${marksTableName(name)} SET ${settings}`
     },
+  },
+  // subscriptions@3: `<table>$sweeps`, the shards of `subscriptions.sweep()`: each one's lease
+  // and the time through which its accounts were checked (`PostgresSweepStore`).
+  {
+    kind: 'subscriptions',
+    version: 3,
+    sql: (_t, name, schema) => `CREATE TABLE ${schema}.${sweepsTableName(name)} (
+      name text PRIMARY KEY,
+      through bigint,
+      version integer NOT NULL DEFAULT 0,
+      lease_owner text,
+      lease_expires_at timestamptz
+    )`,
   },
 ]
 

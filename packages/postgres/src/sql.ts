@@ -195,3 +195,8 @@ export function firstWriteName(table: string): string {
 export function holdsTableName(table: string): string {
   return `"${table.slice(0, 50)}$holds"`
 }
+
+/** The table of a sweep's shards (leases and checkpoints), beside the subscriptions': `"<table>$sweeps"`. */
+export function sweepsTableName(table: string): string {
+  return `"${table.slice(0, 50)}$sweeps"`
+}

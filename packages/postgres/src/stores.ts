@@ -3,6 +3,7 @@ import { PostgresDedupeStore } from './dedupe-store.js'
 import { PostgresLedgerStore, type PostgresLedgerStoreOptions } from './ledger-store.js'
 import type { PostgresPool } from './sql.js'
 import { PostgresSubscriptionStore } from './subscription-store.js'
+import { PostgresSweepStore } from './sweep-store.js'
 import { PostgresTokenStore } from './token-store.js'
 
 export interface PostgresStoresOptions {
@@ -16,7 +17,7 @@ export interface PostgresStoresOptions {
 }
 
 /**
- * The token, dedupe, subscription and ledger stores on one pool, in one schema, with one
+ * The token, dedupe, subscription, ledger and sweep stores on one pool, in one schema, with one
  * cipher: `createScheduling({ ..., stores: postgresStores({ pool, schema, cipher }) })`. Their
  * tables are made by `migrate(pool, { schema })`.
  */
@@ -30,6 +31,7 @@ export function postgresStores(options: PostgresStoresOptions): StoreBundle {
     ledger: new PostgresLedgerStore(
       maxBodiesPerAccount === undefined ? shared : { ...shared, maxBodiesPerAccount },
     ),
+    sweeps: new PostgresSweepStore(shared),
     ...(cipher === undefined ? {} : { cipher }),
   }
 }

@@ -16,6 +16,8 @@ const NAMES = [
   'PostgresStoreOptions',
   'PostgresSubscriptionStore',
   'PostgresSubscriptionStoreOptions',
+  'PostgresSweepStore',
+  'PostgresSweepStoreOptions',
   'PostgresTokenStore',
   'PostgresTokenStoreOptions',
 ]
@@ -29,6 +31,7 @@ it(
       'PostgresDedupeStore',
       'PostgresLedgerStore',
       'PostgresSubscriptionStore',
+      'PostgresSweepStore',
       'PostgresTokenStore',
     ])
   },

@@ -3,6 +3,7 @@ import {
   runLedgerScenarios,
   runLedgerStoreConformance,
   runSubscriptionStoreConformance,
+  runSweepStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -10,6 +11,7 @@ import {
   PostgresDedupeStore,
   PostgresLedgerStore,
   PostgresSubscriptionStore,
+  PostgresSweepStore,
   PostgresTokenStore,
 } from '../src/index.js'
 import { migratedSchema, pool } from './helpers.js'
@@ -39,6 +41,12 @@ runSubscriptionStoreConformance(() => new PostgresSubscriptionStore({ pool: shar
   describe,
   it,
   name: 'PostgresSubscriptionStore: SubscriptionStore conformance',
+})
+
+runSweepStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresSweepStore: SweepStore conformance',
 })
 
 runLedgerStoreConformance((o) => new PostgresLedgerStore({ pool: shared, schema, ...o }), {

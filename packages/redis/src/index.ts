@@ -13,4 +13,5 @@ export {
   RedisSubscriptionStore,
   type RedisSubscriptionStoreOptions,
 } from './subscription-store.js'
+export { RedisSweepStore } from './sweep-store.js'
 export { RedisTokenStore, type RedisTokenStoreOptions } from './token-store.js'

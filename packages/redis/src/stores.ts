@@ -3,6 +3,7 @@ import { RedisDedupeStore } from './dedupe-store.js'
 import { RedisLedgerStore, type RedisLedgerStoreOptions } from './ledger-store.js'
 import type { RedisStoreOptions } from './scripts.js'
 import { RedisSubscriptionStore } from './subscription-store.js'
+import { RedisSweepStore } from './sweep-store.js'
 import { RedisTokenStore } from './token-store.js'
 
 export interface RedisStoresOptions extends RedisStoreOptions {
@@ -13,7 +14,7 @@ export interface RedisStoresOptions extends RedisStoreOptions {
 }
 
 /**
- * The token, dedupe, subscription and ledger stores on one Redis client, under one prefix and
+ * The token, dedupe, subscription, ledger and sweep stores on one Redis client, under one prefix and
  * one cipher: `createScheduling({ ..., stores: redisStores({ client: redis, prefix, cipher }) })`.
  */
 export function redisStores(options: RedisStoresOptions): StoreBundle {
@@ -25,6 +26,7 @@ export function redisStores(options: RedisStoresOptions): StoreBundle {
     ledger: new RedisLedgerStore(
       maxBodiesPerAccount === undefined ? shared : { ...shared, maxBodiesPerAccount },
     ),
+    sweeps: new RedisSweepStore(shared),
     ...(cipher === undefined ? {} : { cipher }),
   }
 }

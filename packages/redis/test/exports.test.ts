@@ -16,6 +16,7 @@ const NAMES = [
   'RedisLedgerStoreOptions',
   'RedisStoreOptions',
   'RedisSubscriptionStore',
+  'RedisSweepStore',
   'RedisSubscriptionStoreOptions',
   'RedisTokenStore',
   'RedisTokenStoreOptions',
@@ -32,6 +33,7 @@ it(
       'RedisDedupeStore',
       'RedisLedgerStore',
       'RedisSubscriptionStore',
+      'RedisSweepStore',
       'RedisTokenStore',
       'redisHealth',
     ])

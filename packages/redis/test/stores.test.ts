@@ -3,6 +3,7 @@ import {
   runLedgerScenarios,
   runLedgerStoreConformance,
   runSubscriptionStoreConformance,
+  runSweepStoreConformance,
   runTokenStoreConformance,
 } from '@scheduling-kit/testing'
 import { describe, expect, it } from 'vitest'
@@ -10,6 +11,7 @@ import {
   RedisDedupeStore,
   RedisLedgerStore,
   RedisSubscriptionStore,
+  RedisSweepStore,
   RedisTokenStore,
 } from '../src/index.js'
 import { redis, uniquePrefix } from './helpers.js'
@@ -34,6 +36,12 @@ runSubscriptionStoreConformance(
 )
 
 const ledgerPrefix = uniquePrefix('ledger')
+runSweepStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefix('sweep') }), {
+  describe,
+  it,
+  name: 'RedisSweepStore: SweepStore conformance',
+})
+
 runLedgerStoreConformance(
   (o) => new RedisLedgerStore({ client, prefix: ledgerPrefix, logger: false, ...o }),
   { describe, it, name: 'RedisLedgerStore: LedgerStore conformance' },

@@ -60,3 +60,4 @@ export {
   runSubscriptionStoreConformance,
   type SubscriptionConformanceOptions,
 } from './subscription-conformance.js'
+export { runSweepStoreConformance } from './sweep-store-conformance.js'

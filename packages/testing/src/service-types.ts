@@ -148,6 +148,8 @@ export interface FakeSchedulingService {
   clearFailures(): void
   /** What the webhook API answered so far. */
   readonly api: ApiCounters
+  /** Successful `GET /v1/webhooks` answered, by the account that asked. */
+  readonly listsByAccount: ReadonlyMap<string | undefined, number>
   /**
    * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
    * registered with a fresh secret. Returns the settings the app needs.

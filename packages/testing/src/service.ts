@@ -120,6 +120,8 @@ export async function startFakeSchedulingService(
     failApi: (failure: ApiFailure) => registry.failApi(failure),
     clearFailures: () => auth.clearFailures(),
     api: registry.counters,
+    /** Successful webhook lists answered, by the account that asked. */
+    listsByAccount: registry.listsByAccount,
     /**
      * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
      * registered with a fresh secret. Returns the settings the app needs.

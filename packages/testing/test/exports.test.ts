@@ -44,6 +44,7 @@ const NAMES = [
   'runRefreshRace',
   'runRefreshRaceFaults',
   'runSubscriptionStoreConformance',
+  'runSweepStoreConformance',
   'runWebhookQueueConformance',
   'runTokenStoreConformance',
   'sendTestEvent',

@@ -117,6 +117,36 @@ describe('createScheduling', () => {
     ])
   })
 
+  it("sweep: true with the ledger: subscriptions.sweep() steps the stores' sweep shards, and an account the ledger saw deliver is passed over as healthy", async () => {
+    const service = await startFakeSchedulingService({ retrySchedule: [] })
+    closers.push(() => service.close())
+    const stores = memoryStores()
+    const { base, scheduling } = await app((base) =>
+      createScheduling({
+        ...service.connectApp(base),
+        webhookUrl: `${base}/webhooks/scheduling`,
+        stores,
+        ledger: true,
+        // A period of 1 ms: every account is due at each step after the first.
+        sweep: { periodMs: 1, healthyWithin: 3_600_000 },
+        cookieSecret: 'a-cookie-secret-of-32-characters!!',
+      }),
+    )
+    scheduling.webhooks.on('event.created', () => {})
+    await completeOAuthFlow(`${base}/auth/scheduling/login`, { account: 'acct_one' })
+    await completeOAuthFlow(`${base}/auth/scheduling/login`, { account: 'acct_two' })
+    const { deliveries } = await service.trigger('event.created', { account: 'acct_one' })
+    expect(deliveries.map((d) => d.status)).toEqual([200])
+    const subscriptions = scheduling.subscriptions!
+    expect(await subscriptions.sweep()).toMatchObject({ shards: 16, due: 0 })
+    expect(await stores.sweeps.checkpoint('sweep:0')).toMatchObject({ version: 1 })
+    const started = Date.now()
+    while (Date.now() < started + 2) await new Promise((resolve) => setImmediate(resolve))
+    const report = await subscriptions.sweep()
+    expect(report).toMatchObject({ due: 2, healthy: 1, checked: 1 })
+    expect(report.accounts.map((a) => [a.key, a.outcome])).toEqual([['acct_two', 'ok']])
+  })
+
   it('with one secret instead of webhookUrl: no subscriptions, deliveries verified with the secret', async () => {
     const service = await startFakeSchedulingService({ retrySchedule: [] })
     closers.push(() => service.close())

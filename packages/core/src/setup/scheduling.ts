@@ -11,6 +11,9 @@ import { createOAuthClient, type OAuthClient } from '../oauth/client.js'
 import type { OAuthRoutesOptions } from '../oauth/options.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
+import type { SweepOptions } from '../subscriptions/sweep-options.js'
+import type { RateCap } from '../sweep/rate-cap.js'
+import { MemorySweepStore } from '../sweep/store.js'
 import type { ConnectionChange } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { createTokenManager } from '../tokens/manager.js'
@@ -62,6 +65,13 @@ export interface SchedulingOptions {
    * subscriptions. Its errors are logged, never thrown.
    */
   onConnectionChange?: (change: ConnectionChange) => void
+  /**
+   * The rolling check of `subscriptions.sweep()` (with `webhookUrl`): `true`, or its options but
+   * `store` (`stores.sweeps`) and `ledger` (this ledger, when there is one).
+   */
+  sweep?: true | Omit<SweepOptions, 'store' | 'ledger'>
+  /** One request rate for every API call of the subscriptions (`RateCap`). */
+  rateCap?: RateCap
   logger?: Logger
   fetch?: FetchLike
 }
@@ -156,6 +166,16 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
           fetch,
           logger,
           ...told,
+          ...(options.rateCap === undefined ? {} : { rateCap: options.rateCap }),
+          ...(options.sweep === undefined
+            ? {}
+            : {
+                sweep: {
+                  ...(options.sweep === true ? {} : options.sweep),
+                  store: stores.sweeps ?? new MemorySweepStore(),
+                  ...(ledger === undefined ? {} : { ledger }),
+                },
+              }),
         })
   // The options part: what the adapters' and core's factories read.
   const asOptions = {

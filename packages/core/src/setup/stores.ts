@@ -3,6 +3,7 @@ import type { CredentialCipher } from '../credentials/types.js'
 import { MemoryLedgerStore } from '../ledger/memory.js'
 import type { LedgerStore } from '../ledger/store.js'
 import { MemorySubscriptionStore, type SubscriptionStore } from '../subscriptions/store.js'
+import { MemorySweepStore, type SweepStore } from '../sweep/store.js'
 import { MemoryTokenStore, type TokenStore } from '../tokens/store.js'
 
 /**
@@ -19,6 +20,8 @@ export interface SchedulingStores {
   subscriptions?: SubscriptionStore
   /** Where `createScheduling({ ledger })` records deliveries; default: an in-memory store (one process). */
   ledger?: LedgerStore
+  /** The shards of `createScheduling({ sweep })`; default: an in-memory store (one process). */
+  sweeps?: SweepStore
   /**
    * What the bundle seals credentials with: `createScheduling({ ledger })` seals the bodies it
    * keeps for replay with it too, unless its options name a cipher of their own.
@@ -30,12 +33,13 @@ export interface SchedulingStores {
 export type StoreBundle = Required<Omit<SchedulingStores, 'cipher'>> &
   Pick<SchedulingStores, 'cipher'>
 
-/** All four stores in memory: for one process, a test, or a first try. */
+/** Every store in memory: for one process, a test, or a first try. */
 export function memoryStores(): StoreBundle {
   return {
     tokens: new MemoryTokenStore(),
     dedupe: new MemoryDedupeStore(),
     subscriptions: new MemorySubscriptionStore(),
     ledger: new MemoryLedgerStore(),
+    sweeps: new MemorySweepStore(),
   }
 }

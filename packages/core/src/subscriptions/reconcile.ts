@@ -77,18 +77,21 @@ function reportFailure(
 }
 
 /**
- * One account checked at the service and repaired, under its lease (skipped as busy when
- * another instance holds it), counted into `report` and told; `reconcile` and the sweep run it.
+ * One account checked at the service and repaired, under its lease, counted into `report` and
+ * told; `reconcile` and the sweep run it. `waitMs`: how long to wait for the lease another
+ * instance holds before the account is reported busy (`reconcile` waits none: the next run
+ * checks it; a sweep waits, since its turn does not come again for a period).
  */
 export async function checkAccount(
   x: SubscriptionExecutor,
   key: string,
   report: ReconcileReport,
+  waitMs = 0,
 ): Promise<void> {
   report.checked++
   const entry: ReconcileAccount = { key, outcome: 'ok', actions: [] }
   try {
-    const done = await x.withLease(key, 0, () => reconcileAccount(x, key, entry, report))
+    const done = await x.withLease(key, waitMs, () => reconcileAccount(x, key, entry, report))
     if (done === BUSY) {
       entry.outcome = 'busy'
       report.busy.push(key)

@@ -117,7 +117,9 @@ export class Sweeper {
           report.healthy++
           continue
         }
-        await checkAccount(this.x, key, report)
+        // An account another instance works on (or one that died holding it) is waited for:
+        // its turn does not come again for a period.
+        await checkAccount(this.x, key, report, this.x.settings.leaseWaitMs)
       }
     }
     await Promise.all(Array.from({ length: this.x.settings.concurrency }, worker))

@@ -2,9 +2,10 @@ import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { WebhookSubscriptionsOptions } from '../../src/subscriptions/options.js'
 import type { SweepReport } from '../../src/subscriptions/reports.js'
-import { MemorySubscriptionStore } from '../../src/subscriptions/store.js'
+import { MemorySubscriptionStore, type SubscriptionStore } from '../../src/subscriptions/store.js'
 import { createWebhookSubscriptions } from '../../src/subscriptions/subscriptions.js'
 import { RateCap } from '../../src/sweep/rate-cap.js'
+import { dueIn, slotOf } from '../../src/sweep/schedule.js'
 import { MemorySweepStore } from '../../src/sweep/store.js'
 
 // Sweeps by suspicion over real HTTP against the fake service, on a driven clock: every account
@@ -54,7 +55,7 @@ async function world() {
     tokens.set(key, server.grant(key).access_token)
     await setup.ensure(key)
   }
-  return { clock, keys, delivered, instance, sweepStore }
+  return { clock, keys, delivered, instance, sweepStore, store }
 }
 
 /** The keys each report checked at the service. */
@@ -173,6 +174,43 @@ describe('sweep', () => {
     expect(twice.length).toBeLessThanOrEqual(keys.length * 0.02)
     expect(new Set(listed).size).toBe(keys.length)
     expect(listed.length).toBe(keys.length)
+  })
+})
+
+describe('sweep and account leases', () => {
+  it('an account whose lease another instance holds (or a dead one left) is waited for, not passed over: its turn does not come again for a period', async () => {
+    const { clock, keys, instance, store } = await world()
+    const first = instance()
+    await first.sweep()
+    clock.now += DAY / 100
+    const held = keys.find((k) => dueIn(slotOf(k, DAY), DAY, clock.now - DAY / 100, clock.now))!
+    // The store refuses that account's lease until the test lets it go.
+    let refused = 0
+    let released = false
+    const gated: SubscriptionStore = Object.assign(Object.create(store) as SubscriptionStore, {
+      acquireLease: async (key: string, owner: string, ttlMs: number) => {
+        if (key === held && !released) {
+          refused++
+          return false
+        }
+        return await store.acquireLease(key, owner, ttlMs)
+      },
+    })
+    for (const name of [
+      'get',
+      'compareAndSet',
+      'delete',
+      'findByWebhook',
+      'keys',
+      'releaseLease',
+    ] as const)
+      Object.assign(gated, { [name]: (store[name] as (...a: unknown[]) => unknown).bind(store) })
+    const step = instance({ store: gated }).sweep()
+    await waitFor(() => refused >= 2)
+    released = true
+    const report = await step
+    expect(report.accounts.find((a) => a.key === held)?.outcome).toBe('ok')
+    expect(report.busy).toEqual([])
   })
 })
 
