@@ -15,6 +15,7 @@ import { pgRetentionBench } from './pg-retention.js'
 import { queuesBench } from './queues.js'
 import { rerunBench } from './rerun.js'
 import { runtimesBench } from './runtimes.js'
+import { simulationBench } from './simulation.js'
 import { startUpBench } from './start-up.js'
 import { storesBench } from './stores.js'
 import { subscriptionsBench } from './subscriptions.js'
@@ -24,11 +25,11 @@ import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
 // BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
-// instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention picks sections; all by default.
+// instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention,simulation picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention,simulation'
   ).split(','),
 )
 const all = [
@@ -56,6 +57,7 @@ const all = [
   ...(only.has('bytes') ? await bytesBench() : []),
   ...(only.has('fakeservice') ? fakeServiceBench() : []),
   ...(only.has('pgretention') ? await pgRetentionBench() : []),
+  ...(only.has('simulation') ? await simulationBench() : []),
 ]
 const ok = targets(all)
 console.log(ok ? '\nAll targets met.' : '\nSome targets were missed.')

@@ -58,8 +58,15 @@ export interface SweepReport extends ReconcileReport {
   busyShards: number
   /** Accounts whose turn came in the step. */
   due: number
-  /** Of those, healthy (a verified delivery within `healthyWithin`): not listed. */
+  /** Of those, healthy (a verified delivery within `healthyWithin`): not listed, but watched. */
   healthy: number
+  /**
+   * Accounts passed over as healthy earlier that received nothing since, by `healthyWithin`
+   * after their last delivery: they stopped delivering, and were listed in this step.
+   */
+  stopped: number
+  /** Accounts whose check failed at an earlier step of this instance, checked again. */
+  retried: number
   /** How far behind now the furthest shard this step moved still is, in ms (0: caught up). */
   behindMs: number
 }

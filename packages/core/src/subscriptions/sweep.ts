@@ -2,6 +2,7 @@ import { newOwnerId } from '../claims/owner.js'
 import { emit } from '../log.js'
 import { dueIn, shardOf, slotOf, stepWindow } from '../sweep/schedule.js'
 import type { SweepCheckpoint } from '../sweep/store.js'
+import { HealthWatch } from '../sweep/watch.js'
 import type { SubscriptionExecutor } from './executor.js'
 import { checkAccount, emptyReport } from './reconcile.js'
 import type { SweepReport } from './reports.js'
@@ -22,7 +23,15 @@ interface HeldShard {
   due: string[]
 }
 
+/** The most failed accounts kept for the next step. */
+const MAX_FAILED = 100_000
+
 export class Sweeper {
+  /** Accounts passed over as healthy, watched until their last delivery goes stale. */
+  readonly #watch = new HealthWatch()
+  /** Accounts whose check failed (an outage, a 5xx): checked again at the next step. */
+  readonly #failed = new Set<string>()
+
   constructor(
     readonly x: SubscriptionExecutor,
     readonly settings: SweepSettings,
@@ -40,8 +49,12 @@ export class Sweeper {
       busyShards: 0,
       due: 0,
       healthy: 0,
+      stopped: 0,
+      retried: 0,
       behindMs: 0,
     }
+    await this.#stopped(now, report)
+    await this.#again(report)
     const held = new Map<number, HeldShard>()
     // Starting at a shard drawn at random: instances stepping at once take different shards.
     const first = Math.floor(Math.random() * shards)
@@ -93,6 +106,52 @@ export class Sweeper {
     return report
   }
 
+  /**
+   * The watched accounts whose last delivery went stale since: one that received a newer
+   * delivery is watched on from it; one that did not has stopped delivering, and is listed now.
+   */
+  async #stopped(now: number, report: SweepReport): Promise<void> {
+    const { lastDelivery, healthyWithin } = this.settings
+    const due = this.#watch.takeDue(now)
+    let next = 0
+    const worker = async () => {
+      while (next < due.length) {
+        const { key, last } = due[next++]!
+        const latest = await lastDelivery?.(key).catch(() => undefined)
+        if (latest !== undefined && latest > last) {
+          this.#watch.watch(key, latest, latest + healthyWithin)
+          continue
+        }
+        report.stopped++
+        await this.#check(key, report)
+      }
+    }
+    await Promise.all(Array.from({ length: this.x.settings.concurrency }, worker))
+  }
+
+  /**
+   * One account listed and repaired. An account another instance works on (or one that died
+   * holding it) is waited for, and one whose check failed is kept for the next step: its turn
+   * does not come again for a period.
+   */
+  async #check(key: string, report: SweepReport): Promise<void> {
+    const failed = report.failed.length
+    await checkAccount(this.x, key, report, this.x.settings.leaseWaitMs)
+    if (report.failed.length > failed && this.#failed.size < MAX_FAILED) this.#failed.add(key)
+  }
+
+  /** The accounts whose check failed at an earlier step, checked again. */
+  async #again(report: SweepReport): Promise<void> {
+    const again = [...this.#failed]
+    this.#failed.clear()
+    report.retried += again.length
+    let next = 0
+    const worker = async () => {
+      while (next < again.length) await this.#check(again[next++]!, report)
+    }
+    await Promise.all(Array.from({ length: this.x.settings.concurrency }, worker))
+  }
+
   /** One scan of the store's keys: each held shard's accounts whose turn falls in its window. */
   async #collect(held: Map<number, HeldShard>): Promise<void> {
     const { periodMs, shards } = this.settings
@@ -115,11 +174,10 @@ export class Sweeper {
           lastDelivery === undefined ? undefined : await lastDelivery(key).catch(() => undefined)
         if (last !== undefined && last >= now - healthyWithin) {
           report.healthy++
+          this.#watch.watch(key, last, last + healthyWithin)
           continue
         }
-        // An account another instance works on (or one that died holding it) is waited for:
-        // its turn does not come again for a period.
-        await checkAccount(this.x, key, report, this.x.settings.leaseWaitMs)
+        await this.#check(key, report)
       }
     }
     await Promise.all(Array.from({ length: this.x.settings.concurrency }, worker))

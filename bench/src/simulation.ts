@@ -1,0 +1,55 @@
+// The simulation at a million accounts (BENCH_SIM_ACCOUNTS), two simulated days (BENCH_SIM_DAYS),
+// seeded (BENCH_SIM_SEED): the real sweep, rate cap and repair code against the service model on
+// a virtual clock. Printed: requests a day (total, per active and per quiet account), repair
+// times of the webhooks disabled, the peak request rate against the cap, failed checks, memory
+// per account, wall time. Targets: list requests for active accounts at most 0.05 per account a
+// day; every disabled webhook of a quiet account repaired within the period (give or take two
+// steps and an outage); the service's peak rate within the cap.
+import { runSimulation } from '@scheduling-kit/simulation'
+import type { Target } from './harness.js'
+
+const ACCOUNTS = Number(process.env.BENCH_SIM_ACCOUNTS ?? 1_000_000)
+const DAYS = Number(process.env.BENCH_SIM_DAYS ?? 2)
+const SEED = Number(process.env.BENCH_SIM_SEED ?? 1)
+
+export async function simulationBench(): Promise<Target[]> {
+  const r = await runSimulation({ accounts: ACCOUNTS, seed: SEED, days: DAYS })
+  const h = (ms: number) => `${(ms / 3_600_000).toFixed(1)} h`
+  console.log(
+    `\n## Simulation: ${ACCOUNTS.toLocaleString('en')} accounts, ${DAYS} day(s), seed ${SEED}`,
+  )
+  console.log(
+    `requests: ${r.requests.list} lists, ${r.requests.create} creates, ${r.requests.delete} deletes; ${r.requests.throttled} answered 429, ${r.requests.unavailable} 503 (outage)`,
+  )
+  console.log(
+    `lists a day: ${r.listsPerActiveAccountPerDay.toFixed(4)} per active account, ${r.listsPerQuietAccountPerDay.toFixed(4)} per quiet account`,
+  )
+  console.log(
+    `disabled ${r.disabled}, repaired ${r.repaired}: p50 ${h(r.repairMs.p50)}, p99 ${h(r.repairMs.p99)}, max ${h(r.repairMs.max)}; quiet accounts within the period ${r.quietRepairedWithinPeriod}/${r.quietDisabled}, within ${h(r.boundMs)} ${r.quietRepairedWithinBound}/${r.quietDisabled}`,
+  )
+  console.log(
+    `peak ${r.peakPerSecond} requests a second (cap ${r.capPerSecond}); ${r.failedChecks} checks failed and were tried again; ${r.steps} steps; ${Math.round(r.heapBytesPerAccount)} B of heap per account; ${(r.wallMs / 1000).toFixed(0)} s`,
+  )
+  return [
+    {
+      what: `simulation: lists per active account a day (${ACCOUNTS.toLocaleString('en')} accounts)`,
+      ratio: r.listsPerActiveAccountPerDay,
+      limit: 0.05,
+      kind: 'max',
+      unit: '',
+    },
+    {
+      what: 'simulation: quiet accounts disabled and not repaired within the bound',
+      ratio: r.quietDisabled - r.quietRepairedWithinBound,
+      limit: 0,
+      kind: 'max',
+      unit: '',
+    },
+    {
+      what: 'simulation: peak requests a second over the cap',
+      ratio: r.peakPerSecond / r.capPerSecond,
+      limit: 1,
+      kind: 'max',
+    },
+  ]
+}
