@@ -147,6 +147,26 @@ describe('createScheduling', () => {
     expect(report.accounts.map((a) => [a.key, a.outcome])).toEqual([['acct_two', 'ok']])
   })
 
+  it("refreshAhead: steps the connected keys on the stores' sweep store; without webhookUrl it needs the keys, and says so", async () => {
+    const stores = memoryStores()
+    const scheduling = createScheduling({
+      ...BASE,
+      webhookUrl: 'https://app.example.com/webhooks/scheduling',
+      stores,
+      refreshAhead: { everyMs: 60_000 },
+    })
+    const report = await scheduling.refreshAhead!.step()
+    expect(report).toMatchObject({ shards: 16, due: 0, refreshed: 0 })
+    expect(await stores.sweeps.checkpoint('refresh:0')).toMatchObject({ version: 1 })
+    expect(createScheduling({ ...BASE, secret: 's' }).refreshAhead).toBeUndefined()
+    expect(() => createScheduling({ ...BASE, secret: 's', refreshAhead: true })).toThrow(
+      ConfigError,
+    )
+    expect(() => createScheduling({ ...BASE, secret: 's', refreshAhead: true })).toThrow(
+      /refreshAhead needs the connected keys/,
+    )
+  })
+
   it('with one secret instead of webhookUrl: no subscriptions, deliveries verified with the secret', async () => {
     const service = await startFakeSchedulingService({ retrySchedule: [] })
     closers.push(() => service.close())

@@ -13,4 +13,9 @@ export type { TokenState, TokenStatus } from '../tokens/machine.js'
 export { createTokenManager } from '../tokens/manager.js'
 export type { TokenManagerOptions, TokenRefresher } from '../tokens/options.js'
 export type { AccountInfo, ConnectionApp, TokenRecord, TokenSet } from '../tokens/record.js'
+export {
+  RefreshAhead,
+  type RefreshAheadOptions,
+  type RefreshAheadReport,
+} from '../tokens/refresh-ahead.js'
 export { MemoryTokenStore, type MemoryTokenStoreOptions, type TokenStore } from '../tokens/store.js'

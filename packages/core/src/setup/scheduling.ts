@@ -17,12 +17,14 @@ import { MemorySweepStore } from '../sweep/store.js'
 import type { ConnectionChange } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { createTokenManager } from '../tokens/manager.js'
+import type { RefreshAhead, RefreshAheadOptions } from '../tokens/refresh-ahead.js'
 import type { WebhookHandler } from '../webhooks/contract.js'
 import { createWebhookHandler } from '../webhooks/handler.js'
 import type { WebhookHandlerOptions } from '../webhooks/options.js'
 import type { WebhookQueue } from '../webhooks/queue.js'
 import type { SecretSource } from '../webhooks/secrets.js'
-import { memoryStores, type SchedulingStores, type StoreBundle } from './stores.js'
+import { ledgerOf, type RefreshAheadOption, refreshAheadOf } from './parts.js'
+import { memoryStores, type SchedulingStores } from './stores.js'
 
 /** What `createScheduling` takes: every option given once. */
 export interface SchedulingOptions {
@@ -72,6 +74,14 @@ export interface SchedulingOptions {
   sweep?: true | Omit<SweepOptions, 'store' | 'ledger'>
   /** One request rate for every API call of the subscriptions (`RateCap`). */
   rateCap?: RateCap
+  /**
+   * Refresh every connection's token ahead of its expiry, off the request path
+   * (`scheduling.refreshAhead.step()`): `true`, or its options but `store` (`stores.sweeps`) and
+   * `keys` (the subscriptions' keys, unless given).
+   */
+  refreshAhead?:
+    | true
+    | (Omit<RefreshAheadOptions, 'store' | 'keys'> & Partial<Pick<RefreshAheadOptions, 'keys'>>)
   logger?: Logger
   fetch?: FetchLike
 }
@@ -99,6 +109,8 @@ export interface Scheduling extends AsOptions {
   readonly ledger: DeliveryLedger | undefined
   /** The queue deliveries are accepted into, when `queue` was given. */
   readonly queue: WebhookQueue | undefined
+  /** The refresh ahead of every connection's token, when `refreshAhead` was given: `step()` it. */
+  readonly refreshAhead: RefreshAhead | undefined
   /** A webhook handler of the app's own (plain data or Fetch), for a server with no adapter. */
   readonly webhooks: WebhookHandler
   /** The API client for one connected account, its token kept fresh by `tokens`. */
@@ -204,40 +216,12 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
     ...asOptions,
     oauth,
     tokens,
+    refreshAhead: refreshAheadOf(options.refreshAhead, tokens, stores, subscriptions),
     webhooks: createWebhookHandler(asOptions),
     client: (key) =>
       createSchedulingClient({ baseUrl: apiUrl, token: { manager: tokens, key }, fetch }),
     health: (healthOptions) => checkHealth(checked, healthOptions),
   }
-}
-
-/** The ledger `createScheduling`'s option names: none, one on the stores' ledger store, or its own. */
-function ledgerOf(
-  option: SchedulingOptions['ledger'],
-  stores: StoreBundle,
-  logger: Logger | undefined,
-): DeliveryLedger | undefined {
-  if (option === undefined || option === false) return undefined
-  if (option !== true && (typeof option !== 'object' || option === null))
-    throw new ConfigError(
-      'createScheduling: ledger is true, the options of createDeliveryLedger (without store), or a ledger it made.',
-    )
-  // A ledger made apart (`createDeliveryLedger`) is taken as it is.
-  if (option !== true && typeof (option as DeliveryLedger).deliver === 'function')
-    return option as DeliveryLedger
-  const settings = option === true ? {} : (option as Omit<DeliveryLedgerOptions, 'store'>)
-  if ('store' in settings)
-    throw new ConfigError(
-      'createScheduling: the ledger records in stores.ledger: give the store there (memoryStores, redisStores and postgresStores make one), not in ledger.store.',
-    )
-  const cipher = settings.cipher ?? stores.cipher
-  const ledgerLogger = settings.logger ?? logger
-  return createDeliveryLedger({
-    ...settings,
-    store: stores.ledger,
-    ...(cipher === undefined ? {} : { cipher }),
-    ...(ledgerLogger === undefined ? {} : { logger: ledgerLogger }),
-  })
 }
 
 /** The OAuth client's options among the app's. */

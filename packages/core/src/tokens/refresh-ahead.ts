@@ -1,0 +1,161 @@
+import { ConfigError, isSchedulingError } from '../errors/errors.js'
+import { eachOf, stepShards } from '../sweep/step.js'
+import type { SweepStore } from '../sweep/store.js'
+import { wholeNumber } from '../validate.js'
+import type { TokenManager } from './contract.js'
+
+// Refresh ahead, off the request path: each connection's token is refreshed once every
+// `everyMs`, at its own time in that period (the rolling schedule of `sweep/step.ts`, the
+// connections spread by a hash of their key), through the token manager's own refresh: one
+// refresh across processes (its leases), never over a token another process refreshed since.
+// With `everyMs` below the access token's life, no request ever waits on a refresh, however
+// many accounts connected in the same minute, and idle connections stay alive.
+
+const MINUTE = 60_000
+
+export interface RefreshAheadOptions {
+  /** The connected keys (the subscriptions' `keys()`, or your own list). */
+  keys: () => AsyncIterable<string>
+  /** The shards' leases and checkpoints, shared by the instances (a sweep's store serves). */
+  store: SweepStore
+  /**
+   * Each connection is refreshed once in this period, in ms: below the access token's life
+   * less the manager's refresh margin (a 2-hour token is refreshed on the request path in its
+   * last 5 minutes). Default 100 minutes.
+   */
+  everyMs?: number
+  /** Shards, each stepped by one instance at a time. Default 16. */
+  shards?: number
+  /** A shard's lease, renewed while its step runs, in ms. Default 60 000. */
+  leaseTtlMs?: number
+  /** Refreshes at once. Default 4. */
+  concurrency?: number
+  /** Clock in ms. Default `Date.now`: the token manager's clock, when it was given one. */
+  now?: () => number
+}
+
+/** What one `step()` did. */
+export interface RefreshAheadReport {
+  shards: number
+  busyShards: number
+  /** Connections whose turn came; of them, refreshed, and left (refreshed elsewhere in the last two steps). */
+  due: number
+  refreshed: number
+  fresh: number
+  /** Connections that need their owner to sign in again, that have no tokens, and that failed (tried again at the next step). */
+  reauthorizationRequired: string[]
+  notConnected: string[]
+  failed: string[]
+  /** How far behind now the furthest shard is, in ms (0: caught up). */
+  behindMs: number
+  ms: number
+}
+
+/**
+ * Refreshes every connection's token ahead of its expiry, spread over `everyMs`: call `step()`
+ * every minute or so, on every instance.
+ *
+ * @example
+ * ```ts
+ * const ahead = new RefreshAhead(tokens, { keys: () => subscriptions.keys(), store: sweepStore })
+ * setInterval(() => void ahead.step(), 60_000).unref()
+ * ```
+ */
+export class RefreshAhead {
+  readonly #everyMs: number
+  readonly #settings: { shards: number; leaseTtlMs: number; concurrency: number }
+  readonly #now: () => number
+  /** Connections whose refresh failed: tried again at the next step. */
+  readonly #failed = new Set<string>()
+
+  constructor(
+    readonly tokens: Pick<TokenManager, 'getRecord'>,
+    readonly options: RefreshAheadOptions,
+  ) {
+    const who = 'RefreshAhead'
+    if (typeof tokens?.getRecord !== 'function')
+      throw new ConfigError(`${who}: pass the token manager (createTokenManager).`)
+    if (typeof options?.keys !== 'function')
+      throw new ConfigError(`${who}: keys must be a function giving the connected keys.`)
+    const store = options.store as Partial<SweepStore> | undefined
+    if (typeof store?.checkpoint !== 'function' || typeof store.acquireLease !== 'function')
+      throw new ConfigError(
+        `${who}: store must be a SweepStore (MemorySweepStore, or a shared one).`,
+      )
+    this.#everyMs = wholeNumber(who, 'everyMs', options.everyMs, 100 * MINUTE, { unit: 'ms' })
+    this.#settings = {
+      shards: wholeNumber(who, 'shards', options.shards, 16),
+      leaseTtlMs: wholeNumber(who, 'leaseTtlMs', options.leaseTtlMs, MINUTE, { unit: 'ms' }),
+      concurrency: wholeNumber(who, 'concurrency', options.concurrency, 4),
+    }
+    this.#now = options.now ?? Date.now
+  }
+
+  /** One step: the connections whose turn came since, each refreshed unless it need not be. */
+  async step(): Promise<RefreshAheadReport> {
+    const started = performance.now()
+    const now = this.#now()
+    const report: RefreshAheadReport = {
+      shards: 0,
+      busyShards: 0,
+      due: 0,
+      refreshed: 0,
+      fresh: 0,
+      reauthorizationRequired: [],
+      notConnected: [],
+      failed: [],
+      behindMs: 0,
+      ms: 0,
+    }
+    const maxStepMs = Math.ceil(this.#everyMs / 100)
+    const again = [...this.#failed]
+    this.#failed.clear()
+    await eachOf(again, this.#settings.concurrency, (key) => this.#one(key, now, maxStepMs, report))
+    const outcome = await stepShards(
+      {
+        ...this.#settings,
+        store: this.options.store,
+        name: 'refresh',
+        periodMs: this.#everyMs,
+        maxStepMs,
+      },
+      now,
+      this.options.keys,
+      (due) =>
+        eachOf(due, this.#settings.concurrency, (key) => this.#one(key, now, maxStepMs, report)),
+    )
+    report.shards = outcome.shards
+    report.busyShards = outcome.busyShards
+    report.due = outcome.due
+    report.behindMs = outcome.behindMs
+    report.ms = Math.round(performance.now() - started)
+    return report
+  }
+
+  /**
+   * One connection, refreshed at its turn: its token then lives a full period past it, so the
+   * request path never finds it due. One obtained in the last two steps (just refreshed
+   * elsewhere) is left.
+   */
+  async #one(key: string, now: number, maxStepMs: number, report: RefreshAheadReport) {
+    try {
+      const record = await this.tokens.getRecord(key, { revalidate: true })
+      if (record.obtainedAt !== undefined && record.obtainedAt > now - 2 * maxStepMs) {
+        report.fresh++
+        return
+      }
+      // The manager's refresh of a token to be replaced: one across processes, and none when
+      // the stored token is another already (someone refreshed since).
+      await this.tokens.getRecord(key, { rejectedToken: record.accessToken })
+      report.refreshed++
+    } catch (error) {
+      const code = isSchedulingError(error) ? error.code : undefined
+      if (code === 'reauthorization_required') report.reauthorizationRequired.push(key)
+      else if (code === 'not_connected') report.notConnected.push(key)
+      else {
+        report.failed.push(key)
+        if (this.#failed.size < 100_000) this.#failed.add(key)
+      }
+    }
+  }
+}
