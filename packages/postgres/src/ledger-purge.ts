@@ -32,22 +32,17 @@ export async function purgeLedger(
       if (rowCount < batch) return done
     }
   }
-  const marks =
-    what.marksBefore === undefined
+  /** Rows of `table` whose `column` is before the time, deleted a batch at a time. */
+  const deleteBefore = (table: string, column: string, before: number | undefined) =>
+    before === undefined
       ? 0
-      : await inBatches(
-          `DELETE FROM ${m} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${m}
-             WHERE horizon < $1 ORDER BY horizon LIMIT $2 FOR UPDATE SKIP LOCKED))`,
-          what.marksBefore,
+      : inBatches(
+          `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table}
+             WHERE ${column} < $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+          before,
         )
-  const entries =
-    what.entriesBefore === undefined
-      ? 0
-      : await inBatches(
-          `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t}
-             WHERE received_at < $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
-          what.entriesBefore,
-        )
+  const marks = await deleteBefore(m, 'horizon', what.marksBefore)
+  const entries = await deleteBefore(t, 'received_at', what.entriesBefore)
   let bodies = 0
   if (what.bodiesBefore !== undefined)
     bodies += await inBatches(

@@ -1,5 +1,5 @@
 import { emit } from '../log.js'
-import { eachOf, stepShards } from '../sweep/step.js'
+import { eachOf, stepCounts, stepShards } from '../sweep/step.js'
 import { HealthWatch } from '../sweep/watch.js'
 import type { SubscriptionExecutor } from './executor.js'
 import { checkAccount, emptyReport } from './reconcile.js'
@@ -53,10 +53,7 @@ export class Sweeper {
         'warn',
         `Subscriptions: the sweep's ${name} was moved by another instance meanwhile (its lease lapsed): this step's work on it may be done again.`,
       )
-    report.shards = outcome.shards
-    report.busyShards = outcome.busyShards
-    report.due = outcome.due
-    report.behindMs = outcome.behindMs
+    Object.assign(report, stepCounts(outcome))
     report.ms = Math.round(performance.now() - started)
     return report
   }

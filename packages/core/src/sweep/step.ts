@@ -31,6 +31,14 @@ export interface StepOutcome {
   overtaken: string[]
 }
 
+/** The counts of a step's outcome a report tells. */
+export const stepCounts = ({ shards, busyShards, due, behindMs }: StepOutcome) => ({
+  shards,
+  busyShards,
+  due,
+  behindMs,
+})
+
 /** One shard held for a step: its lease name, checkpoint and window, its keys due. */
 interface HeldShard {
   name: string

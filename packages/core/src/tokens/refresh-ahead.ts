@@ -1,5 +1,5 @@
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
-import { eachOf, stepShards } from '../sweep/step.js'
+import { eachOf, stepCounts, stepShards } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'
 import { wholeNumber } from '../validate.js'
 import type { TokenManager } from './contract.js'
@@ -124,10 +124,7 @@ export class RefreshAhead {
       (due) =>
         eachOf(due, this.#settings.concurrency, (key) => this.#one(key, now, maxStepMs, report)),
     )
-    report.shards = outcome.shards
-    report.busyShards = outcome.busyShards
-    report.due = outcome.due
-    report.behindMs = outcome.behindMs
+    Object.assign(report, stepCounts(outcome))
     report.ms = Math.round(performance.now() - started)
     return report
   }
