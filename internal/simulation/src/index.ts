@@ -1,4 +1,5 @@
 export { VirtualClock } from './clock.js'
 export { drawOf, seeded } from './random.js'
-export { runSimulation, type SimulationOptions, type SimulationReport } from './run.js'
+export { runSimulation } from './run.js'
 export { type ModelWebhook, ServiceModel, type ServiceModelOptions } from './service.js'
+export type { SimulationOptions, SimulationReport } from './types.js'

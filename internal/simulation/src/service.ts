@@ -58,11 +58,6 @@ export class ServiceModel {
     return true
   }
 
-  /** Whether the account has a webhook that delivers. */
-  delivers(account: string): boolean {
-    return this.#webhooks.get(account)?.some((w) => w.state === 'active') ?? false
-  }
-
   readonly fetch = async (input: string, init?: RequestInit): Promise<Response> => {
     const { clock, latencyMs, capacity, outages } = this.options
     const second = Math.floor(clock.now() / 1000)

@@ -16,10 +16,6 @@ export class HealthWatch {
   /** `max`: the most accounts watched; past it, an account waits for its turn. */
   constructor(readonly max = 1_000_000) {}
 
-  get size(): number {
-    return this.#heap.length
-  }
-
   /** Watches `key`, whose last delivery was at `last`, until `due`. False when full or watched. */
   watch(key: string, last: number, due: number): boolean {
     if (this.#keys.has(key) || this.#heap.length >= this.max) return false

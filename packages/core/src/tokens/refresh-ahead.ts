@@ -143,7 +143,10 @@ export class RefreshAhead {
       }
       // The manager's refresh of a token to be replaced: one across processes, and none when
       // the stored token is another already (someone refreshed since).
-      await this.tokens.getRecord(key, { rejectedToken: record.accessToken })
+      const after = await this.tokens.getRecord(key, { rejectedToken: record.accessToken })
+      // Counted only when the token was replaced (here or by another process meanwhile).
+      if (after.accessToken === record.accessToken)
+        throw new Error(`the token of "${key}" was not replaced`)
       report.refreshed++
     } catch (error) {
       const code = isSchedulingError(error) ? error.code : undefined

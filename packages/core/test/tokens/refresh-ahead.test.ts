@@ -61,7 +61,13 @@ async function world() {
   })
   const sweeps = new MemorySweepStore({ now: () => clock.now })
   const instance = () => {
-    const tokens = createTokenManager({ oauth, store, now: () => clock.now, lease: { pollMs: 2 } })
+    const tokens = createTokenManager({
+      oauth,
+      store,
+      now: () => clock.now,
+      lease: { pollMs: 2 },
+      retry: { baseDelayMs: 2, maxDelayMs: 5 },
+    })
     const ahead = new RefreshAhead(tokens, {
       keys: async function* () {
         yield* keys
@@ -105,6 +111,32 @@ describe('RefreshAhead', () => {
     expect(tokenCalls() - before).toBe(refreshed)
     expect(writes.size).toBe(ACCOUNTS)
     expect([...writes.values()].reduce((n, w) => n + w, 0)).toBe(refreshed)
+  })
+
+  it('the token endpoint failing at a turn: the connection is reported failed, not refreshed, and refreshed at the next step', async () => {
+    const { clock, keys, instance } = await world()
+    const { ahead } = instance()
+    await ahead.step()
+    // Past the turns of the first two steps (tokens just obtained are left), then step until a
+    // turn comes, with the token endpoint down for its whole refresh.
+    for (let step = 0; step < 3; step++) {
+      clock.now += PERIOD / 100
+      await ahead.step()
+    }
+    let report = await ahead.step()
+    for (let step = 1; report.due === 0; step++) {
+      clock.now += PERIOD / 100
+      server.failNext(503, 503, 503, 503, 503, 503)
+      report = await ahead.step()
+    }
+    expect(report.refreshed).toBe(0)
+    expect(report.failed.length).toBe(report.due)
+    expect(keys).toEqual(expect.arrayContaining(report.failed))
+    server.clearFailures()
+    clock.now += PERIOD / 100
+    const next = await ahead.step()
+    expect(next.refreshed).toBeGreaterThanOrEqual(report.failed.length)
+    expect(next.failed).toEqual([])
   })
 
   it('100,000 accounts connected in the same minute: their refreshes over the next day spread flat, the busiest minute at most 1.25x the mean', () => {

@@ -1,0 +1,53 @@
+// What a simulation is told, and what it tells.
+
+export interface SimulationOptions {
+  accounts: number
+  seed: number
+  /**
+   * Days simulated. Default 2. Webhooks are disabled early enough for their repair to be judged
+   * within the run: before its end less a period, two steps and an outage.
+   */
+  days?: number
+  /** Share of the accounts that receive deliveries, each `deliveriesPerDay` on average. */
+  activeShare?: number
+  deliveriesPerDay?: number
+  /** Webhooks the service disables at random times. Default a thousandth of the accounts. */
+  disables?: number
+  /** The app's cap and the service's capacity, in requests a second; its latency in ms. */
+  capPerSecond?: number
+  capacity?: number
+  latencyMs?: number
+  /** Outages of 30 minutes, one a day at a random time. Default true. */
+  outages?: boolean
+  /** Accounts a step checks at once. Default 4. */
+  concurrency?: number
+}
+
+export interface SimulationReport {
+  accounts: number
+  days: number
+  requests: { list: number; create: number; delete: number; throttled: number; unavailable: number }
+  /** List requests a day, per account that received deliveries, and per one that did not. */
+  listsPerActiveAccountPerDay: number
+  listsPerQuietAccountPerDay: number
+  /** Webhooks disabled, and how long each took to be made again, in ms (of those repaired). */
+  disabled: number
+  repaired: number
+  repairMs: { p50: number; p99: number; max: number }
+  /**
+   * Of the disabled, those of quiet accounts repaired within one period, and within a period
+   * and the time a check can be held up: two steps and an outage (a check that fails is tried
+   * again at the next step).
+   */
+  quietRepairedWithinPeriod: number
+  quietRepairedWithinBound: number
+  quietDisabled: number
+  boundMs: number
+  peakPerSecond: number
+  capPerSecond: number
+  /** Checks that failed (an outage, 429s past the client's retries), and steps run. */
+  failedChecks: number
+  steps: number
+  heapBytesPerAccount: number
+  wallMs: number
+}
