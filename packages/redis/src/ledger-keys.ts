@@ -1,30 +1,37 @@
-import { encodeStoreKey } from '@scheduling-kit/core/store'
+import { accountOfKey, encodeStoreKey } from '@scheduling-kit/core/store'
+import { shardOf, spreadOverSlots } from './slots.js'
 
-// Where a Redis ledger's keys are. Every key of one ledger shares one hash tag, the prefix
-// itself (encoded: no brace can end it early), so each write and the indexes it moves are one
-// atomic script, one round trip, on a single server and on a Cluster alike (one slot).
+// Where a Redis ledger's keys are. The ledger is split in shards by account: every key of one
+// shard shares one hash tag, so each write and the indexes it moves are one atomic script, one
+// round trip, in one Cluster slot; the shards' tags are chosen to fall evenly over the slots, so
+// on a Cluster the shards, and the accounts with them, spread over the masters. An account's
+// entries, marks and holds are all in its shard (an entry's id and a mark's resource name the
+// account: `accountKey`); entries and marks of no account are in the shard of ''.
+//
+// With one shard (a single server's default), the tag is the prefix itself (encoded: no brace
+// can end it early), the layout of every ledger before shards.
 //
 // An entry is a hash: `v` its version, `e` the entry as JSON without its body, `b` the body,
 // `x` when the body expires, `s` status, `t` type, `r` first recorded, `a` account, `c` its body
-// capped. Sorted sets index entries by first recording (all, and per account), bodies by expiry
-// (all, and each account's kept ones), and resource marks by horizon.
+// capped. Sorted sets of each shard index its entries by first recording (all, and per account),
+// its bodies by expiry (all, and each account's kept ones), and its resource marks by horizon.
 
-/** The keys of one ledger under `prefix`. */
-export class LedgerKeys {
-  /** What every key starts with: `<prefix>ledger:{<prefix>}:`. */
+/** The keys of one shard of a ledger. */
+export class LedgerShard {
+  /** What every key of the shard starts with: `<prefix>ledger:{<tag>}:`. */
   readonly base: string
-  /** The index of every entry by first recording. */
+  /** The index of the shard's entries by first recording. */
   readonly byTime: string
-  /** The index of bodies by expiry. */
+  /** The index of the shard's bodies by expiry. */
   readonly bodies: string
-  /** The index of resource marks by horizon. */
+  /** The index of the shard's resource marks by horizon. */
   readonly marks: string
 
-  constructor(prefix: string) {
-    this.base = `${prefix}ledger:{${encodeStoreKey(prefix, (k) => k.includes('}'))}}:`
-    this.byTime = `${this.base}by-time`
-    this.bodies = `${this.base}bodies`
-    this.marks = `${this.base}marks`
+  constructor(base: string) {
+    this.base = base
+    this.byTime = `${base}by-time`
+    this.bodies = `${base}bodies`
+    this.marks = `${base}marks`
   }
 
   /** An entry's hash; the scripts that walk an index add the id to `entry('')`. */
@@ -50,5 +57,32 @@ export class LedgerKeys {
   /** A resource's hold (one runner at a time). */
   hold(resourceId: string): string {
     return `${this.base}h:${resourceId}`
+  }
+}
+
+/** The most shards a ledger has. */
+export const MAX_SHARDS = 256
+
+/** The keys of one ledger under `prefix`, in `shards` shards. */
+export class LedgerKeys {
+  readonly shards: readonly LedgerShard[]
+
+  constructor(prefix: string, shards: number) {
+    const tag = encodeStoreKey(prefix, (k) => k.includes('}'))
+    const base = (suffix: string) => `${prefix}ledger:{${tag}${suffix}}:`
+    this.shards =
+      shards === 1
+        ? [new LedgerShard(base(''))]
+        : spreadOverSlots((n) => base(`#${n}`), shards).map((n) => new LedgerShard(base(`#${n}`)))
+  }
+
+  /** The shard of an account (`''`: entries and marks of no account). */
+  ofAccount(account: string | undefined): LedgerShard {
+    return this.shards[shardOf(account ?? '', this.shards.length)]!
+  }
+
+  /** The shard of an entry's id or a mark's resource: its account's (`accountKey`). */
+  of(key: string): LedgerShard {
+    return this.shards.length === 1 ? this.shards[0]! : this.ofAccount(accountOfKey(key))
   }
 }

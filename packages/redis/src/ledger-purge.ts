@@ -1,5 +1,5 @@
 import type { LedgerPurge, LedgerPurged } from '@scheduling-kit/core'
-import type { LedgerKeys } from './ledger-keys.js'
+import type { LedgerKeys, LedgerShard } from './ledger-keys.js'
 import bodyDrop from './lua/ledger/body-drop.lua'
 import purgeAccountBodies from './lua/ledger/purge-account-bodies.lua'
 import purgeBodies from './lua/ledger/purge-bodies.lua'
@@ -8,60 +8,81 @@ import purgeMarks from './lua/ledger/purge-marks.lua'
 import { type RedisClient, script } from './scripts.js'
 
 // Retention of a Redis ledger: each script drops at most 500 a call and says how many it looked
-// at, so a purge is many short calls, never one that blocks the server.
+// at, so a purge is many short calls, never one that blocks the server; shards four at a time.
 
 const PURGE_MARKS = script(purgeMarks)
 const PURGE_ENTRIES = script(purgeEntries)
 const PURGE_BODIES = script(bodyDrop, purgeBodies)
 const PURGE_ACCOUNT_BODIES = script(bodyDrop, purgeAccountBodies)
 
-/** Drops what `what` says is over: marks, then entries, bodies, an account's bodies. */
+/**
+ * Drops what `what` says is over, in each shard: marks, then entries, bodies; an account's
+ * bodies in its shard.
+ */
 export async function purgeLedger(
   client: RedisClient,
   keys: LedgerKeys,
   what: LedgerPurge,
 ): Promise<LedgerPurged> {
-  let bodies = 0
-  let entries = 0
-  let marks = 0
-  // Each pass drops at most 500 and says how many it looked at: done when fewer.
-  const until = async (pass: (offset: number) => Promise<unknown>) => {
-    let dropped = 0
-    for (let offset = 0; ; offset += 500) {
-      const [count, seen] = (await pass(offset)) as [number, number]
-      dropped += Number(count)
-      if (Number(seen) < 500) return dropped
+  const purged = { bodies: 0, entries: 0, marks: 0 }
+  // A few shards at a time: each pass is many short calls, one after another.
+  const shards = [...keys.shards]
+  const worker = async () => {
+    for (let shard = shards.shift(); shard !== undefined; shard = shards.shift()) {
+      const counts = await purgeShard(client, shard, what)
+      purged.bodies += counts.bodies
+      purged.entries += counts.entries
+      purged.marks += counts.marks ?? 0
     }
   }
+  await Promise.all(Array.from({ length: Math.min(4, shards.length) }, worker))
+  const account = what.account
+  if (account !== undefined) {
+    const shard = keys.ofAccount(account)
+    purged.bodies += await until((offset) =>
+      PURGE_ACCOUNT_BODIES(
+        client,
+        [shard.account(account), shard.bodies],
+        [shard.entry(''), shard.kept(''), offset],
+      ),
+    )
+  }
+  return purged
+}
+
+/** Each pass drops at most 500 and says how many it looked at: done when fewer. */
+async function until(pass: (offset: number) => Promise<unknown>): Promise<number> {
+  let dropped = 0
+  for (let offset = 0; ; offset += 500) {
+    const [count, seen] = (await pass(offset)) as [number, number]
+    dropped += Number(count)
+    if (Number(seen) < 500) return dropped
+  }
+}
+
+/** Drops the marks, entries and bodies of one shard that `what` says are over. */
+async function purgeShard(
+  client: RedisClient,
+  shard: LedgerShard,
+  what: LedgerPurge,
+): Promise<LedgerPurged> {
+  const purged = { bodies: 0, entries: 0, marks: 0 }
   const horizon = what.marksBefore
   if (horizon !== undefined)
-    marks += await until(() => PURGE_MARKS(client, [keys.marks], [keys.mark(''), horizon]))
-  const entryPrefix = keys.entry('')
-  const keptPrefix = keys.kept('')
-  const bodiesIndex = keys.bodies
+    purged.marks = await until(() => PURGE_MARKS(client, [shard.marks], [shard.mark(''), horizon]))
   const bound = what.entriesBefore
   if (bound !== undefined)
-    entries += await until(() =>
+    purged.entries = await until(() =>
       PURGE_ENTRIES(
         client,
-        [keys.byTime, bodiesIndex],
-        [entryPrefix, keys.account(''), keptPrefix, bound],
+        [shard.byTime, shard.bodies],
+        [shard.entry(''), shard.account(''), shard.kept(''), bound],
       ),
     )
   const expired = what.bodiesBefore
   if (expired !== undefined)
-    bodies += await until(() =>
-      PURGE_BODIES(client, [bodiesIndex], [entryPrefix, keptPrefix, expired]),
+    purged.bodies = await until(() =>
+      PURGE_BODIES(client, [shard.bodies], [shard.entry(''), shard.kept(''), expired]),
     )
-  // The account's index stays (it lists the entries): walked by offset. The others shrink.
-  const account = what.account
-  if (account !== undefined)
-    bodies += await until((offset) =>
-      PURGE_ACCOUNT_BODIES(
-        client,
-        [keys.account(account), bodiesIndex],
-        [entryPrefix, keptPrefix, offset],
-      ),
-    )
-  return { bodies, entries, marks }
+  return purged
 }

@@ -11,12 +11,13 @@ import type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '@scheduling-kit/core'
-import { markHorizonOf, maxBodiesOption } from '@scheduling-kit/core/store'
+import { accountOfKey, markHorizonOf, maxBodiesOption } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import { redisHealth } from './health.js'
-import { LedgerKeys } from './ledger-keys.js'
+import { LedgerKeys, type LedgerShard } from './ledger-keys.js'
 import { assemble, listLedger } from './ledger-list.js'
 import { purgeLedger } from './ledger-purge.js'
+import { shardsOption, warnIfUnspread } from './ledger-shards.js'
 import entryWrite from './lua/ledger/entry-write.lua'
 import hold from './lua/ledger/hold.lua'
 import setMark from './lua/ledger/set-mark.lua'
@@ -25,8 +26,8 @@ import writeAdvanceMark from './lua/ledger/write-advance-mark.lua'
 import writeReadMark from './lua/ledger/write-read-mark.lua'
 import { checkOptions, DEFAULT_PREFIX, type RedisStoreOptions, script } from './scripts.js'
 
-// The ledger in Redis: its writes and marks here, its keys in ledger-keys.ts (one hash tag: one
-// Cluster slot, the ledger's writes go to one master), listing in ledger-list.ts, retention in
+// The ledger in Redis: its writes and marks here, its keys in ledger-keys.ts (shards by account,
+// a hash tag each, spread over a Cluster's slots), listing in ledger-list.ts, retention in
 // ledger-purge.ts.
 
 export interface RedisLedgerStoreOptions extends RedisStoreOptions {
@@ -36,6 +37,14 @@ export interface RedisLedgerStoreOptions extends RedisStoreOptions {
    * flood of one account cannot fill the server. Default 10 000.
    */
   maxBodiesPerAccount?: number
+  /**
+   * How many shards the ledger is split in, by account (1 to 256): each has its own hash tag,
+   * chosen so the shards fall evenly over a Cluster's slots, and with them the ledger's load over
+   * its masters. Default 64 on a Cluster, 1 on a single server (where shards gain nothing and a
+   * listing of every account reads each). Fixed for a ledger's life: a ledger written with one
+   * count is not read with another (give a new `prefix` to change it).
+   */
+  shards?: number
 }
 
 // One script per operation (./lua/ledger/, each with its keys and arguments in its header); the
@@ -48,11 +57,12 @@ const SET_MARK = script(setMark)
 
 /**
  * A `LedgerStore` in Redis: entries written by compare-and-set in one script each (one round
- * trip), listed newest first from a sorted set, bodies purged by expiry or by account.
+ * trip), listed newest first from sorted sets, bodies purged by expiry or by account.
  *
- * Keys: `<prefix>ledger:{<prefix>}:e:<id>`, `...:m:<resource>`, and the indexes `...:by-time`,
- * `...:bodies`, `...:account:<key>`, `...:marks` (by horizon); one hash tag, one Cluster slot. Give it a server whose
- * `maxmemory-policy` never evicts (`noeviction`), as every store here.
+ * Keys: each shard's `<prefix>ledger:{<tag>}:e:<id>`, `...:m:<resource>`, and its indexes
+ * `...:by-time`, `...:bodies`, `...:account:<key>`, `...:marks` (by horizon); one hash tag a
+ * shard, an account's keys in one shard (`shards`: on a Cluster they spread over the masters).
+ * Give it a server whose `maxmemory-policy` never evicts (`noeviction`), as every store here.
  *
  * @example
  * ```ts
@@ -68,8 +78,10 @@ export class RedisLedgerStore implements LedgerStore {
     checkOptions('RedisLedgerStore', options)
     this.#maxBodies = maxBodiesOption('RedisLedgerStore', options.maxBodiesPerAccount)
     this.#client = options.client
-    this.#keys = new LedgerKeys(options.prefix ?? DEFAULT_PREFIX)
+    const prefix = options.prefix ?? DEFAULT_PREFIX
+    this.#keys = new LedgerKeys(prefix, shardsOption(options, prefix))
     warnIfEvicting(this.#client, options.logger)
+    warnIfUnspread(this.#client, this.#keys, prefix, options)
   }
 
   /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
@@ -78,7 +90,14 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async get(id: string): Promise<StoredLedgerEntry | undefined> {
-    const [v, e, b, x, c] = await this.#client.hmget(this.#keys.entry(id), 'v', 'e', 'b', 'x', 'c')
+    const [v, e, b, x, c] = await this.#client.hmget(
+      this.#keys.of(id).entry(id),
+      'v',
+      'e',
+      'b',
+      'x',
+      'c',
+    )
     if (v === null || v === undefined || e === null || e === undefined) return undefined
     return assemble(v, e, b ?? '', x ?? '', c ?? '')
   }
@@ -86,7 +105,7 @@ export class RedisLedgerStore implements LedgerStore {
   async write(entry: LedgerEntry, expected: number | undefined): Promise<number | undefined> {
     const version = await WRITE(
       this.#client,
-      this.#entryKeys(entry),
+      this.#entryKeys(this.#shardOf(entry), entry),
       this.#entryArgs(entry, expected),
     )
     return version === 0 ? undefined : Number(version)
@@ -97,9 +116,10 @@ export class RedisLedgerStore implements LedgerStore {
     expected: number | undefined,
     resourceId: string,
   ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
+    const shard = this.#shardOf(entry)
     const answer = await WRITE_READING_MARK(
       this.#client,
-      [...this.#entryKeys(entry), this.#keys.mark(resourceId)],
+      [...this.#entryKeys(shard, entry), this.#keys.of(resourceId).mark(resourceId)],
       this.#entryArgs(entry, expected),
     )
     if (!Array.isArray(answer)) return { version: undefined, mark: undefined }
@@ -115,22 +135,41 @@ export class RedisLedgerStore implements LedgerStore {
     expected: number | undefined,
     mark: ResourceMark,
   ): Promise<number | undefined> {
+    const shard = this.#shardOf(entry)
+    const marks = this.#keys.of(mark.resourceId)
     const version = await WRITE_ADVANCING_MARK(
       this.#client,
-      [...this.#entryKeys(entry), this.#keys.mark(mark.resourceId), this.#keys.marks],
+      [...this.#entryKeys(shard, entry), marks.mark(mark.resourceId), marks.marks],
       [...this.#entryArgs(entry, expected), ...markArgs(mark)],
     )
     return version === 0 ? undefined : Number(version)
   }
 
-  /** entry-write.lua's keys: the entry, its indexes, the account's kept bodies. */
-  #entryKeys(entry: LedgerEntry): string[] {
+  /**
+   * The shard an entry is written to: its id's, which must name the entry's account (as the
+   * ledger's ids do), else a listing by account would look for it in another shard.
+   */
+  #shardOf(entry: LedgerEntry): LedgerShard {
+    const shard = this.#keys.of(entry.id)
+    if (
+      entry.account !== undefined &&
+      this.#keys.shards.length > 1 &&
+      accountOfKey(entry.id) !== entry.account
+    )
+      throw new TypeError(
+        "RedisLedgerStore: an entry's id must name its account (accountKey(account, payloadId)).",
+      )
+    return shard
+  }
+
+  /** entry-write.lua's keys: the entry, its shard's indexes, the account's. */
+  #entryKeys(shard: LedgerShard, entry: LedgerEntry): string[] {
     return [
-      this.#keys.entry(entry.id),
-      this.#keys.byTime,
-      this.#keys.bodies,
-      this.#keys.account(entry.account ?? ''),
-      this.#keys.kept(entry.account ?? ''),
+      shard.entry(entry.id),
+      shard.byTime,
+      shard.bodies,
+      shard.account(entry.account ?? ''),
+      shard.kept(entry.account ?? ''),
     ]
   }
 
@@ -157,15 +196,16 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   async mark(resourceId: string): Promise<StoredResourceMark | undefined> {
-    const [v, m] = await this.#client.hmget(this.#keys.mark(resourceId), 'v', 'm')
+    const [v, m] = await this.#client.hmget(this.#keys.of(resourceId).mark(resourceId), 'v', 'm')
     if (v === null || v === undefined || m === null || m === undefined) return undefined
     return { ...(JSON.parse(m) as ResourceMark), version: Number(v) }
   }
 
   async setMark(mark: ResourceMark, expected: number | undefined): Promise<number | undefined> {
+    const shard = this.#keys.of(mark.resourceId)
     const version = await SET_MARK(
       this.#client,
-      [this.#keys.mark(mark.resourceId), this.#keys.marks],
+      [shard.mark(mark.resourceId), shard.marks],
       [expected === undefined ? '' : String(expected), ...markArgs(mark)],
     )
     return version === 0 ? undefined : Number(version)
@@ -179,7 +219,9 @@ export class RedisLedgerStore implements LedgerStore {
     now: number,
   ): Promise<boolean> {
     return (
-      Number(await HOLD(this.#client, [this.#keys.hold(resourceId)], [owner, until, now])) === 1
+      Number(
+        await HOLD(this.#client, [this.#keys.of(resourceId).hold(resourceId)], [owner, until, now]),
+      ) === 1
     )
   }
 

@@ -2,94 +2,12 @@
 // client, receive the same deliveries at once: each payload's handlers run exactly once in
 // all; an instance SIGKILLed while it runs a delivery leaves no entry stuck: once its lease
 // lapses, the service's retry to another instance runs it, and the entry ends done.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { createHmac } from 'node:crypto'
 import { afterEach, expect, it } from 'vitest'
 import { RedisLedgerStore } from '../src/index.js'
-import { REDIS_URL, redis, uniquePrefix } from './helpers.js'
+import { redis, uniquePrefix } from './helpers.js'
+import { envelope, instance, post, stopInstances } from './ledger-instances.js'
 
-const SECRET = 'ledger-processes-secret'
-
-const CHILD = `
-import { createServer } from 'node:http'
-import { Redis } from 'ioredis'
-import { createDeliveryLedger, createWebhookHandler } from '@scheduling-kit/core'
-import { RedisLedgerStore } from './dist/index.js'
-const client = new Redis(process.env.REDIS_URL)
-const store = new RedisLedgerStore({ client, prefix: process.env.PREFIX, logger: false })
-// A mutation run: the store as one without holds (each process then orders its own only).
-if (process.env.NO_HOLDS === '1') store.holdResource = undefined
-const ledger = createDeliveryLedger({
-  store,
-  leaseMs: Number(process.env.LEASE_MS),
-  orderWaitMs: Number(process.env.ORDER_WAIT_MS ?? 5000),
-})
-const handler = createWebhookHandler({
-  secret: process.env.SECRET,
-  ledger,
-  logger: { debug() {}, info() {}, warn() {}, error() {} },
-  onAny: async (event) => {
-    const P = process.env.PREFIX
-    await client.rpush(P + 'runs', event.id + ' ' + process.pid)
-    await client.rpush(P + 'log', 'start ' + event.payload.id + ' ' + event.id)
-    await new Promise((r) => setTimeout(r, Number(process.env.HOLD_MS)))
-    await client.set(P + 'state:' + event.payload.id, event.payload.state)
-    await client.rpush(P + 'log', 'end ' + event.payload.id + ' ' + event.id)
-  },
-})
-const server = createServer(async (req, res) => {
-  const answer = await handler.handle({ method: req.method, path: req.url, headers: req.headers, body: req })
-  res.writeHead(answer.status, answer.headers).end(answer.body)
-})
-server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: server.address().port })))`
-
-const children: ChildProcess[] = []
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL')
-})
-
-/** Starts an app instance; resolves to its port once it listens. */
-function instance(env: Record<string, string>): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
-    cwd: new URL('..', import.meta.url),
-    env: { ...process.env, REDIS_URL, SECRET, ...env },
-  })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let out = ''
-    let err = ''
-    child.stderr.on('data', (d) => (err += d))
-    child.stdout.on('data', (d) => {
-      out += d
-      const line = out.split('\n')[0]
-      if (out.includes('\n')) resolve({ port: (JSON.parse(line!) as { port: number }).port, child })
-    })
-    child.on('exit', (code) => reject(new Error(`instance exited (${code}): ${err}`)))
-  })
-}
-
-function post(port: number, body: string): Promise<number> {
-  return fetch(`http://127.0.0.1:${port}/webhooks/scheduling`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-service-signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-      'x-service-webhook-id': 'wh_processes',
-    },
-    body,
-  }).then(
-    (res) => res.status,
-    () => 0,
-  )
-}
-
-const envelope = (n: number, prefix: string) =>
-  JSON.stringify({
-    type: 'event.created',
-    id: `payload_${prefix.replaceAll(/[^a-z0-9]/g, '')}${n}`,
-    occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, n)).toISOString(),
-    payload: { id: `event_${n}`, state: 'confirmed' },
-  })
+afterEach(stopInstances)
 
 it('six instances receiving the same 20 deliveries at once: each runs once in all, every entry done', async () => {
   const prefix = uniquePrefix('ledger-procs')

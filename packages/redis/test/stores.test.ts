@@ -47,6 +47,24 @@ runLedgerStoreConformance(
   { describe, it, name: 'RedisLedgerStore: LedgerStore conformance' },
 )
 
+// In 8 shards: an account's keys in its shard, a listing of every account merged from each.
+const shardedPrefix = uniquePrefix('ledger-sharded')
+runLedgerStoreConformance(
+  (o) => new RedisLedgerStore({ client, prefix: shardedPrefix, shards: 8, logger: false, ...o }),
+  { describe, it, name: 'RedisLedgerStore in 8 shards: LedgerStore conformance' },
+)
+
+runLedgerScenarios(
+  () =>
+    new RedisLedgerStore({
+      client,
+      prefix: uniquePrefix('ledger-scenarios-sharded'),
+      shards: 8,
+      logger: false,
+    }),
+  { describe, it, name: 'RedisLedgerStore in 8 shards: ledger scenarios' },
+)
+
 runLedgerScenarios(
   () => new RedisLedgerStore({ client, prefix: uniquePrefix('ledger-scenarios'), logger: false }),
   {

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict'
-import type { LedgerEntry, LedgerStore, StoredLedgerEntry } from '@scheduling-kit/core'
+import type {
+  LedgerEntry,
+  LedgerFilter,
+  LedgerStore,
+  StoredLedgerEntry,
+} from '@scheduling-kit/core'
+import { accountKey } from '@scheduling-kit/core/store'
 import { entry, fieldsOf, type It, type Make, tag, withoutBody } from './ledger-kit.js'
 
 // The ledger store battery's entries: compare-and-set writes (one of many parallel writers wins),
@@ -28,7 +34,7 @@ export function ledgerWrites(make: Make, it: It): void {
   it('every field comes back as written: optional ones, text in any script, a large body', async () => {
     const s = await make()
     const e = entry({
-      id: `account:9:zoë-日本:payload_${tag()}`,
+      id: accountKey('zoë-日本', `payload_${tag()}`),
       webhookId: 'wh_ü',
       account: 'zoë-日本',
       resourceId: 'event_😀',
@@ -88,25 +94,24 @@ export function ledgerLists(make: Make, it: It): void {
       ids.push(e.id)
       await s.write(e, undefined)
     }
-    const seen: StoredLedgerEntry[] = []
-    let after: string | undefined
-    let pages = 0
-    do {
-      const page = await s.list({ account, limit: 5, ...(after === undefined ? {} : { after }) })
-      assert.ok(page.entries.length <= 5)
-      seen.push(...page.entries)
-      after = page.next
-      pages++
-      assert.ok(pages <= 10, 'the cursor never ends')
-    } while (after !== undefined)
+    const seen = await readAll(s, { account }, 5)
     assert.equal(seen.length, 23)
     assert.deepEqual(new Set(seen.map((e) => e.id)), new Set(ids))
-    for (let i = 1; i < seen.length; i++) {
-      const [a, b] = [seen[i - 1]!, seen[i]!]
-      assert.ok(
-        a.receivedAt > b.receivedAt || (a.receivedAt === b.receivedAt && a.id > b.id),
-        'newest first, then the greater id',
-      )
+  })
+
+  it('entries of many accounts listed together: newest first, each once, in pages of any size', async () => {
+    const s = await make()
+    const type = `event.kit-${tag()}`
+    const base = Date.now() - 20_000
+    const ids: string[] = []
+    for (let i = 0; i < 40; i++) {
+      const e = entry({ account: `many-${i % 13}-${tag()}`, type, receivedAt: base + (i % 9) })
+      ids.push(e.id)
+      await s.write(e, undefined)
+    }
+    for (const limit of [1, 3, 7, 40]) {
+      const seen = await readAll(s, { type }, limit)
+      assert.deepEqual(seen.map((e) => e.id).sort(), [...ids].sort(), `pages of ${limit}`)
     }
   })
 
@@ -217,4 +222,26 @@ export function ledgerBodyBounds(make: Make, it: It): void {
     await s.write(again, undefined)
     assert.equal((await s.get(again.id))?.body, '{"n":10}')
   })
+}
+
+/** Every page of a listing, each at most `limit`, checked newest first (then the greater id). */
+async function readAll(
+  s: LedgerStore,
+  filter: LedgerFilter,
+  limit: number,
+): Promise<StoredLedgerEntry[]> {
+  const seen: StoredLedgerEntry[] = []
+  let after: string | undefined
+  for (let pages = 1; ; pages++) {
+    const page = await s.list({ ...filter, limit, ...(after === undefined ? {} : { after }) })
+    assert.ok(page.entries.length <= limit)
+    seen.push(...page.entries)
+    after = page.next
+    if (after === undefined) break
+    assert.ok(pages <= 100, 'the cursor never ends')
+  }
+  const ordered = (a: StoredLedgerEntry, b: StoredLedgerEntry) =>
+    a.receivedAt > b.receivedAt || (a.receivedAt === b.receivedAt && a.id > b.id)
+  for (let i = 1; i < seen.length; i++) assert.ok(ordered(seen[i - 1]!, seen[i]!), 'newest first')
+  return seen
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { LedgerEntry, LedgerStore, StoredLedgerEntry } from '@scheduling-kit/core'
+import { accountKey } from '@scheduling-kit/core/store'
 import type { StoreConformanceOptions } from './conformance-options.js'
 
 // What the ledger store battery's parts share: the entries they write, how they compare them,
@@ -7,8 +8,12 @@ import type { StoreConformanceOptions } from './conformance-options.js'
 
 export const tag = () => randomBytes(4).toString('hex')
 
+/**
+ * An entry; its id names its account as the ledger's do (`accountKey`): alice's when it has
+ * none, so a store may keep an account's entries together.
+ */
 export function entry(overrides: Partial<LedgerEntry> = {}): LedgerEntry {
-  const id = overrides.id ?? `account:5:alice:payload_${tag()}`
+  const id = overrides.id ?? accountKey(overrides.account ?? 'alice', `payload_${tag()}`)
   return {
     id,
     payloadId: `payload_${tag()}`,

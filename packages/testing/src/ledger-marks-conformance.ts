@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { accountKey } from '@scheduling-kit/core/store'
 import { entry, type It, type Make, tag } from './ledger-kit.js'
 
 // The ledger store battery's resource marks, holds and purges: marks by compare-and-set, moved
@@ -61,7 +62,8 @@ export function ledgerMarkPurges(make: Make, it: It): void {
     const now = Date.now()
     const day = 86_400_000
     const old = now - 40 * day
-    const id = () => `event_${tag()}`
+    // Events of alice, the account of the kit's entries (a mark's resource names its account).
+    const id = () => accountKey('alice', `event_${tag()}`)
     const ended = { resourceId: id(), at: old, rank: 1, by: 'p1', appliedAt: old }
     const endedLater = {
       ...ended,
@@ -103,7 +105,8 @@ export function ledgerCombinedWrites(make: Make, it: It): void {
   it('writeReadingMark (when the store has it): writes by compare-and-set and answers the mark', async () => {
     const s = await make()
     if (s.writeReadingMark === undefined) return
-    const resourceId = `event_${tag()}`
+    // The mark of an Event of the entry's account, as the ledger's are (resourceKey).
+    const resourceId = accountKey('alice', `event_${tag()}`)
     const e = entry()
     assert.deepEqual(await s.writeReadingMark(e, undefined, resourceId), {
       version: 1,
@@ -122,7 +125,7 @@ export function ledgerCombinedWrites(make: Make, it: It): void {
     const s = await make()
     if (s.writeAdvancingMark === undefined) return
     const advance = s.writeAdvancingMark.bind(s)
-    const resourceId = `event_${tag()}`
+    const resourceId = accountKey('alice', `event_${tag()}`)
     const at = (t: number, rank: number, by: string) => ({ resourceId, at: t, rank, by })
     const e = entry()
     await s.write(e, undefined)

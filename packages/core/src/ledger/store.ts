@@ -74,6 +74,11 @@ export function markHorizonOf(mark: ResourceMark): number {
   return Number.isFinite(end) && end > applied ? end : applied
 }
 
+/**
+ * Where a delivery's entries are kept. An entry's `id` names its account when it has one
+ * (`accountKey(account, payloadId)`, and a mark's `resourceId` likewise): a store may keep each
+ * account's entries, marks and holds together by it (the Redis store's shards do).
+ */
 export interface LedgerStore {
   /** Whether what the store depends on answers, for a readiness route. */
   health?(options?: HealthOptions): Promise<HealthReport>

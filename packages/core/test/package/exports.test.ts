@@ -279,6 +279,8 @@ const ENTRIES = {
     'writeNode',
   ],
   store: [
+    'accountKey',
+    'accountOfKey',
     'cipherOption',
     'consoleLogger',
     'decodeStoreKey',

@@ -9,7 +9,8 @@
 -- ARGV[7]  statuses, comma-separated ('' for any)
 -- ARGV[8]  '1' when no status can match
 -- ARGV[9]  event type ('' for any)
--- Returns  { matches as { v, e, b, x, c }..., 1 when there is more, last score, last id }
+-- Returns  { matches as { v, e, b, x, c, score, id }..., 1 when there is more, last score,
+--          last id (of the last index entry walked) }
 local prefix = ARGV[1]
 local cursorScore = ARGV[2] ~= '' and tonumber(ARGV[2]) or nil
 local cursorId = ARGV[3]
@@ -40,7 +41,7 @@ while walked < 2000 do
         local f = redis.call('HMGET', prefix .. id, 'v', 'e', 'b', 'x', 's', 't', 'c')
         if f[1] and (not statuses or statuses[f[5]]) and (ARGV[9] == '' or f[6] == ARGV[9]) then
           if #out == limit then return {out, 1, lastScore, lastId} end
-          table.insert(out, {f[1], f[2], f[3] or '', f[4] or '', f[7] or ''})
+          table.insert(out, {f[1], f[2], f[3] or '', f[4] or '', f[7] or '', score, id})
         end
       end
     end
