@@ -218,6 +218,19 @@ export const MIGRATIONS: Migration[] = [
       lease_expires_at timestamptz
     )`,
   },
+  // subscriptions@4: each account's sweep phase (`phaseOf` of its key, written with its
+  // record), indexed with the key, so a sweep's step reads only its window's accounts. Rows
+  // written before it (or by an instance of an earlier version) are given theirs by the store
+  // as it reads by phase, found on a partial index that is empty once they are.
+  {
+    kind: 'subscriptions',
+    version: 4,
+    sql: (t, name) => `ALTER TABLE ${t} ADD COLUMN sweep_phase bigint;
+    CREATE INDEX "${name.slice(0, 50)}$by_phase" ON ${t} (sweep_phase, key)
+      WHERE record IS NOT NULL;
+    CREATE INDEX "${name.slice(0, 50)}$no_phase" ON ${t} (key)
+      WHERE record IS NOT NULL AND sweep_phase IS NULL`,
+  },
 ]
 
 /** A SQL string literal of `text`. */

@@ -1,11 +1,13 @@
 import type {
   HealthOptions,
   HealthReport,
+  PhaseRange,
   ReencryptResult,
   StoredSubscription,
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
+import { PHASES, phaseOf } from '@scheduling-kit/core/store'
 import { postgresHealth } from './health.js'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
@@ -67,11 +69,13 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     const json = await recordParam(this.#t.sealer, key, record)
     const write =
       expectedVersion === undefined
-        ? `INSERT INTO ${this.#t.table} AS t (key, account, record, webhook_ids, version)
-           VALUES ($1, $2, $3::jsonb, $4::text[], 1)
+        ? `INSERT INTO ${this.#t.table} AS t
+             (key, account, record, webhook_ids, version, sweep_phase)
+           VALUES ($1, $2, $3::jsonb, $4::text[], 1, $5::bigint)
            ON CONFLICT (key) DO UPDATE
            SET record = EXCLUDED.record, webhook_ids = EXCLUDED.webhook_ids,
-               account = EXCLUDED.account, version = t.version + 1, updated_at = clock_timestamp()
+               account = EXCLUDED.account, version = t.version + 1, updated_at = clock_timestamp(),
+               sweep_phase = EXCLUDED.sweep_phase
            WHERE t.record IS NULL
            RETURNING key`
         : `UPDATE ${this.#t.table}
@@ -93,7 +97,7 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
        )
        SELECT count(*)::int AS written FROM written`,
       expectedVersion === undefined
-        ? [rowKey(key), key, json, ids]
+        ? [rowKey(key), key, json, ids, phaseOf(key)]
         : [rowKey(key), key, json, ids, expectedVersion],
     )
     return rows[0]?.written === 1
@@ -142,7 +146,22 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
     return { key, record: { ...record, version: row.version } }
   }
 
-  async *keys(): AsyncIterable<string> {
+  /**
+   * Every key, by key; with `phases`, those whose phase falls in it, from the index by phase
+   * (rows without one given theirs first).
+   */
+  async *keys(phases?: PhaseRange): AsyncIterable<string> {
+    if (phases !== undefined) {
+      await this.#givePhases()
+      // Phases are whole numbers: p >= from is p >= ceil(from), p < to is p < ceil(to).
+      const [from, to] = [phases.from, phases.to].map((p) =>
+        Math.min(PHASES, Math.max(0, Math.ceil(p))),
+      ) as [number, number]
+      const wraps = from > to
+      yield* this.#keysInPhases(from, wraps ? PHASES : to)
+      if (wraps) yield* this.#keysInPhases(0, to)
+      return
+    }
     let after = ''
     for (;;) {
       const { rows } = await this.#t.query<{ key: string; account: string }>(
@@ -153,6 +172,42 @@ export class PostgresSubscriptionStore implements SubscriptionStore {
       for (const row of rows) yield keyOfRow(row.key) ?? row.account
       if (rows.length < PAGE) return
       after = rows.at(-1)!.key
+    }
+  }
+
+  /** The keys of phases from `from` up to `to`, a page at a time by (phase, key). */
+  async *#keysInPhases(from: number, to: number): AsyncIterable<string> {
+    let after: [number, string] = [from - 1, '']
+    for (;;) {
+      const { rows } = await this.#t.query<{ key: string; account: string; phase: string }>(
+        `SELECT key, account, sweep_phase AS phase FROM ${this.#t.table}
+         WHERE record IS NOT NULL AND sweep_phase >= $1 AND sweep_phase < $2
+           AND (sweep_phase, key) > ($3::bigint, $4::text)
+         ORDER BY sweep_phase, key LIMIT ${PAGE}`,
+        [from, to, after[0], after[1]],
+      )
+      for (const row of rows) yield keyOfRow(row.key) ?? row.account
+      if (rows.length < PAGE) return
+      const last = rows.at(-1)!
+      after = [Number(last.phase), last.key]
+    }
+  }
+
+  /** Gives rows written without a phase theirs, a page at a time (none once all have one). */
+  async #givePhases(): Promise<void> {
+    for (;;) {
+      const { rows } = await this.#t.query<{ key: string; account: string }>(
+        `SELECT key, account FROM ${this.#t.table}
+         WHERE record IS NOT NULL AND sweep_phase IS NULL LIMIT ${PAGE}`,
+        [],
+      )
+      if (rows.length === 0) return
+      await this.#t.query(
+        `UPDATE ${this.#t.table} AS t SET sweep_phase = v.phase
+         FROM unnest($1::text[], $2::bigint[]) AS v(key, phase)
+         WHERE t.key = v.key AND t.sweep_phase IS NULL`,
+        [rows.map((r) => r.key), rows.map((r) => phaseOf(keyOfRow(r.key) ?? r.account))],
+      )
     }
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import type { SubscriptionStore } from '@scheduling-kit/core'
+import { inPhases, PHASES, phaseOf } from '@scheduling-kit/core/store'
 import type { SubscriptionConformanceOptions } from './subscription-conformance-options.js'
 import { hookId, key, plain, record, webhook } from './subscription-store-kit.js'
 
@@ -86,6 +87,30 @@ export function subscriptionStoreRecords(
       assert.equal(counted.length, mine.length, 'each record listed')
       assert.equal(new Set(counted).size, counted.length, 'each listed once')
       assert.equal(seen.includes(gone), false)
+    })
+
+    it('keys(phases) lists at least every record whose phase falls in the range (wrapping past the last phase too), each once', async () => {
+      const store = await createStore()
+      const mine = Array.from({ length: 40 }, (_, i) => key(`phase${i}`))
+      for (const k of mine) await store.compareAndSet(k, record(), undefined)
+      const gone = mine.pop()!
+      await store.delete(gone, (await store.get(gone))!.version)
+      const quarter = PHASES / 4
+      for (const phases of [
+        { from: 0, to: quarter },
+        { from: quarter, to: 3 * quarter },
+        { from: 3 * quarter, to: quarter / 2 },
+      ]) {
+        const seen: string[] = []
+        for await (const k of store.keys(phases)) seen.push(k)
+        const wanted = mine.filter((k) => inPhases(phaseOf(k), phases))
+        assert.deepEqual(
+          seen.filter((k) => wanted.includes(k)).sort(),
+          wanted.sort(),
+          JSON.stringify(phases),
+        )
+        assert.equal(seen.includes(gone), false)
+      }
     })
   })
 }

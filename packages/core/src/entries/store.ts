@@ -18,4 +18,5 @@ export {
 } from '../ledger/store.js'
 export { consoleLogger } from '../log.js'
 export { decodeStoreKey, encodeStoreKey } from '../stores/keys.js'
+export { inPhases, PHASES, phaseOf } from '../sweep/schedule.js'
 export { wholeNumber } from '../validate.js'

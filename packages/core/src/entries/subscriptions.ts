@@ -25,4 +25,5 @@ export {
 export { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
 export type { LedgerOfDeliveries, SweepOptions } from '../subscriptions/sweep-options.js'
 export { RateCap, type RateCapOptions } from '../sweep/rate-cap.js'
+export type { PhaseRange } from '../sweep/schedule.js'
 export { MemorySweepStore, type SweepCheckpoint, type SweepStore } from '../sweep/store.js'

@@ -14,7 +14,8 @@ import type { StoreBundle } from './stores.js'
 /** What `createScheduling({ refreshAhead })` takes. */
 export type RefreshAheadOption =
   | true
-  | (Omit<RefreshAheadOptions, 'store' | 'keys'> & Partial<Pick<RefreshAheadOptions, 'keys'>>)
+  | (Omit<RefreshAheadOptions, 'store' | 'keys' | 'onConnectionChange'> &
+      Partial<Pick<RefreshAheadOptions, 'keys'>>)
 
 /** The ledger `createScheduling`'s option names: none, one on the stores' ledger store, or its own. */
 export function ledgerOf(
@@ -51,11 +52,13 @@ export function refreshAheadOf(
   tokens: TokenManager,
   stores: StoreBundle,
   subscriptions: WebhookSubscriptions | undefined,
+  onConnectionChange: RefreshAheadOptions['onConnectionChange'],
 ): RefreshAhead | undefined {
   if (option === undefined) return undefined
   const settings = option === true ? {} : option
   const keys =
-    settings.keys ?? (subscriptions === undefined ? undefined : () => subscriptions.keys())
+    settings.keys ??
+    (subscriptions === undefined ? undefined : (phases) => subscriptions.keys(phases))
   if (keys === undefined)
     throw new ConfigError(
       'createScheduling: refreshAhead needs the connected keys: give webhookUrl (the subscriptions know them) or refreshAhead.keys.',
@@ -64,5 +67,6 @@ export function refreshAheadOf(
     ...settings,
     keys,
     store: stores.sweeps ?? new MemorySweepStore(),
+    ...(onConnectionChange === undefined ? {} : { onConnectionChange }),
   })
 }

@@ -216,7 +216,13 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
     ...asOptions,
     oauth,
     tokens,
-    refreshAhead: refreshAheadOf(options.refreshAhead, tokens, stores, subscriptions),
+    refreshAhead: refreshAheadOf(
+      options.refreshAhead,
+      tokens,
+      stores,
+      subscriptions,
+      onConnectionChange,
+    ),
     webhooks: createWebhookHandler(asOptions),
     client: (key) =>
       createSchedulingClient({ baseUrl: apiUrl, token: { manager: tokens, key }, fetch }),

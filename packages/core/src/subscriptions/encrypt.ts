@@ -84,7 +84,7 @@ export function encryptSubscriptionStore(
         ? undefined
         : { key: found.key, record: await open(found.key, found.record) }
     },
-    keys: () => store.keys(),
+    keys: (phases) => store.keys(phases),
     acquireLease: (key, owner, ttlMs) => store.acquireLease(key, owner, ttlMs),
     releaseLease: (key, owner) => store.releaseLease(key, owner),
   }

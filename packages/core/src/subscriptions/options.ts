@@ -5,6 +5,7 @@ import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { FetchLike } from '../http/fetch.js'
 import { checkLogger, consoleLogger, type Logger } from '../log.js'
 import type { RateCap } from '../sweep/rate-cap.js'
+import type { PhaseRange } from '../sweep/schedule.js'
 import type { ConnectionChange, ConnectionStatus } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { wholeNumber } from '../validate.js'
@@ -143,8 +144,11 @@ export interface WebhookSubscriptions {
   get(key: string): Promise<StoredSubscription | undefined>
   /** The account's API client, its token from the token manager (what `catchUp` lists with). */
   client(key: string): SchedulingClient
-  /** The keys of the accounts with a live subscription, from the store. */
-  keys(): AsyncIterable<string>
+  /**
+   * The keys of the accounts with a live subscription, from the store; with `phases`, at least
+   * those whose phase (`phaseOf`) falls in it, as the store's `keys` gives them.
+   */
+  keys(phases?: PhaseRange): AsyncIterable<string>
 }
 
 const positive = (value: number | undefined, fallback: number, name: string) =>

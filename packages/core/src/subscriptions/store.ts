@@ -2,6 +2,7 @@ import { cipherOption, RecordSealer } from '../credentials/sealed.js'
 import type { CredentialCipher } from '../credentials/types.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import { memoryHealth } from '../health/report.js'
+import { inPhases, type PhaseRange, phaseOf } from '../sweep/schedule.js'
 import type { ConnectionApp } from '../tokens/record.js'
 
 /** One webhook this app created for an account, with the secret the service gave it. */
@@ -80,8 +81,13 @@ export interface SubscriptionStore {
   delete(key: string, expectedVersion: number): Promise<boolean>
   /** The record that lists this webhook id, and its account key. */
   findByWebhook(webhookId: string): Promise<{ key: string; record: StoredSubscription } | undefined>
-  /** Every account key with a record, each once. */
-  keys(): AsyncIterable<string>
+  /**
+   * Every account key with a record, each once. With `phases`: at least the keys whose phase
+   * (`phaseOf(key)` of `@scheduling-kit/core/store`) falls in it, each once, so a sweep's step
+   * reads only its window's keys; a store may give more (they are passed over), so one that
+   * ignores `phases` is correct, and reads every key each step.
+   */
+  keys(phases?: PhaseRange): AsyncIterable<string>
   /** Takes (or, for its owner, extends) the account's lease for `ttlMs`; false when another holds it. */
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>
   /** Gives the lease up, if `owner` still holds it. */
@@ -175,8 +181,9 @@ export class MemorySubscriptionStore implements SubscriptionStore {
     return record === undefined ? undefined : { key, record }
   }
 
-  async *keys(): AsyncIterable<string> {
-    yield* [...this.#records.keys()]
+  async *keys(phases?: PhaseRange): AsyncIterable<string> {
+    const keys = [...this.#records.keys()]
+    yield* phases === undefined ? keys : keys.filter((key) => inPhases(phaseOf(key), phases))
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {

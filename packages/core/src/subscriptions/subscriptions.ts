@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import { emit, notify } from '../log.js'
+import type { PhaseRange } from '../sweep/schedule.js'
 import type { ConnectionStatus, WebhookStatus } from '../tokens/connection.js'
 import { appOf, SubscriptionExecutor } from './executor.js'
 import type {
@@ -73,7 +74,7 @@ export function createWebhookSubscriptions(
       checkKey(key)
       return x.api(key)
     },
-    keys: () => activeKeys(x),
+    keys: (phases) => activeKeys(x, phases),
     health: (healthOptions) => checkHealth({ store: x.store }, healthOptions),
   }
 }
@@ -216,6 +217,7 @@ function checkKey(key: unknown): asserts key is string {
 }
 
 /** The keys of the accounts with a live subscription (removed ones left out). */
-async function* activeKeys(x: SubscriptionExecutor): AsyncIterable<string> {
-  for await (const key of x.store.keys()) if ((await x.store.get(key))?.active === true) yield key
+async function* activeKeys(x: SubscriptionExecutor, phases?: PhaseRange): AsyncIterable<string> {
+  for await (const key of x.store.keys(phases))
+    if ((await x.store.get(key))?.active === true) yield key
 }

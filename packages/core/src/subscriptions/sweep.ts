@@ -44,7 +44,7 @@ export class Sweeper {
     const outcome = await stepShards(
       { ...this.settings, name: 'sweep' },
       now,
-      () => this.x.store.keys(),
+      (phases) => this.x.store.keys(phases),
       (due) => this.#run(due, now, report),
     )
     for (const name of outcome.overtaken)

@@ -18,11 +18,64 @@ function hash(text: string, seed: number): number {
   return h >>> 0
 }
 
+/** How many phases there are: an account's phase is a whole number below it. */
+export const PHASES = 2 ** 32
+
+/**
+ * Where the account's time falls in every period, whatever its length: a whole number in
+ * [0, 2^32), the period's fraction `phase / 2^32`. What a store may index its keys by, so a step
+ * reads only the keys of its window (`SubscriptionStore.keys(phases)`).
+ */
+export function phaseOf(key: string): number {
+  return hash(key, 0x5bd1e995)
+}
+
 /** Where in each period of `periodMs` the account is checked: an offset in [0, periodMs). */
 export function slotOf(key: string, periodMs: number): number {
-  // Two draws make 53 bits, so a period of any length is spread without a bias worth naming.
-  const draw = hash(key, 0x5bd1e995) * 0x200000 + (hash(key, 0x1b873593) & 0x1fffff)
-  return draw % periodMs
+  return slotOfPhase(phaseOf(key), periodMs)
+}
+
+const slotOfPhase = (phase: number, periodMs: number) => Math.floor((phase / PHASES) * periodMs)
+
+/**
+ * Phases from `from` (included) to `to` (excluded); past the last phase when `from > to`, on
+ * from the first: `[from, 2^32)` and `[0, to)`.
+ */
+export interface PhaseRange {
+  from: number
+  to: number
+}
+
+/** Whether `phase` falls in `range`. */
+export function inPhases(phase: number, range: PhaseRange): boolean {
+  return range.from <= range.to
+    ? phase >= range.from && phase < range.to
+    : phase >= range.from || phase < range.to
+}
+
+/**
+ * The phases of the accounts due in any of `windows` (each as `dueIn` reads it): `'none'` when
+ * no window is open, `'all'` when together they span a period, else one range that holds every
+ * due account's phase (and a few more around its ends: a reader filters by `dueIn`).
+ */
+export function phasesDue(
+  windows: readonly StepWindow[],
+  periodMs: number,
+): PhaseRange | 'none' | 'all' {
+  const open = windows.filter((w) => w.to > w.from)
+  if (open.length === 0) return 'none'
+  const from = Math.min(...open.map((w) => w.from))
+  const to = Math.max(...open.map((w) => w.to))
+  if (to - from >= periodMs) return 'all'
+  // Due: the slots after `from`'s and up to `to`'s in the period, (a, b], b past the period's
+  // end when the window wraps. A slot s holds the phases from s/P of 2^32 up to (s+1)/P.
+  const a = mod(from, periodMs)
+  const b = a + (to - from)
+  const low = Math.max(0, Math.floor(((a + 1) / periodMs) * PHASES) - 2)
+  const high = Math.ceil(((b + 1) / periodMs) * PHASES) + 2
+  if (high <= PHASES) return { from: low, to: high }
+  const wrapped = high - PHASES
+  return wrapped >= low ? 'all' : { from: low, to: wrapped }
 }
 
 /** The shard of the account, of `shards`. */
@@ -39,6 +92,11 @@ export function dueIn(slot: number, periodMs: number, from: number, to: number):
 }
 
 const mod = (a: number, b: number) => ((a % b) + b) % b
+
+/** The last time at or before `now` that falls on `slot` in every period of `periodMs`. */
+export function lastTurn(slot: number, periodMs: number, now: number): number {
+  return now - mod(now - slot, periodMs)
+}
 
 /** What a shard's next step covers: from its checkpoint to now, at most `maxStepMs`. */
 export interface StepWindow {

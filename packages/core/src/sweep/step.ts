@@ -1,10 +1,10 @@
 import { newOwnerId } from '../claims/owner.js'
-import { dueIn, shardOf, slotOf, stepWindow } from './schedule.js'
+import { dueIn, type PhaseRange, phasesDue, shardOf, slotOf, stepWindow } from './schedule.js'
 import type { SweepCheckpoint, SweepStore } from './store.js'
 
 // The executor of a rolling schedule (`schedule.ts`), whatever is done to each key: one step
 // takes the shards no other instance holds, reads each one's checkpoint, finds the keys whose
-// turn came since (one scan of `keys`), hands each shard's keys to `run`, and moves the shard's
+// turn came since (one read of the keys of those windows' phases), hands each shard's keys to `run`, and moves the shard's
 // checkpoint by compare-and-set once `run` is done. A step killed halfway leaves the checkpoint
 // of the shard it was on: the next holder, once the lease lapses, does that window again.
 
@@ -52,7 +52,8 @@ interface HeldShard {
 export async function stepShards(
   settings: StepSettings,
   now: number,
-  keys: () => AsyncIterable<string>,
+  /** The keys: with `phases`, at least those whose phase falls in it (any more are passed over). */
+  keys: (phases?: PhaseRange) => AsyncIterable<string>,
   run: (due: readonly string[]) => Promise<void>,
 ): Promise<StepOutcome> {
   const { store, shards, leaseTtlMs, periodMs, maxStepMs } = settings
@@ -81,8 +82,9 @@ export async function stepShards(
   )
   ;(renew as { unref?: () => void }).unref?.()
   try {
-    if (held.size > 0)
-      for await (const key of keys()) {
+    const phases = phasesDue([...held.values()], periodMs)
+    if (phases !== 'none')
+      for await (const key of phases === 'all' ? keys() : keys(phases)) {
         const shard = held.get(shardOf(key, shards))
         if (shard !== undefined && dueIn(slotOf(key, periodMs), periodMs, shard.from, shard.to))
           shard.due.push(key)

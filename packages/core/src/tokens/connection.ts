@@ -47,6 +47,13 @@ export type ConnectionChange =
   | { type: 'needs_reauth'; key: string; accountId?: string }
   /** `reconcile` or `ensure` repaired the key's webhook (what it did, in words). */
   | { type: 'webhook_repaired'; key: string; actions: string[] }
+  /**
+   * Refresh ahead could not refresh the key's token (the token endpoint failed or did not
+   * answer: `error`, its code); tried again at each step. Told once, until it recovers.
+   */
+  | { type: 'refresh_failing'; key: string; error: string }
+  /** Refresh ahead refreshed a key it had told failing. */
+  | { type: 'refresh_recovered'; key: string }
 
 /** The id of the service account a record is connected to, as text; `undefined` when unknown. */
 export function accountIdOf(record: Pick<TokenRecord, 'account'> | undefined): string | undefined {

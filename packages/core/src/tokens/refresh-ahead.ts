@@ -1,7 +1,10 @@
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
+import { notify } from '../log.js'
+import { lastTurn, type PhaseRange, slotOf } from '../sweep/schedule.js'
 import { eachOf, stepCounts, stepShards } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'
 import { wholeNumber } from '../validate.js'
+import type { ConnectionChange } from './connection.js'
 import type { TokenManager } from './contract.js'
 
 // Refresh ahead, off the request path: each connection's token is refreshed once every
@@ -14,8 +17,12 @@ import type { TokenManager } from './contract.js'
 const MINUTE = 60_000
 
 export interface RefreshAheadOptions {
-  /** The connected keys (the subscriptions' `keys()`, or your own list). */
-  keys: () => AsyncIterable<string>
+  /**
+   * The connected keys (the subscriptions' `keys`, or your own list): with `phases`, at least
+   * those whose phase (`phaseOf`) falls in it, so a step reads only its window's; a function
+   * that ignores it gives them all, and each step passes over those not due.
+   */
+  keys: (phases?: PhaseRange) => AsyncIterable<string>
   /** The shards' leases and checkpoints, shared by the instances (a sweep's store serves). */
   store: SweepStore
   /**
@@ -32,6 +39,12 @@ export interface RefreshAheadOptions {
   concurrency?: number
   /** Clock in ms. Default `Date.now`: the token manager's clock, when it was given one. */
   now?: () => number
+  /**
+   * Told when a connection's refresh starts failing (`refresh_failing`, once) and when it is
+   * refreshed again (`refresh_recovered`); a refused refresh token is told by the token manager
+   * (`needs_reauth`). `createScheduling` passes its own.
+   */
+  onConnectionChange?: (change: ConnectionChange) => void
 }
 
 /** What one `step()` did. */
@@ -57,7 +70,7 @@ export interface RefreshAheadReport {
  *
  * @example
  * ```ts
- * const ahead = new RefreshAhead(tokens, { keys: () => subscriptions.keys(), store: sweepStore })
+ * const ahead = new RefreshAhead(tokens, { keys: (p) => subscriptions.keys(p), store: sweepStore })
  * setInterval(() => void ahead.step(), 60_000).unref()
  * ```
  */
@@ -67,6 +80,8 @@ export class RefreshAhead {
   readonly #now: () => number
   /** Connections whose refresh failed: tried again at the next step. */
   readonly #failed = new Set<string>()
+  /** Connections told failing, until one of their refreshes works. */
+  readonly #failing = new Set<string>()
 
   constructor(
     readonly tokens: Pick<TokenManager, 'getRecord'>,
@@ -131,14 +146,18 @@ export class RefreshAhead {
 
   /**
    * One connection, refreshed at its turn: its token then lives a full period past it, so the
-   * request path never finds it due. One obtained in the last two steps (just refreshed
-   * elsewhere) is left.
+   * request path never finds it due. One obtained since two steps before its turn (refreshed
+   * elsewhere: by a step that died before its checkpoint, or just connected) is left, however
+   * late the step that finds it due.
    */
   async #one(key: string, now: number, maxStepMs: number, report: RefreshAheadReport) {
     try {
       const record = await this.tokens.getRecord(key, { revalidate: true })
-      if (record.obtainedAt !== undefined && record.obtainedAt > now - 2 * maxStepMs) {
+      // `obtainedAt` may be the service's `Date` header (a whole second, up to one early).
+      const turn = lastTurn(slotOf(key, this.#everyMs), this.#everyMs, now)
+      if (record.obtainedAt !== undefined && record.obtainedAt > turn - 2 * maxStepMs - 1_000) {
         report.fresh++
+        this.#recovered(key)
         return
       }
       // The manager's refresh of a token to be replaced: one across processes, and none when
@@ -148,6 +167,7 @@ export class RefreshAhead {
       if (after.accessToken === record.accessToken)
         throw new Error(`the token of "${key}" was not replaced`)
       report.refreshed++
+      this.#recovered(key)
     } catch (error) {
       const code = isSchedulingError(error) ? error.code : undefined
       if (code === 'reauthorization_required') report.reauthorizationRequired.push(key)
@@ -155,7 +175,17 @@ export class RefreshAhead {
       else {
         report.failed.push(key)
         if (this.#failed.size < 100_000) this.#failed.add(key)
+        if (!this.#failing.has(key) && this.#failing.size < 100_000) {
+          this.#failing.add(key)
+          const told = code ?? 'refresh_failed'
+          notify(this.options.onConnectionChange, { type: 'refresh_failing', key, error: told })
+        }
       }
     }
+  }
+
+  #recovered(key: string) {
+    if (this.#failing.delete(key))
+      notify(this.options.onConnectionChange, { type: 'refresh_recovered', key })
   }
 }

@@ -1,6 +1,16 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { dueIn, shardOf, slotOf, stepWindow } from '../../src/sweep/schedule.js'
+import {
+  dueIn,
+  inPhases,
+  lastTurn,
+  PHASES,
+  phaseOf,
+  phasesDue,
+  shardOf,
+  slotOf,
+  stepWindow,
+} from '../../src/sweep/schedule.js'
 
 // The rolling schedule, by properties: windows laid end to end over a period find every account
 // exactly once, however they are cut; a hundred thousand accounts spread evenly over the period
@@ -10,6 +20,59 @@ const DAY = 86_400_000
 const keys = Array.from({ length: 100_000 }, (_, i) => `acct_${i}`)
 
 describe('rolling schedule', () => {
+  it('property: the last turn is at or before now, within a period of it, on the slot', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 * DAY }),
+        fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+        fc.integer({ min: -DAY, max: 100 * DAY }),
+        (period, at, now) => {
+          const slot = Math.floor(at * period)
+          const turn = lastTurn(slot, period, now)
+          expect(turn).toBeLessThanOrEqual(now)
+          expect(turn).toBeGreaterThan(now - period)
+          expect((((turn - slot) % period) + period) % period).toBe(0)
+        },
+      ),
+    )
+  })
+
+  it("property: the phases due for a step's windows hold every account due in any of them, and little more", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 200 }),
+        fc.integer({ min: 1, max: 10 * DAY }),
+        fc.integer({ min: -DAY, max: 10 * DAY }),
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: DAY }), fc.double({ min: 0, max: 1.2, noNaN: true })),
+          {
+            maxLength: 4,
+          },
+        ),
+        (accounts, period, start, shape) => {
+          const windows = shape.map(([skew, length]) => ({
+            from: start + (skew % Math.max(1, Math.floor(period / 10))),
+            to: start + (skew % Math.max(1, Math.floor(period / 10))) + Math.floor(length * period),
+          }))
+          const phases = phasesDue(windows, period)
+          const due = (key: string) =>
+            windows.some((w) => dueIn(slotOf(key, period), period, w.from, w.to))
+          if (phases === 'none') expect(accounts.filter(due)).toEqual([])
+          if (phases === 'none' || phases === 'all') return
+          for (const key of accounts.filter(due)) expect(inPhases(phaseOf(key), phases)).toBe(true)
+          // The range is the windows' span of the period, and a few phases around its ends.
+          const span =
+            Math.max(...windows.map((w) => w.to)) - Math.min(...windows.map((w) => w.from))
+          const width = (phases.to - phases.from + PHASES) % PHASES
+          expect(width).toBeLessThanOrEqual(((span + 2) / period) * PHASES + 8)
+        },
+      ),
+      { numRuns: 500 },
+    )
+    expect(phasesDue([{ from: 5, to: 5 }], 100)).toBe('none')
+    expect(phasesDue([{ from: 0, to: 100 }], 100)).toBe('all')
+  })
+
   it('property: windows end to end over one period, cut anywhere, find each account exactly once', () => {
     fc.assert(
       fc.property(

@@ -1,8 +1,9 @@
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createOAuthClient } from '../../src/oauth/client.js'
-import { slotOf } from '../../src/sweep/schedule.js'
+import { lastTurn, slotOf } from '../../src/sweep/schedule.js'
 import { MemorySweepStore } from '../../src/sweep/store.js'
+import type { ConnectionChange } from '../../src/tokens/connection.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
 import { RefreshAhead } from '../../src/tokens/refresh-ahead.js'
 import { MemoryTokenStore } from '../../src/tokens/store.js'
@@ -60,6 +61,7 @@ async function world() {
     now: () => clock.now,
   })
   const sweeps = new MemorySweepStore({ now: () => clock.now })
+  const changes: ConnectionChange[] = []
   const instance = () => {
     const tokens = createTokenManager({
       oauth,
@@ -74,10 +76,11 @@ async function world() {
       },
       store: sweeps,
       now: () => clock.now,
+      onConnectionChange: (change) => changes.push(change),
     })
     return { tokens, ahead }
   }
-  return { clock, keys, writes, instance }
+  return { clock, keys, writes, instance, changes }
 }
 
 describe('RefreshAhead', () => {
@@ -113,8 +116,8 @@ describe('RefreshAhead', () => {
     expect([...writes.values()].reduce((n, w) => n + w, 0)).toBe(refreshed)
   })
 
-  it('the token endpoint failing at a turn: the connection is reported failed, not refreshed, and refreshed at the next step', async () => {
-    const { clock, keys, instance } = await world()
+  it('the token endpoint failing at a turn: the connection is reported failed (told once, refresh_failing), not refreshed, and refreshed at the next step (told refresh_recovered)', async () => {
+    const { clock, keys, instance, changes } = await world()
     const { ahead } = instance()
     await ahead.step()
     // Past the turns of the first two steps (tokens just obtained are left), then step until a
@@ -126,17 +129,83 @@ describe('RefreshAhead', () => {
     let report = await ahead.step()
     for (let step = 1; report.due === 0; step++) {
       clock.now += PERIOD / 100
-      server.failNext(503, 503, 503, 503, 503, 503)
+      // Down for every refresh of the turn, however many come due and retry (cleared below).
+      server.failNext(...Array<503>(60).fill(503))
       report = await ahead.step()
     }
     expect(report.refreshed).toBe(0)
     expect(report.failed.length).toBe(report.due)
     expect(keys).toEqual(expect.arrayContaining(report.failed))
+    const failing = changes.filter((c) => c.type === 'refresh_failing')
+    expect(failing.map((c) => c.key).sort()).toEqual([...report.failed].sort())
+    expect(
+      failing.every((c) => c.type === 'refresh_failing' && !/token|secret/i.test(c.error)),
+    ).toBe(true)
+    // Down for one more step: tried again, failed again, not told again.
+    clock.now += PERIOD / 100
+    server.failNext(...Array<503>(60).fill(503))
+    const again = await ahead.step()
+    expect(again.failed).toEqual(expect.arrayContaining(report.failed))
+    expect(changes.filter((c) => c.type === 'refresh_failing').length).toBe(again.failed.length)
+    expect(changes.filter((c) => c.type === 'refresh_recovered')).toEqual([])
     server.clearFailures()
     clock.now += PERIOD / 100
     const next = await ahead.step()
     expect(next.refreshed).toBeGreaterThanOrEqual(report.failed.length)
     expect(next.failed).toEqual([])
+    const recovered = changes.filter((c) => c.type === 'refresh_recovered').map((c) => c.key)
+    expect(recovered.sort()).toEqual(
+      changes
+        .filter((c) => c.type === 'refresh_failing')
+        .map((c) => c.key)
+        .sort(),
+    )
+  })
+
+  it('a step that dies after its refreshes, before its checkpoint: the next holder, long after, leaves each of those connections as it was refreshed (one token call each)', async () => {
+    const { clock, instance } = await world()
+    const { tokens } = instance()
+    const sweeps = new MemorySweepStore({ now: () => clock.now })
+    const keys = Array.from({ length: ACCOUNTS }, (_, i) => `acct_${i}`)
+    const options = {
+      keys: async function* () {
+        yield* keys
+      },
+      now: () => clock.now,
+      leaseTtlMs: 5 * MINUTE,
+    }
+    const next = new RefreshAhead(tokens, { ...options, store: sweeps })
+    // One that dies right after its refreshes: its checkpoints never move, its leases stay.
+    const dying = new RefreshAhead(tokens, {
+      ...options,
+      store: {
+        acquireLease: (name, owner, ttlMs) => sweeps.acquireLease(name, owner, ttlMs),
+        releaseLease: async () => {},
+        checkpoint: (name) => sweeps.checkpoint(name),
+        setCheckpoint: async () => undefined,
+      },
+    })
+    await next.step()
+    // Stepped until acct_0's turn comes in the next step (past the first steps' grace).
+    const slot = slotOf('acct_0', PERIOD)
+    const step = PERIOD / 100
+    clock.now += 3 * step
+    await next.step()
+    while (lastTurn(slot, PERIOD, clock.now + step) <= clock.now) {
+      clock.now += step
+      await next.step()
+    }
+    clock.now += step
+    const died = await dying.step()
+    expect(died.refreshed).toBeGreaterThan(0)
+    const calls = server.tokenRequests.length
+    clock.now += 6 * MINUTE // past the dead step's leases
+    const redo = await next.step()
+    expect(redo.failed).toEqual([])
+    // Its window done again: what it refreshed is left; only later turns cost a token call.
+    expect(redo.fresh).toBeGreaterThanOrEqual(died.refreshed)
+    expect(server.tokenRequests.length - calls).toBe(redo.refreshed)
+    expect(redo.refreshed + redo.fresh).toBe(redo.due)
   })
 
   it('100,000 accounts connected in the same minute: their refreshes over the next day spread flat, the busiest minute at most 1.25x the mean', () => {
