@@ -1,4 +1,5 @@
-import type { SimulationReport } from './types.js'
+import type { RefreshRun } from './refresh.js'
+import type { RefreshFigures, SimulationReport } from './types.js'
 import { DAY, type World } from './world.js'
 
 // What a simulation tells, read from its world once it ran: requests by kind and account,
@@ -45,5 +46,27 @@ export function judge(
     peakPerSecond: service.peakPerSecond,
     capPerSecond: world.capPerSecond,
     ...run,
+  }
+}
+
+/** What refresh ahead did: its token calls and the request path's, the busiest minute, lost. */
+export async function judgeRefresh(world: World, run: RefreshRun): Promise<RefreshFigures> {
+  const { service, keys, start, days } = world
+  const minutes = days * 1_440
+  let busiest = 0
+  let total = 0
+  for (let m = 0; m < minutes; m++) {
+    const calls = service.tokens.byMinute.get(Math.floor(start / 60_000) + m) ?? 0
+    busiest = Math.max(busiest, calls)
+    total += calls
+  }
+  let lost = 0
+  for (const key of keys) if (!(await run.live(key))) lost++
+  return {
+    tokenCalls: run.counts.ahead,
+    requestPathRefreshes: run.counts.requestPath,
+    failed: run.counts.failed,
+    lost,
+    busiestMinuteToMean: total === 0 ? 0 : busiest / (total / minutes),
   }
 }

@@ -1,5 +1,6 @@
-import { judge } from './judge.js'
+import { judge, judgeRefresh } from './judge.js'
 import { seeded } from './random.js'
+import { buildRefresh, type RefreshRun } from './refresh.js'
 import type { SimulationOptions, SimulationReport } from './types.js'
 import { buildWorld, DAY, type World } from './world.js'
 
@@ -7,7 +8,8 @@ import { buildWorld, DAY, type World } from './world.js'
 // subscriptions sweep, rate cap and repair code against the service model (`world.ts`). A share
 // of the accounts is active (deliveries at random, several a day); webhooks are disabled at
 // random times; the service has a latency, a capacity past which it answers 429 and an outage a
-// day. `judge.ts` reads what came of it.
+// day. With `refreshAhead`, the real token managers and refresh ahead too (`refresh.ts`), against
+// the service's token endpoint. `judge.ts` reads what came of it.
 
 export type { SimulationOptions, SimulationReport }
 
@@ -43,12 +45,35 @@ async function simulate(options: SimulationOptions): Promise<SimulationReport> {
         }),
       )
     })
+  const refresh = options.refreshAhead ? await scheduleRefresh(world, options, sweeps) : undefined
   await clock.runUntil(start + days * DAY + DAY / 100)
   await Promise.all(sweeps)
   ;(globalThis as { gc?: () => void }).gc?.()
   const heapBytesPerAccount = (process.memoryUsage().heapUsed - heapBefore) / options.accounts
   const wallMs = Math.round(performance.now() - started)
-  return judge(world, { steps, failedChecks, heapBytesPerAccount, wallMs })
+  const report = judge(world, { steps, failedChecks, heapBytesPerAccount, wallMs })
+  if (refresh !== undefined) report.refresh = await judgeRefresh(world, refresh)
+  return report
+}
+
+/** Refresh ahead stepped every minute, the app reading its minute's share of active tokens. */
+async function scheduleRefresh(
+  world: World,
+  options: SimulationOptions,
+  steps: Promise<void>[],
+): Promise<RefreshRun> {
+  const { clock, service, keys, start, days, random } = world
+  const refresh = await buildRefresh(clock, service, keys, random)
+  const active = keys.filter(world.active)
+  const perMinute = (active.length * (options.deliveriesPerDay ?? 8)) / 1_440
+  for (let t = start; t < start + days * DAY; t += 60_000)
+    clock.at(t, () => {
+      const reads: string[] = []
+      for (let n = perMinute + random(); n >= 1 && active.length > 0; n--)
+        reads.push(active[Math.floor(random() * active.length)]!)
+      steps.push(refresh.step(reads))
+    })
+  return refresh
 }
 
 /** Disables, each of a random account at a random time, early enough to be judged in the run. */

@@ -1,9 +1,11 @@
 import type { VirtualClock } from './clock.js'
+import { TokenModel } from './token-model.js'
 
 // The service as the simulation models it, answering the webhook API in process (a `fetch`):
 // each account's webhooks, a latency per request on the virtual clock, a capacity in requests a
 // second past which it answers 429 with `Retry-After`, outages answered 503. It counts what it
-// answered, by kind, by second and by account.
+// answered, by kind, by second and by account. Its token endpoint (`token-model.ts`) shares the
+// latency and the outages, not the API's capacity.
 
 export interface ModelWebhook {
   id: string
@@ -36,7 +38,12 @@ export class ServiceModel {
   /** When a webhook was made, by account (the last one). */
   readonly createdAt = new Map<string, number>()
 
-  constructor(readonly options: ServiceModelOptions) {}
+  /** The token endpoint. */
+  readonly tokens: TokenModel
+
+  constructor(readonly options: ServiceModelOptions) {
+    this.tokens = new TokenModel(options.clock)
+  }
 
   /** An account's webhook, made without a request (the simulation's starting state). */
   seed(account: string, url: string): ModelWebhook {
@@ -60,6 +67,13 @@ export class ServiceModel {
 
   readonly fetch = async (input: string, init?: RequestInit): Promise<Response> => {
     const { clock, latencyMs, capacity, outages } = this.options
+    if (new URL(input).pathname === '/oauth/token') {
+      await clock.sleep(latencyMs)
+      if (outages.some((o) => clock.now() >= o.from && clock.now() < o.to))
+        return json(503, { error: 'unavailable' })
+      const { status, body } = this.tokens.refresh(new URLSearchParams(String(init?.body ?? '')))
+      return json(status, body)
+    }
     const second = Math.floor(clock.now() / 1000)
     if (second !== this.#second) {
       this.#second = second

@@ -21,6 +21,23 @@ export interface SimulationOptions {
   outages?: boolean
   /** Accounts a step checks at once. Default 4. */
   concurrency?: number
+  /**
+   * Refresh ahead too (`refresh.ts`): every account connected in the minute before the start,
+   * stepped every minute, the app reading active accounts' tokens on the request path.
+   */
+  refreshAhead?: boolean
+}
+
+/** What refresh ahead did, when the simulation ran it. */
+export interface RefreshFigures {
+  /** Token calls of refresh ahead, and of the request path (refreshes the app waited on). */
+  tokenCalls: number
+  requestPathRefreshes: number
+  /** Refreshes that failed (tried again at the next step), and connections lost at the end. */
+  failed: number
+  lost: number
+  /** The busiest minute's token calls against the mean minute's, over the run. */
+  busiestMinuteToMean: number
 }
 
 export interface SimulationReport {
@@ -50,4 +67,5 @@ export interface SimulationReport {
   steps: number
   heapBytesPerAccount: number
   wallMs: number
+  refresh?: RefreshFigures
 }

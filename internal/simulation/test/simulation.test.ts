@@ -29,6 +29,35 @@ describe('simulation', () => {
     expect(report.quietRepairedWithinBound).toBe(report.quietDisabled)
   })
 
+  it('refresh ahead, 10,000 accounts connected in one minute, a day: each refreshed at its turns, none on the request path, none lost, the busiest minute at most 1.25x the mean', async () => {
+    const report = await runSimulation({
+      accounts: 10_000,
+      seed: 5,
+      days: 1,
+      refreshAhead: true,
+      outages: false,
+    })
+    if (process.env.SIMULATION_REPORT) console.log(JSON.stringify(report.refresh))
+    const refresh = report.refresh!
+    expect(refresh.requestPathRefreshes).toBe(0)
+    expect(refresh.lost).toBe(0)
+    expect(refresh.failed).toBe(0)
+    // A turn each 100 minutes: 14.4 a day each, the first ones left when just connected.
+    expect(refresh.tokenCalls).toBeGreaterThanOrEqual(10_000 * 14)
+    expect(refresh.tokenCalls).toBeLessThanOrEqual(10_000 * 15)
+    expect(refresh.busiestMinuteToMean).toBeLessThanOrEqual(1.25)
+  })
+
+  it('refresh ahead through a 30-minute outage of the token endpoint: the failed turns are tried again each step, none lost; the request path tries only tokens past their margin meanwhile', async () => {
+    const report = await runSimulation({ accounts: 3_000, seed: 6, days: 1, refreshAhead: true })
+    if (process.env.SIMULATION_REPORT) console.log(JSON.stringify(report.refresh))
+    const refresh = report.refresh!
+    expect(refresh.failed).toBeGreaterThan(0)
+    expect(refresh.lost).toBe(0)
+    // Only what fell due in the outage and reached its last 5 minutes before it ended.
+    expect(refresh.requestPathRefreshes).toBeLessThanOrEqual(3_000 * 0.1)
+  })
+
   it('the same seed, the same run', async () => {
     const [a, b] = [
       await runSimulation({ accounts: 2_000, seed: 7 }),

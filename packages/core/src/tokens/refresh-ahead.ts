@@ -55,7 +55,7 @@ export interface RefreshAheadReport {
   due: number
   refreshed: number
   fresh: number
-  /** Connections that need their owner to sign in again, that have no tokens, and that failed (tried again at the next step). */
+  /** Connections that need their owner to sign in again, that have no tokens, and that failed (tried again at the next steps, a tenth of those waiting a step). */
   reauthorizationRequired: string[]
   notConnected: string[]
   failed: string[]
@@ -78,7 +78,7 @@ export class RefreshAhead {
   readonly #everyMs: number
   readonly #settings: { shards: number; leaseTtlMs: number; concurrency: number }
   readonly #now: () => number
-  /** Connections whose refresh failed: tried again at the next step. */
+  /** Connections whose refresh failed, oldest first: tried again at the next steps. */
   readonly #failed = new Set<string>()
   /** Connections told failing, until one of their refreshes works. */
   readonly #failing = new Set<string>()
@@ -123,8 +123,16 @@ export class RefreshAhead {
       ms: 0,
     }
     const maxStepMs = Math.ceil(this.#everyMs / 100)
-    const again = [...this.#failed]
-    this.#failed.clear()
+    // Failed refreshes tried again, the oldest first, a tenth of them a step (at least
+    // `concurrency`): after an outage of the token endpoint, the turns it held up are spread
+    // over the next steps, not all sent in the first.
+    const budget = Math.max(this.#settings.concurrency, Math.ceil(this.#failed.size / 10))
+    const again: string[] = []
+    for (const key of this.#failed) {
+      if (again.length === budget) break
+      again.push(key)
+    }
+    for (const key of again) this.#failed.delete(key)
     await eachOf(again, this.#settings.concurrency, (key) => this.#one(key, now, maxStepMs, report))
     const outcome = await stepShards(
       {
