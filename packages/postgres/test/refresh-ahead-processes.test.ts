@@ -119,7 +119,8 @@ it('2 processes, one SIGKILLed mid-step: each connection refreshed and stored on
     expect(calls - ACCOUNTS).toBeLessThanOrEqual(4) // its concurrency
     // The killed step's shard was done again: what it had stored there was left as it was.
     expect(fresh).toBeGreaterThanOrEqual(1)
-    expect(service.auth.counters.reuse - service.auth.counters.graceReuse).toBe(0)
+    // No spent refresh token refused (one the killed process spent is taken within the grace).
+    expect(service.auth.counters.reuse).toBe(0)
     if (process.env.SWEEP_RACE_FIGURES)
       console.log(
         JSON.stringify({ calls, inFlightAtKill, fresh, grace: service.auth.counters.graceReuse }),
