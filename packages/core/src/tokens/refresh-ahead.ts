@@ -1,5 +1,6 @@
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
 import { notify } from '../log.js'
+import type { RateCap } from '../sweep/rate-cap.js'
 import { lastTurn, type PhaseRange, slotOf } from '../sweep/schedule.js'
 import { eachOf, stepCounts, stepShards } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'
@@ -37,6 +38,11 @@ export interface RefreshAheadOptions {
   leaseTtlMs?: number
   /** Refreshes at once. Default 4. */
   concurrency?: number
+  /**
+   * Spaces the token calls (`new RateCap({ perSecond })`, the app's own for its token endpoint,
+   * or one shared with other work of this process): each refresh waits its turn. Default none.
+   */
+  rateCap?: Pick<RateCap, 'acquire'>
   /** Clock in ms. Default `Date.now`: the token manager's clock, when it was given one. */
   now?: () => number
   /**
@@ -168,6 +174,7 @@ export class RefreshAhead {
         this.#recovered(key)
         return
       }
+      await this.options.rateCap?.acquire()
       // The manager's refresh of a token to be replaced: one across processes, and none when
       // the stored token is another already (someone refreshed since).
       const after = await this.tokens.getRecord(key, { rejectedToken: record.accessToken })

@@ -1,6 +1,7 @@
 import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createOAuthClient } from '../../src/oauth/client.js'
+import { RateCap } from '../../src/sweep/rate-cap.js'
 import { lastTurn, slotOf } from '../../src/sweep/schedule.js'
 import { MemorySweepStore } from '../../src/sweep/store.js'
 import type { ConnectionChange } from '../../src/tokens/connection.js'
@@ -206,6 +207,42 @@ describe('RefreshAhead', () => {
     expect(redo.fresh).toBeGreaterThanOrEqual(died.refreshed)
     expect(server.tokenRequests.length - calls).toBe(redo.refreshed)
     expect(redo.refreshed + redo.fresh).toBe(redo.due)
+  })
+
+  it('under a rate cap of 2 a second: a step of many turns takes its token calls half a second apart on the clock', async () => {
+    const { clock, instance } = await world()
+    const { tokens } = instance()
+    const keys = Array.from({ length: ACCOUNTS }, (_, i) => `acct_${i}`)
+    const rateCap = new RateCap({
+      perSecond: 2,
+      now: () => clock.now,
+      sleep: async (ms) => {
+        clock.now += ms
+      },
+    })
+    const ahead = new RefreshAhead(tokens, {
+      keys: async function* () {
+        yield* keys
+      },
+      store: new MemorySweepStore({ now: () => clock.now }),
+      now: () => clock.now,
+      rateCap,
+      concurrency: 1,
+    })
+    await ahead.step()
+    // Stepped until a step has several turns to refresh (past the first steps' grace).
+    clock.now += 3 * (PERIOD / 100)
+    await ahead.step()
+    let before = clock.now
+    let report = { refreshed: 0 }
+    for (let step = 0; step < 50 && report.refreshed < 3; step++) {
+      clock.now += PERIOD / 100
+      before = clock.now
+      report = await ahead.step()
+    }
+    expect(report.refreshed).toBeGreaterThanOrEqual(3)
+    // The first call of a step may go at once; each next one waits half a second.
+    expect(clock.now - before).toBeGreaterThanOrEqual((report.refreshed - 1) * 500)
   })
 
   it('100,000 accounts connected in the same minute: their refreshes over the next day spread flat, the busiest minute at most 1.25x the mean', () => {
