@@ -6,8 +6,12 @@ import { configDefaults, defineConfig, type ViteUserConfig } from 'vitest/config
 const shared: ViteUserConfig = defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Each package writes a JSON report; scripts/test.mjs adds them up into one closing line.
-    reporters: ['default', ['json', { outputFile: 'test-output/vitest.json' }]],
+    // Each package writes a JSON report; scripts/test.mjs adds them up into one closing line
+    // (a run of its own names another file in VITEST_REPORT).
+    reporters: [
+      'default',
+      ['json', { outputFile: process.env.VITEST_REPORT ?? 'test-output/vitest.json' }],
+    ],
     // Time-outs catch a hang, not slowness: a test on a loaded 2-core machine may take many
     // times what it takes on a quiet one, and must still pass.
     testTimeout: 120_000,
