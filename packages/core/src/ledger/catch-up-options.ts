@@ -1,5 +1,6 @@
 import type { EventsApi } from '../api/events.js'
 import type { DeliveryOutcome } from '../claims/record.js'
+import type { SweepStore } from '../sweep/store.js'
 
 // What a catch-up is told and what it tells: its options, its report, the accounts it lists.
 
@@ -11,6 +12,14 @@ export interface CatchUpOptions {
    * that ended before it are purged).
    */
   since?: number | Date
+  /**
+   * Where the run keeps its progress, so a run stopped halfway is taken up again: the next call
+   * with the same `since` (a time, not the default) passes over the accounts it caught up and
+   * lists the rest, and those that failed. A run that caught every account up without a
+   * problem is closed; the next call starts afresh. Give the sweep's store
+   * (`RedisSweepStore`, `PostgresSweepStore`): each account's last catch-up is one checkpoint.
+   */
+  progress?: SweepStore
   /** Only these keys. Default: every key with a live subscription (option `subscriptions`). */
   keys?: readonly string[]
   /** Accounts listed at once. Default 4. */
@@ -35,6 +44,11 @@ export interface CatchUpOptions {
 export interface CatchUpReport {
   /** Accounts listed. */
   accounts: number
+  /**
+   * Accounts passed over: caught up already by the run this call took up (option `progress`,
+   * the same `since` as a run stopped halfway).
+   */
+  resumed: number
   /** Events the API listed. */
   listed: number
   /** Events whose state the ledger had not applied: fed through the handlers. */
@@ -47,6 +61,12 @@ export interface CatchUpReport {
   ran: number
   queued: number
   duplicates: number
+  /**
+   * Differences running elsewhere when fed (another process held them under a lease, one that
+   * died among them until the lease lapses; or a delivery of the same Event here): not applied
+   * by this run. Their accounts are in `problems`, so the next catch-up lists them again.
+   */
+  busy: number
   stale: number
   failed: number
   /**

@@ -3,6 +3,8 @@ import { accountKey } from '../claims/keys.js'
 import type { LedgerContext, VerifiedDelivery } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
 import type { CatchUpOptions, CatchUpOutcome, CatchUpReport } from './catch-up-options.js'
+import { CatchUpProgress } from './catch-up-progress.js'
+import { type AccountRun, countOutcome, endAccount, newReport } from './catch-up-report.js'
 import {
   endsHere,
   firstWindow,
@@ -11,7 +13,7 @@ import {
   type WindowState,
   windowStep,
 } from './catch-up-window.js'
-import { catchUpEnvelope, UNRECOVERABLE } from './difference.js'
+import { catchUpEnvelope } from './difference.js'
 import { cleanError, type ResourceMark } from './entry.js'
 import { resourceKey } from './order.js'
 import { ledgerTimeOf } from './store.js'
@@ -59,21 +61,7 @@ export async function catchUp(
   source: CatchUpSource,
   options: CatchUpOptions = {},
 ): Promise<CatchUpReport> {
-  const report: CatchUpReport = {
-    accounts: 0,
-    listed: 0,
-    fed: 0,
-    ran: 0,
-    queued: 0,
-    duplicates: 0,
-    stale: 0,
-    failed: 0,
-    malformed: 0,
-    capped: 0,
-    readWhole: 0,
-    problems: [],
-    unrecoverable: UNRECOVERABLE,
-  }
+  const report = newReport()
   const since = ledgerTimeOf(options.since) ?? ledger.horizon?.()
   const concurrency = options.concurrency ?? 4
   if (!Number.isInteger(concurrency) || concurrency < 1)
@@ -85,12 +73,22 @@ export async function catchUp(
     ...(options.maxPages === undefined ? {} : { maxPages: options.maxPages }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   }
+  const progress =
+    options.progress === undefined
+      ? undefined
+      : await CatchUpProgress.open(checkedProgress(options.progress), since, ledger.now())
   const accounts = source.accounts(options)[Symbol.asyncIterator]()
   const worker = async () => {
     for (let next = await accounts.next(); !next.done; next = await accounts.next()) {
       const { key, events } = next.value
+      if (key !== undefined && (await progress?.caughtUp(key))) {
+        report.resumed++
+        continue
+      }
       report.accounts++
-      const account: AccountRun = { key, fed: 0, cap, malformed: 0, whole: false }
+      const listedAt = ledger.now()
+      const problems = report.problems.length
+      const account: AccountRun = { key, fed: 0, cap, malformed: 0, busy: 0, whole: false }
       try {
         // Listed again while a difference was overtaken by a live change meanwhile: what the
         // API lists now is compared again, so nothing the live change left undone is missed.
@@ -101,37 +99,27 @@ export async function catchUp(
       } catch (error) {
         report.problems.push({ key, error: cleanError(error) })
       }
-      if (account.whole) report.readWhole++
-      if (account.malformed > 0)
-        report.problems.push({
-          key,
-          error: `${account.malformed} listed items were no Event (not an object, or no string id): skipped`,
-        })
-      if (account.fed >= cap) {
-        report.capped++
-        report.problems.push({
-          key,
-          error: `stopped after ${cap} deliveries (maxPerAccount): the next catch-up goes on from there`,
-        })
-      }
+      endAccount(report, account)
+      // Caught up when none of the problems told since it began is its own.
+      if (key !== undefined && !report.problems.slice(problems).some((p) => p.key === key))
+        await progress?.record(key, listedAt)
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
+  await progress?.close(report)
   return report
+}
+
+function checkedProgress(store: CatchUpOptions['progress']) {
+  if (typeof store?.checkpoint !== 'function' || typeof store.setCheckpoint !== 'function')
+    throw new ConfigError(
+      'catchUp: progress must be a SweepStore (checkpoint, setCheckpoint), the sweep store shared by instances.',
+    )
+  return store
 }
 
 /** Deliveries fed for one account in one run, by default. */
 const MAX_PER_ACCOUNT = 1_000
-
-/** One account's run: what it fed and skipped so far, and its cap. */
-interface AccountRun {
-  key: string | undefined
-  fed: number
-  cap: number
-  malformed: number
-  /** Its listing was read whole: the service ignored `period`, or listed the past oldest first. */
-  whole: boolean
-}
 
 /**
  * One listing of an account (its upcoming Events, then its past ones down to `since`), each
@@ -170,7 +158,7 @@ async function listOnce(
         const [next, step] = windowStep(window, event, since, listedAt)
         window = next
         if (step === 'skip') continue
-        const outcome = await feedOne(ledger, source, report, event, account.key, listedAt)
+        const outcome = await feedOne(ledger, source, report, event, account, listedAt)
         if (outcome === undefined) continue
         if (outcome === 'stale') overtaken = true
         if (++account.fed >= account.cap) return 'capped'
@@ -192,9 +180,10 @@ async function feedOne(
   source: CatchUpSource,
   report: CatchUpReport,
   event: ApiEvent,
-  key: string | undefined,
+  account: AccountRun,
   listedAt: number,
 ): Promise<CatchUpOutcome | 'failed' | undefined> {
+  const { key } = account
   const applied = await ledger.mark(resourceKey(key, event.id))
   const envelope = await catchUpEnvelope(event, applied, key, listedAt, ledger.volatile)
   if (envelope === undefined) return undefined
@@ -207,19 +196,9 @@ async function feedOne(
     source: 'catch-up',
     listedAt,
   }
-  try {
-    const outcome = await source.feed(delivery, {
-      catchUp: true,
-      ...(key === undefined ? {} : { account: key }),
-    })
-    if (outcome === 'ran') report.ran++
-    else if (outcome === 'queued') report.queued++
-    else if (outcome === 'stale') report.stale++
-    else if (outcome === 'busy' || outcome === 'done') report.duplicates++
-    else report.failed++
-    return outcome
-  } catch {
-    report.failed++
-    return 'failed'
-  }
+  const outcome = await source
+    .feed(delivery, { catchUp: true, ...(key === undefined ? {} : { account: key }) })
+    .catch(() => 'failed' as const)
+  countOutcome(report, account, outcome)
+  return outcome
 }
