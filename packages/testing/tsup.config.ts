@@ -9,10 +9,10 @@ export default defineConfig([
     noExternal: ['@scheduling-kit/fake-auth'],
     dts: { resolve: [/^@scheduling-kit\/fake-auth/] },
   },
-  // The process runRefreshRace forks.
+  // The processes runRefreshRace and runRateCapRace fork.
   {
     ...library,
-    entry: ['src/race-child.ts'],
+    entry: ['src/race-child.ts', 'src/rate-race-child.ts'],
     dts: false,
     sourcemap: false,
   },

@@ -1,7 +1,13 @@
 import type { HealthOptions, HealthReport } from '@scheduling-kit/core'
 import { HealthProblem, healthReport, runCheck } from '@scheduling-kit/core/store'
-import { LATEST_VERSIONS, type TableKind } from './migrations.js'
-import { DEFAULT_SCHEMA, identifier, MIGRATIONS_TABLE, type PostgresPool } from './sql.js'
+import { LATEST_VERSIONS } from './migrations.js'
+import {
+  DEFAULT_SCHEMA,
+  identifier,
+  MIGRATIONS_TABLE,
+  type PostgresPool,
+  type TableKind,
+} from './sql.js'
 
 /** Where a store's table is, as its options name it. */
 export interface TablePlace {

@@ -200,3 +200,12 @@ export function holdsTableName(table: string): string {
 export function sweepsTableName(table: string): string {
   return `"${table.slice(0, 50)}$sweeps"`
 }
+
+/** What a table holds. */
+export type TableKind = 'tokens' | 'dedupe' | 'subscriptions' | 'ledger'
+
+export interface Migration {
+  kind: TableKind
+  version: number
+  sql(table: string, name: string, schema: string): string
+}

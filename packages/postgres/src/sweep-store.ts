@@ -1,4 +1,11 @@
-import type { SweepCheckpoint, SweepStore } from '@scheduling-kit/core'
+import type {
+  RateCapStore,
+  RateLimits,
+  RateTurn,
+  SweepCheckpoint,
+  SweepStore,
+} from '@scheduling-kit/core'
+import { MAX_PAUSE_MS } from '@scheduling-kit/core/store'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
   msFromNow,
@@ -21,7 +28,9 @@ const WHO = 'PostgresSweepStore'
 /**
  * A `SweepStore` in PostgreSQL, shared by every instance: one row per shard in
  * `<subscriptions table>$sweeps` (`subscriptions@3`) with its lease (on the database clock) and
- * its checkpoint, moved by compare-and-set on a version. Run `migrate(pool)` first.
+ * its checkpoint, moved by compare-and-set on a version. It keeps the app's request rate too
+ * (`RateCapStore`, for `new RateCap({ store })`, `subscriptions@5`): a row per rate, each turn
+ * one statement under the row's lock. Run `migrate(pool)` first.
  *
  * @example
  * ```ts
@@ -31,7 +40,7 @@ const WHO = 'PostgresSweepStore'
  * })
  * ```
  */
-export class PostgresSweepStore implements SweepStore {
+export class PostgresSweepStore implements SweepStore, RateCapStore {
   readonly #pool: PostgresPool
   readonly #table: string
   readonly #place: string
@@ -100,4 +109,80 @@ export class PostgresSweepStore implements SweepStore {
           )
     return rows[0]?.version
   }
+
+  async reserveTurn(name: string, limits: RateLimits, now: number): Promise<RateTurn> {
+    const key = rateRow(name)
+    const values = [key, limits.ceiling, limits.raiseEveryMs, now]
+    for (let tries = 0; ; tries++) {
+      const { rows } = await this.#query<{ at: number; per_second: number }>(
+        RESERVE(this.#table),
+        values,
+      )
+      if (rows[0] !== undefined) return { at: rows[0].at, perSecond: rows[0].per_second }
+      if (tries > 0) throw new Error(`${WHO}: the rate's row could not be written`)
+      await this.#startRate(key, limits, now)
+    }
+  }
+
+  async throttleRate(
+    name: string,
+    limits: RateLimits,
+    now: number,
+    retryAfterMs: number | undefined,
+  ): Promise<void> {
+    const key = rateRow(name)
+    const values = [key, limits.floor, now, Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? 0))]
+    const { rowCount } = await this.#query(THROTTLE(this.#table), values)
+    if (rowCount === 1) return
+    await this.#startRate(key, limits, now)
+    await this.#query(THROTTLE(this.#table), values)
+  }
+
+  /** A rate never used: its row, at its ceiling (another instance's start is kept). */
+  async #startRate(key: string, limits: RateLimits, now: number) {
+    await this.#query(
+      `INSERT INTO ${this.#table} (name, rate_per_second, rate_moved_at, rate_paused_until)
+       VALUES ($1, $2::float8, $3::float8, $3::float8) ON CONFLICT (name) DO NOTHING`,
+      [key, limits.ceiling, now],
+    )
+  }
 }
+
+/** A rate's row, apart from the shards' names. */
+const rateRow = (name: string) => `rate:${name}`
+
+/**
+ * A turn, as core's `reserveTurn` computes it ($1 the row, $2 the ceiling, $3 raiseEveryMs,
+ * $4 now): the rate raised a tenth of the ceiling a step, the turn spaced after the last, not
+ * before now nor in the pause. The row is locked first, so turns taken at once queue on it.
+ */
+const RESERVE = (table: string) => `
+  UPDATE ${table} AS t SET
+    rate_per_second = r.per_second,
+    rate_moved_at = r.moved_at,
+    rate_last_at = GREATEST($4::float8, t.rate_paused_until,
+      COALESCE(t.rate_last_at + 1000 / r.per_second, $4::float8))
+  FROM (
+    SELECT name,
+      CASE WHEN steps > 0 AND rate_per_second < $2::float8
+        THEN LEAST($2::float8, rate_per_second + (steps * $2::float8) / 10)
+        ELSE rate_per_second END AS per_second,
+      CASE WHEN steps > 0 AND rate_per_second < $2::float8
+        THEN rate_moved_at + steps * $3::float8
+        ELSE rate_moved_at END AS moved_at
+    FROM (
+      SELECT name, rate_per_second, rate_moved_at,
+        floor(($4::float8 - rate_moved_at) / $3::float8) AS steps
+      FROM ${table} WHERE name = $1 AND rate_per_second IS NOT NULL FOR UPDATE
+    ) AS locked
+  ) AS r
+  WHERE t.name = r.name
+  RETURNING t.rate_last_at AS at, t.rate_per_second AS per_second`
+
+/** A 429, as core's `throttleTurns` computes it ($2 the floor, $3 now, $4 the pause in ms). */
+const THROTTLE = (table: string) => `
+  UPDATE ${table} SET
+    rate_per_second = GREATEST($2::float8, rate_per_second / 2),
+    rate_moved_at = $3::float8,
+    rate_paused_until = GREATEST(rate_paused_until, $3::float8 + $4::float8)
+  WHERE name = $1 AND rate_per_second IS NOT NULL`

@@ -18,6 +18,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'scheduling_kit_ledger@4',
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
+    'scheduling_kit_subscriptions@5',
   ])
   expect((await migrate(p, { schema })).applied).toEqual([])
   expect(
@@ -42,6 +43,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'other_ledger@4',
     'other_subs@3',
     'other_subs@4',
+    'other_subs@5',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -89,12 +91,13 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
     'scheduling_kit_subscriptions@2',
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
+    'scheduling_kit_subscriptions@5',
     'scheduling_kit_tokens@1',
   ])
   const { rows } = await pool().query(
     `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
   )
-  expect(rows[0].n).toBe(11)
+  expect(rows[0].n).toBe(12)
 })
 
 it('refuses an unsafe schema name and one table for both', async () => {
@@ -122,6 +125,7 @@ it('index names cannot clash with a table: a token table named like the dedupe i
     'scheduling_kit_ledger@4',
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
+    'scheduling_kit_subscriptions@5',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'd_expires' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -155,6 +159,7 @@ it('a database migrated with the old index name gets it renamed (dedupe@2)', asy
     'scheduling_kit_ledger@4',
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
+    'scheduling_kit_subscriptions@5',
   ])
   const { rows } = await p.query(
     'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1',
@@ -179,7 +184,7 @@ it('works for a role that owns its schema but may not create schemas in the data
       /permission denied/,
     )
     const { applied } = await migrate(owner, { schema: role })
-    expect(applied).toHaveLength(11)
+    expect(applied).toHaveLength(12)
     const store = new PostgresTokenStore({ pool: owner, schema: role })
     await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
     expect((await store.get('k'))?.accessToken).toBe('a')

@@ -69,6 +69,7 @@ it('migrate() from 6 pools at once through pgbouncer: each version applied once'
       'scheduling_kit_subscriptions@2',
       'scheduling_kit_subscriptions@3',
       'scheduling_kit_subscriptions@4',
+      'scheduling_kit_subscriptions@5',
       'scheduling_kit_tokens@1',
     ])
   } finally {

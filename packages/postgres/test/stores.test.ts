@@ -2,6 +2,7 @@ import {
   runDedupeStoreConformance,
   runLedgerScenarios,
   runLedgerStoreConformance,
+  runRateCapStoreConformance,
   runSubscriptionStoreConformance,
   runSweepStoreConformance,
   runTokenStoreConformance,
@@ -47,6 +48,12 @@ runSweepStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }),
   describe,
   it,
   name: 'PostgresSweepStore: SweepStore conformance',
+})
+
+runRateCapStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresSweepStore: RateCapStore conformance',
 })
 
 runLedgerStoreConformance((o) => new PostgresLedgerStore({ pool: shared, schema, ...o }), {

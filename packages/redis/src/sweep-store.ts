@@ -1,5 +1,14 @@
-import type { SweepCheckpoint, SweepStore } from '@scheduling-kit/core'
+import type {
+  RateCapStore,
+  RateLimits,
+  RateTurn,
+  SweepCheckpoint,
+  SweepStore,
+} from '@scheduling-kit/core'
+import { MAX_PAUSE_MS } from '@scheduling-kit/core/store'
 import releaseLease from './lua/lease/release.lua'
+import reserveTurn from './lua/rate/reserve.lua'
+import throttleRate from './lua/rate/throttle.lua'
 import setCheckpoint from './lua/sweep/checkpoint.lua'
 import {
   checkOptions,
@@ -12,12 +21,16 @@ import {
 
 const SET_CHECKPOINT = script(setCheckpoint)
 const RELEASE_LEASE = script(releaseLease)
+const RESERVE_TURN = script(reserveTurn)
+const THROTTLE_RATE = script(throttleRate)
 
 /**
  * A `SweepStore` in Redis, shared by every instance: a shard's lease at
  * `<prefix>sweep-lease:{<shard>}` (`SET NX PX`) and its checkpoint at
  * `<prefix>sweep:{<shard>}` (a hash moved by compare-and-set in one script). Each shard has its
- * own hash tag, so on a Cluster the shards spread over the masters.
+ * own hash tag, so on a Cluster the shards spread over the masters. It keeps the app's request
+ * rate too (`RateCapStore`, for `new RateCap({ store })`): a hash at `<prefix>rate:{<name>}`,
+ * each turn and 429 one script.
  *
  * @example
  * ```ts
@@ -27,7 +40,7 @@ const RELEASE_LEASE = script(releaseLease)
  * })
  * ```
  */
-export class RedisSweepStore implements SweepStore {
+export class RedisSweepStore implements SweepStore, RateCapStore {
   readonly #client: RedisClient
   readonly #prefix: string
 
@@ -39,6 +52,7 @@ export class RedisSweepStore implements SweepStore {
 
   #lease = (name: string) => `${this.#prefix}sweep-lease:{${name}}`
   #checkpoint = (name: string) => `${this.#prefix}sweep:{${name}}`
+  #rate = (name: string) => `${this.#prefix}rate:{${name}}`
 
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     return takeLease(this.#client, this.#lease(name), owner, ttlMs)
@@ -69,5 +83,27 @@ export class RedisSweepStore implements SweepStore {
       [through, expected === undefined ? '' : String(expected)],
     )
     return moved === null || moved === undefined ? undefined : Number(moved)
+  }
+
+  async reserveTurn(name: string, limits: RateLimits, now: number): Promise<RateTurn> {
+    const [at, perSecond] = (await RESERVE_TURN(
+      this.#client,
+      [this.#rate(name)],
+      [limits.ceiling, limits.raiseEveryMs, now],
+    )) as [string, string]
+    return { at: Number(at), perSecond: Number(perSecond) }
+  }
+
+  async throttleRate(
+    name: string,
+    limits: RateLimits,
+    now: number,
+    retryAfterMs: number | undefined,
+  ): Promise<void> {
+    await THROTTLE_RATE(
+      this.#client,
+      [this.#rate(name)],
+      [limits.ceiling, limits.floor, now, retryAfterMs ?? '', MAX_PAUSE_MS],
+    )
   }
 }

@@ -2,6 +2,7 @@ import {
   runDedupeStoreConformance,
   runLedgerScenarios,
   runLedgerStoreConformance,
+  runRateCapStoreConformance,
   runSubscriptionStoreConformance,
   runSweepStoreConformance,
   runTokenStoreConformance,
@@ -40,6 +41,12 @@ runSweepStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefi
   describe,
   it,
   name: 'RedisSweepStore: SweepStore conformance',
+})
+
+runRateCapStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefix('rate') }), {
+  describe,
+  it,
+  name: 'RedisSweepStore: RateCapStore conformance',
 })
 
 runLedgerStoreConformance(

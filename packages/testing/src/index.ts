@@ -38,6 +38,8 @@ export type {
   RefreshRaceReport,
   RefreshRaceRound,
 } from './race-types.js'
+export { type RateCapRaceOptions, type RateCapRaceReport, runRateCapRace } from './rate-race.js'
+export { runRateCapStoreConformance } from './rate-store-conformance.js'
 export { runRefreshRace } from './refresh-race.js'
 export { startFakeSchedulingService } from './service.js'
 export type { EventsFailure, ListedEvent } from './service-events.js'

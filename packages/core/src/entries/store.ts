@@ -18,5 +18,12 @@ export {
 } from '../ledger/store.js'
 export { consoleLogger } from '../log.js'
 export { decodeStoreKey, encodeStoreKey } from '../stores/keys.js'
+export {
+  MAX_PAUSE_MS,
+  type RateTurns,
+  reserveTurn,
+  startTurns,
+  throttleTurns,
+} from '../sweep/rate.js'
 export { inPhases, PHASES, phaseOf } from '../sweep/schedule.js'
 export { wholeNumber } from '../validate.js'

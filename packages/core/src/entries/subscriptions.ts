@@ -24,6 +24,8 @@ export {
 } from '../subscriptions/store.js'
 export { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
 export type { LedgerOfDeliveries, SweepOptions } from '../subscriptions/sweep-options.js'
+export type { RateLimits } from '../sweep/rate.js'
 export { RateCap, type RateCapOptions } from '../sweep/rate-cap.js'
+export type { RateCapStore, RateTurn } from '../sweep/rate-store.js'
 export type { PhaseRange } from '../sweep/schedule.js'
 export { MemorySweepStore, type SweepCheckpoint, type SweepStore } from '../sweep/store.js'

@@ -2,10 +2,12 @@ import { retryAfterMs } from '../api/retry.js'
 import { ConfigError } from '../errors/errors.js'
 import type { FetchLike } from '../http/fetch.js'
 import { sleep } from '../sleep.js'
-import { nextSlot, type RateLimits, type RateState, raised, startRate, throttled } from './rate.js'
+import { type RateLimits, type RateState, raised, startRate, throttled } from './rate.js'
+import { MemoryRates, type RateCapStore } from './rate-store.js'
 
 // The executor of the rate plan (`rate.ts`): requests wait their turn, spaced by the rate;
-// each 429 seen lowers it.
+// each 429 seen lowers it. The turns are kept in this process, or in a store every instance
+// shares (`rate-store.ts`).
 
 export interface RateCapOptions {
   /** The most requests a second (the rate starts there). */
@@ -14,6 +16,15 @@ export interface RateCapOptions {
   floor?: number
   /** How long without a 429 before the rate is raised a tenth of `perSecond`, in ms. Default 10 000. */
   raiseEveryMs?: number
+  /**
+   * Where the rate and its turns are kept. Default: this process only. Give a store every
+   * instance shares (`RedisSweepStore`, `PostgresSweepStore`) and the instances keep one rate
+   * between them: turns spaced across all of them, a 429 seen by one lowering it for all.
+   * Each instance must give the same `perSecond`, `floor` and `raiseEveryMs`.
+   */
+  store?: RateCapStore
+  /** The rate's name in `store`: caps of different names are separate rates. Default `api`. */
+  name?: string
   /** Clock in ms, and how to wait, for tests. Default `Date.now` and a timer. */
   now?: () => number
   sleep?: (ms: number) => Promise<void>
@@ -22,12 +33,15 @@ export interface RateCapOptions {
 /**
  * One request rate for everything given it: `acquire()` before each request, `throttled()` on a
  * 429, or `wrap(fetch)` to do both for every request a client makes. Give the one cap to the
- * subscriptions (`rateCap`), so their sweeps, repairs and lists share it. The cap is this
- * process's: with several instances, divide the app's rate among them.
+ * subscriptions (`rateCap`), so their sweeps, repairs and lists share it. Without a `store`
+ * the cap is this process's; with one every instance shares, it is the whole app's.
+ *
+ * Turns are given on each instance's clock: keep the clocks in step (NTP). A clock ahead only
+ * holds the others back; one behind sends its requests late by its lag.
  *
  * @example
  * ```ts
- * const rateCap = new RateCap({ perSecond: 10 })
+ * const rateCap = new RateCap({ perSecond: 10, store: new RedisSweepStore({ client: redis }) })
  * const subscriptions = createWebhookSubscriptions({ ..., rateCap })
  * ```
  */
@@ -35,8 +49,10 @@ export class RateCap {
   readonly #limits: RateLimits
   readonly #now: () => number
   readonly #sleep: (ms: number) => Promise<void>
-  #state: RateState
-  #last: number | undefined
+  readonly #store: RateCapStore
+  readonly #name: string
+  /** The rate as last seen here (a turn's, or a 429's here), for `perSecond`. */
+  #seen: RateState
   /** Requests let through, and 429s seen. */
   readonly counters = { requests: 0, throttled: 0 }
 
@@ -50,32 +66,52 @@ export class RateCap {
     const raiseEveryMs = options.raiseEveryMs ?? 10_000
     if (typeof raiseEveryMs !== 'number' || !(raiseEveryMs > 0))
       throw new ConfigError('RateCap: raiseEveryMs must be a number of ms above 0.')
+    const store = options.store
+    if (
+      store !== undefined &&
+      (typeof store?.reserveTurn !== 'function' || typeof store.throttleRate !== 'function')
+    )
+      throw new ConfigError('RateCap: store must be a RateCapStore (reserveTurn, throttleRate).')
+    const name = options.name ?? 'api'
+    if (typeof name !== 'string' || name.length === 0 || name.length > 200)
+      throw new ConfigError('RateCap: name must be a string of 1 to 200 characters.')
     this.#limits = { ceiling, floor, raiseEveryMs }
     this.#now = options.now ?? Date.now
     this.#sleep = options.sleep ?? sleep
-    this.#state = startRate(this.#limits, this.#now())
+    this.#store = store ?? new MemoryRates()
+    this.#name = name
+    this.#seen = startRate(this.#limits, this.#now())
   }
 
-  /** Requests a second the cap lets through now. */
+  /** Requests a second the cap lets through now (as last seen here, with a shared store). */
   get perSecond(): number {
-    this.#state = raised(this.#state, this.#limits, this.#now())
-    return this.#state.perSecond
+    this.#seen = raised(this.#seen, this.#limits, this.#now())
+    return this.#seen.perSecond
   }
 
-  /** Resolves when the next request may go: turns are given in the order asked. */
+  /**
+   * Resolves when the next request may go: turns are given in the order asked. Rejects when
+   * the store fails: no request goes past the cap unseen.
+   */
   async acquire(): Promise<void> {
     const now = this.#now()
-    this.#state = raised(this.#state, this.#limits, now)
-    const at = nextSlot(this.#state, this.#last, now)
-    this.#last = at
+    const turn = await this.#store.reserveTurn(this.#name, this.#limits, now)
+    if (turn.perSecond !== this.#seen.perSecond)
+      this.#seen = { ...this.#seen, perSecond: turn.perSecond, movedAt: now }
     this.counters.requests++
-    if (at > now) await this.#sleep(at - now)
+    const wait = turn.at - this.#now()
+    if (wait > 0) await this.#sleep(wait)
   }
 
-  /** A 429 was answered: the rate is halved, and paused for `retryAfterMs` when given. */
-  throttled(retryAfterMs?: number): void {
+  /**
+   * A 429 was answered: the rate is halved, and paused for `retryAfterMs` when given. A store
+   * failing here leaves the shared rate as it was (this instance's view is lowered).
+   */
+  async throttled(retryAfterMs?: number): Promise<void> {
     this.counters.throttled++
-    this.#state = throttled(this.#state, this.#limits, this.#now(), retryAfterMs)
+    const now = this.#now()
+    this.#seen = throttled(this.#seen, this.#limits, now, retryAfterMs)
+    await this.#store.throttleRate(this.#name, this.#limits, now, retryAfterMs).catch(() => {})
   }
 
   /** A fetch that waits its turn before each request and lowers the rate on each 429. */
@@ -84,7 +120,7 @@ export class RateCap {
       await this.acquire()
       const response = await fetch(input, init)
       if (response.status === 429)
-        this.throttled(retryAfterMs(response.headers.get('retry-after'), this.#now()))
+        await this.throttled(retryAfterMs(response.headers.get('retry-after'), this.#now()))
       return response
     }
   }

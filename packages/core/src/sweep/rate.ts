@@ -1,7 +1,8 @@
 // The request-rate cap of a whole app, planned without I/O: a rate between a floor and a
 // ceiling that a 429 halves (and a `Retry-After` pauses) and time raises back a tenth of the
-// ceiling at a time (additive increase, multiplicative decrease). The executor (`rate-cap.ts`)
-// spaces requests by it.
+// ceiling at a time (additive increase, multiplicative decrease), and the turns it gives out.
+// The executor (`rate-cap.ts`) spaces requests by it; a shared store (`rate-store.ts`) keeps
+// one `RateTurns` for every instance, computed as `reserveTurn` and `throttleTurns` compute it.
 
 export interface RateLimits {
   /** The most requests a second, and where the rate starts. */
@@ -62,4 +63,39 @@ export function raised(state: RateState, limits: RateLimits, now: number): RateS
 export function nextSlot(state: RateState, lastAt: number | undefined, now: number): number {
   const spaced = lastAt === undefined ? now : lastAt + 1_000 / state.perSecond
   return Math.max(now, spaced, state.pausedUntil)
+}
+
+/** A rate and the last turn it gave: what a store keeps of a rate shared by instances. */
+export interface RateTurns extends RateState {
+  /** When the last turn given may go, in ms; undefined before the first. */
+  readonly lastAt: number | undefined
+}
+
+/** The turns of a rate never used: at its ceiling, none given. */
+export const startTurns = (limits: RateLimits, now: number): RateTurns => ({
+  ...startRate(limits, now),
+  lastAt: undefined,
+})
+
+/** The next turn (`at`, in ms): the rate raised to `now`, the turn spaced after the last. */
+export function reserveTurn(
+  turns: RateTurns | undefined,
+  limits: RateLimits,
+  now: number,
+): { turns: RateTurns; at: number } {
+  const from = turns ?? startTurns(limits, now)
+  const rate = raised(from, limits, now)
+  const at = nextSlot(rate, from.lastAt, now)
+  return { turns: { ...rate, lastAt: at }, at }
+}
+
+/** After a 429: `throttled`, the turns given kept. */
+export function throttleTurns(
+  turns: RateTurns | undefined,
+  limits: RateLimits,
+  now: number,
+  retryAfterMs?: number,
+): RateTurns {
+  const from = turns ?? startTurns(limits, now)
+  return { ...throttled(from, limits, now, retryAfterMs), lastAt: from.lastAt }
 }

@@ -1,7 +1,11 @@
 // Where a sweep keeps its progress, shared by the instances that run it: a lease per shard (one
 // instance steps a shard at a time; a dead one's lease lapses and another takes the shard on)
 // and a checkpoint per shard (the time through which its accounts were checked), moved by
-// compare-and-set, so a step that lost its lease cannot move it.
+// compare-and-set, so a step that lost its lease cannot move it. A sweep store every instance
+// shares can keep the app's request rate too (`RateCapStore`).
+
+import type { RateLimits } from './rate.js'
+import { MemoryRates, type RateCapStore, type RateTurn } from './rate-store.js'
 
 /** A shard's checkpoint: the time through which it was checked, and its version. */
 export interface SweepCheckpoint {
@@ -28,10 +32,11 @@ export interface SweepStore {
 }
 
 /**
- * A `SweepStore` in this process's memory: leases and checkpoints of one process (a second
- * instance needs a shared store). Clock in ms, for tests.
+ * A `SweepStore` in this process's memory: leases, checkpoints and rates of one process (a
+ * second instance needs a shared store). Clock in ms, for tests.
  */
-export class MemorySweepStore implements SweepStore {
+export class MemorySweepStore implements SweepStore, RateCapStore {
+  readonly #rates = new MemoryRates()
   readonly #leases = new Map<string, { owner: string; until: number }>()
   readonly #checkpoints = new Map<string, SweepCheckpoint>()
   readonly #now: () => number
@@ -67,5 +72,18 @@ export class MemorySweepStore implements SweepStore {
     const version = (expected ?? 0) + 1
     this.#checkpoints.set(name, { through, version })
     return version
+  }
+
+  reserveTurn(name: string, limits: RateLimits, now: number): Promise<RateTurn> {
+    return this.#rates.reserveTurn(name, limits, now)
+  }
+
+  throttleRate(
+    name: string,
+    limits: RateLimits,
+    now: number,
+    retryAfterMs: number | undefined,
+  ): Promise<void> {
+    return this.#rates.throttleRate(name, limits, now, retryAfterMs)
   }
 }
