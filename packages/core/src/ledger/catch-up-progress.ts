@@ -3,6 +3,7 @@ import {
   accountCheckpoint,
   type CatchUpRun,
   caughtUp,
+  closedRun,
   closes,
   NO_SINCE,
   RUN_CHECKPOINT,
@@ -55,7 +56,11 @@ export class CatchUpProgress {
             }
       const start = startRun(found, since, now)
       if (start.kind === 'resume') return new CatchUpProgress(store, start.startedAt, run?.version)
-      const closed = await store.setCheckpoint(RUN_CHECKPOINT, 0, run?.version)
+      const closed = await store.setCheckpoint(
+        RUN_CHECKPOINT,
+        closedRun(run?.through ?? 0),
+        run?.version,
+      )
       if (closed === undefined) continue
       const named = await store.setCheckpoint(SINCE_CHECKPOINT, since ?? NO_SINCE, kept?.version)
       if (named === undefined) continue
@@ -75,18 +80,20 @@ export class CatchUpProgress {
     return caughtUp(this.startedAt, found?.through)
   }
 
-  /** The account was caught up without a problem, its listing begun at `listedAt`. */
-  async record(key: string, listedAt: number): Promise<void> {
+  /** The account was caught up without a problem: its checkpoint names this run. */
+  async record(key: string): Promise<void> {
     if (!this.#versions.has(key)) return
     // A write that fails or lost a race leaves the account to be listed again on a resume.
     await this.#store
-      .setCheckpoint(accountCheckpoint(key), listedAt, this.#versions.get(key))
+      .setCheckpoint(accountCheckpoint(key), this.startedAt, this.#versions.get(key))
       .catch(() => undefined)
   }
 
   /** Closes the run when every account was caught up (unless another call opened one since). */
   async close(report: { problems: readonly unknown[] }): Promise<void> {
     if (this.#runVersion === undefined || !closes(report)) return
-    await this.#store.setCheckpoint(RUN_CHECKPOINT, 0, this.#runVersion).catch(() => undefined)
+    await this.#store
+      .setCheckpoint(RUN_CHECKPOINT, closedRun(this.startedAt), this.#runVersion)
+      .catch(() => undefined)
   }
 }

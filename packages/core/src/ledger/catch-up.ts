@@ -86,7 +86,6 @@ export async function catchUp(
         continue
       }
       report.accounts++
-      const listedAt = ledger.now()
       const problems = report.problems.length
       const account: AccountRun = { key, fed: 0, cap, malformed: 0, busy: 0, whole: false }
       try {
@@ -102,10 +101,14 @@ export async function catchUp(
       endAccount(report, account)
       // Caught up when none of the problems told since it began is its own.
       if (key !== undefined && !report.problems.slice(problems).some((p) => p.key === key))
-        await progress?.record(key, listedAt)
+        await progress?.record(key)
     }
   }
-  await Promise.all(Array.from({ length: concurrency }, worker))
+  // Every worker ends before the call does: one whose accounts failed to come (the keys' source
+  // threw) does not leave the others listing and feeding after the call has rejected.
+  const ended = await Promise.allSettled(Array.from({ length: concurrency }, worker))
+  const thrown = ended.find((worker) => worker.status === 'rejected')
+  if (thrown !== undefined) throw thrown.reason
   await progress?.close(report)
   return report
 }

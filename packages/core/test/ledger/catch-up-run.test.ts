@@ -13,10 +13,10 @@ import { MemorySweepStore, type SweepStore } from '../../src/sweep/store.js'
 const since = fc.option(fc.integer({ min: 0, max: 2e12 }), { nil: undefined })
 
 describe('the resumable run, planned', () => {
-  it('property: a run is taken up only when under way and for the same since (a time); else one starts now', () => {
+  it('property: a run is taken up only when under way and for the same since (a time); else one starts now, after any run found', () => {
     fc.assert(
       fc.property(
-        fc.option(fc.record({ startedAt: fc.integer({ min: 0, max: 2e12 }), since }), {
+        fc.option(fc.record({ startedAt: fc.integer({ min: -2e12, max: 2e12 }), since }), {
           nil: undefined,
         }),
         since,
@@ -31,22 +31,32 @@ describe('the resumable run, planned', () => {
           expect(start).toEqual(
             same
               ? { kind: 'resume', startedAt: found.startedAt }
-              : { kind: 'fresh', startedAt: now },
+              : { kind: 'fresh', startedAt: Math.max(now, Math.abs(found?.startedAt ?? 0) + 1) },
           )
+          // A fresh run never bears the start of the run found.
+          if (!same && found !== undefined)
+            expect(start.startedAt).not.toBe(Math.abs(found.startedAt))
         },
       ),
     )
   })
 
-  it('property: an account is passed over only when its last catch-up was listed after the run began', () => {
+  it('property: an account is passed over only when its checkpoint names the run', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 2e12 }),
-        fc.option(fc.integer({ min: 0, max: 2e12 }), { nil: undefined }),
-        (startedAt, listedAt) => {
-          expect(caughtUp(startedAt, listedAt)).toBe(
-            listedAt !== undefined && listedAt >= startedAt,
-          )
+        fc
+          .integer({ min: 1, max: 2e12 })
+          .chain((s) =>
+            fc.tuple(
+              fc.constant(s),
+              fc.option(
+                fc.oneof(fc.integer({ min: 0, max: 2e12 }), fc.integer({ min: s - 2, max: s + 2 })),
+                { nil: undefined },
+              ),
+            ),
+          ),
+        ([startedAt, caughtUpIn]) => {
+          expect(caughtUp(startedAt, caughtUpIn)).toBe(caughtUpIn === startedAt)
         },
       ),
     )
@@ -117,14 +127,19 @@ describe('the run kept in a SweepStore', () => {
           const b = CatchUpProgress.open(scheduled, sinceB, 200)
           await s.waitFor(Promise.all([a, b]))
           const [pa, pb] = [await a, await b]
-          const sinceOf = { 100: sinceA, 200: sinceB } as Record<number, number>
-          // A call holds a run started by itself, or by the other for the same since.
-          expect(pa.startedAt === 100 || (pa.startedAt === 200 && sinceA === sinceB)).toBe(true)
-          expect(pb.startedAt === 200 || (pb.startedAt === 100 && sinceA === sinceB)).toBe(true)
-          // The run left names the since of the call that started it.
+          // A call holds a run of its own (started at or after its time), or the other's when
+          // both are for the same since; two runs of their own are two runs.
+          const own = (p: CatchUpProgress, now: number) => p.startedAt >= now
+          expect(own(pa, 100) || (pa.startedAt === pb.startedAt && sinceA === sinceB)).toBe(true)
+          expect(own(pb, 200) || (pa.startedAt === pb.startedAt && sinceA === sinceB)).toBe(true)
+          if (pa.startedAt === pb.startedAt) expect(sinceA).toBe(sinceB)
+          // The run left under way is one of theirs, and names the since of the call holding it.
           const run = await store.checkpoint('catch-up:run')
           const kept = await store.checkpoint('catch-up:run-since')
-          if (run !== undefined && run.through > 0) expect(kept?.through).toBe(sinceOf[run.through])
+          if (run !== undefined && run.through > 0) {
+            expect([pa.startedAt, pb.startedAt]).toContain(run.through)
+            expect(kept?.through).toBe(run.through === pa.startedAt ? sinceA : sinceB)
+          }
         },
       ),
     )
@@ -202,6 +217,53 @@ describe('catchUp stopped halfway and taken up', () => {
     expect(await catchUp(ledger(clock), source(sixth), { ...options, since: 600 })).toMatchObject({
       resumed: 0,
       accounts: 40,
+    })
+  })
+
+  it('a call whose accounts stop coming ends only when its other workers have: nothing is listed after it rejected, and what they finished is caught up', async () => {
+    const store = new MemorySweepStore()
+    let now = 1_000
+    const listed: string[] = []
+    const slow: CatchUpSource = {
+      async *accounts() {
+        for (const [i, key] of keys.entries()) {
+          if (i === 10) throw new Error('the process stopped')
+          yield {
+            key,
+            events: {
+              // biome-ignore lint/correctness/useYield: an account with nothing to list
+              list: async function* () {
+                for (let turn = 0; turn < 20; turn++) await new Promise(setImmediate)
+                listed.push(key)
+              },
+            },
+          }
+        }
+      },
+      feed: async () => 'ran',
+    }
+    const options = { since: 500, progress: store, concurrency: 4 }
+    await expect(
+      catchUp(
+        ledger(() => ++now),
+        slow,
+        options,
+      ),
+    ).rejects.toThrow('stopped')
+    const atRejection = listed.length
+    for (let turn = 0; turn < 50; turn++) await new Promise(setImmediate)
+    expect(listed.length).toBe(atRejection)
+    expect(new Set(listed).size).toBe(10)
+    const next: string[] = []
+    expect(
+      await catchUp(
+        ledger(() => ++now),
+        source(next),
+        options,
+      ),
+    ).toMatchObject({
+      resumed: 10,
+      accounts: 30,
     })
   })
 
