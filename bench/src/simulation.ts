@@ -8,7 +8,10 @@
 // ahead too (every account connected in one minute): token calls, refreshes on the request path
 // (target 0), connections lost (0), the busiest minute's token calls against the mean (1.25). It
 // runs the real token managers per refresh: about 2 ms of CPU an account and simulated day, so
-// give it 100,000 accounts, not a million.
+// give it 100,000 accounts, not a million. With BENCH_SIM_CATCHUP=1, catch-up after each outage
+// (the real handler and ledger; a run stopped halfway and taken up): lists a run per account
+// (target 2), accounts the taken-up call listed again (0), changes never applied (0), and how
+// long a run took under the cap.
 import { runSimulation } from '@scheduling-kit/simulation'
 import type { Target } from './harness.js'
 
@@ -16,6 +19,7 @@ const ACCOUNTS = Number(process.env.BENCH_SIM_ACCOUNTS ?? 1_000_000)
 const DAYS = Number(process.env.BENCH_SIM_DAYS ?? 2)
 const SEED = Number(process.env.BENCH_SIM_SEED ?? 1)
 const REFRESH = process.env.BENCH_SIM_REFRESH === '1'
+const CATCH_UP = process.env.BENCH_SIM_CATCHUP === '1'
 
 export async function simulationBench(): Promise<Target[]> {
   const r = await runSimulation({
@@ -23,6 +27,7 @@ export async function simulationBench(): Promise<Target[]> {
     seed: SEED,
     days: DAYS,
     refreshAhead: REFRESH,
+    catchUp: CATCH_UP,
   })
   const h = (ms: number) => `${(ms / 3_600_000).toFixed(1)} h`
   console.log(
@@ -45,6 +50,30 @@ export async function simulationBench(): Promise<Target[]> {
     console.log(
       `refresh ahead: ${refresh.tokenCalls} token calls, ${refresh.requestPathRefreshes} on the request path, ${refresh.failed} failed and tried again, ${refresh.lost} lost; busiest minute ${refresh.busiestMinuteToMean.toFixed(3)}x the mean`,
     )
+  const catchUp = r.catchUp
+  if (catchUp !== undefined)
+    console.log(
+      `catch-up: ${catchUp.runs} runs after outages, ${catchUp.listsPerAccountPerRun.toFixed(4)} lists an account a run, ${catchUp.listedTwice} listed again by the call that took a run up, ${catchUp.changes} changes, ${catchUp.missed} never applied; longest run ${h(catchUp.longestRunMs)} at ${r.capPerSecond} requests a second`,
+    )
+  const catchUpTargets: Target[] =
+    catchUp === undefined
+      ? []
+      : [
+          {
+            what: 'simulation: catch-up changes never applied',
+            ratio: catchUp.missed,
+            limit: 0,
+            kind: 'max',
+            unit: '',
+          },
+          {
+            what: 'simulation: catch-up lists a run per account',
+            ratio: catchUp.listsPerAccountPerRun,
+            limit: 2,
+            kind: 'max',
+            unit: '',
+          },
+        ]
   const refreshTargets: Target[] =
     refresh === undefined
       ? []
@@ -64,6 +93,7 @@ export async function simulationBench(): Promise<Target[]> {
           },
         ]
   return [
+    ...catchUpTargets,
     ...refreshTargets,
     {
       what: `simulation: lists per active account a day (${ACCOUNTS.toLocaleString('en')} accounts)`,

@@ -1,3 +1,4 @@
+import { judgeCatchUp, scheduleCatchUp } from './catch-up.js'
 import { judge, judgeRefresh } from './judge.js'
 import { seeded } from './random.js'
 import { buildRefresh, type RefreshRun } from './refresh.js'
@@ -46,13 +47,21 @@ async function simulate(options: SimulationOptions): Promise<SimulationReport> {
       )
     })
   const refresh = options.refreshAhead ? await scheduleRefresh(world, options, sweeps) : undefined
+  const catchUp = options.catchUp ? scheduleCatchUp(world, sweeps) : undefined
   await clock.runUntil(start + days * DAY + DAY / 100)
-  await Promise.all(sweeps)
+  // What is still under way at the end (a catch-up begun after the last outage) runs on.
+  let done = false
+  const all = Promise.all(sweeps).then(() => {
+    done = true
+  })
+  while (!done) await clock.runUntil(clock.now() + 60_000)
+  await all
   ;(globalThis as { gc?: () => void }).gc?.()
   const heapBytesPerAccount = (process.memoryUsage().heapUsed - heapBefore) / options.accounts
   const wallMs = Math.round(performance.now() - started)
   const report = judge(world, { steps, failedChecks, heapBytesPerAccount, wallMs })
   if (refresh !== undefined) report.refresh = await judgeRefresh(world, refresh)
+  if (catchUp !== undefined) report.catchUp = judgeCatchUp(world, catchUp)
   return report
 }
 

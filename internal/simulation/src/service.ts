@@ -1,4 +1,5 @@
 import type { VirtualClock } from './clock.js'
+import type { EventsModel } from './events-model.js'
 import { TokenModel } from './token-model.js'
 
 // The service as the simulation models it, answering the webhook API in process (a `fetch`):
@@ -22,6 +23,8 @@ export interface ServiceModelOptions {
   capacity: number
   /** Stretches of time (ms) in which every request is answered 503. */
   outages: ReadonlyArray<{ from: number; to: number }>
+  /** Each account's Events (`GET /v1/events`), when the run lists them. */
+  events?: EventsModel
 }
 
 export class ServiceModel {
@@ -30,7 +33,7 @@ export class ServiceModel {
   #second = -1
   #inSecond = 0
   /** Requests answered, by what they were and how. */
-  readonly counts = { list: 0, create: 0, delete: 0, throttled: 0, unavailable: 0 }
+  readonly counts = { list: 0, create: 0, delete: 0, events: 0, throttled: 0, unavailable: 0 }
   /** The busiest second's requests (429s included). */
   peakPerSecond = 0
   /** List requests answered 200, by account. */
@@ -94,6 +97,11 @@ export class ServiceModel {
     const account = auth.replace(/^Bearer tok_/, '')
     const url = new URL(input)
     const method = init?.method ?? 'GET'
+    if (method === 'GET' && url.pathname.endsWith('/events') && this.options.events) {
+      this.counts.events++
+      const entries = this.options.events.list(account, url.searchParams.get('period'))
+      return json(200, { entries, metadata: { before: null, after: null, limit: 100 } })
+    }
     const own = this.#webhooks.get(account) ?? []
     if (method === 'GET' && url.pathname.endsWith('/webhooks')) {
       this.counts.list++

@@ -26,6 +26,27 @@ export interface SimulationOptions {
    * stepped every minute, the app reading active accounts' tokens on the request path.
    */
   refreshAhead?: boolean
+  /**
+   * Catch-up too (`catch-up.ts`): each outage reschedules some active accounts' Events (their
+   * deliveries lost), and after it the app catches every account up from the outage's start,
+   * the run stopped halfway and taken up again.
+   */
+  catchUp?: boolean
+}
+
+/** What catch-up did, when the simulation ran it. */
+export interface CatchUpFigures {
+  /** Runs after outages (each stopped halfway and taken up: two calls). */
+  runs: number
+  /** Event list requests a run, per account (an account with nothing new: 2). */
+  listsPerAccountPerRun: number
+  /** Accounts the call that took a run up listed again (the stopped one had listed them). */
+  listedTwice: number
+  /** Changes the outages made, and those the app had not applied by the end. */
+  changes: number
+  missed: number
+  /** Virtual time a run took, in ms (the longest). */
+  longestRunMs: number
 }
 
 /** What refresh ahead did, when the simulation ran it. */
@@ -43,7 +64,14 @@ export interface RefreshFigures {
 export interface SimulationReport {
   accounts: number
   days: number
-  requests: { list: number; create: number; delete: number; throttled: number; unavailable: number }
+  requests: {
+    list: number
+    create: number
+    delete: number
+    events: number
+    throttled: number
+    unavailable: number
+  }
   /** List requests a day, per account that received deliveries, and per one that did not. */
   listsPerActiveAccountPerDay: number
   listsPerQuietAccountPerDay: number
@@ -68,4 +96,5 @@ export interface SimulationReport {
   heapBytesPerAccount: number
   wallMs: number
   refresh?: RefreshFigures
+  catchUp?: CatchUpFigures
 }

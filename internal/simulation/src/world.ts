@@ -6,6 +6,7 @@ import {
   type WebhookSubscriptions,
 } from '@scheduling-kit/core'
 import { VirtualClock } from './clock.js'
+import { EventsModel } from './events-model.js'
 import { drawOf, seeded } from './random.js'
 import { ServiceModel } from './service.js'
 import type { SimulationOptions } from './types.js'
@@ -27,6 +28,10 @@ export interface World {
   active: (key: string) => boolean
   /** When each disabled webhook was disabled. */
   disabledAt: Map<string, number>
+  /** The outages: 30 minutes a day, at random. */
+  outages: ReadonlyArray<{ from: number; to: number }>
+  /** Each account's Events, when the run catches up. */
+  events: EventsModel | undefined
   subscriptions: WebhookSubscriptions
   capPerSecond: number
   /** How long a disabled webhook of a quiet account may take: a period, two steps, an outage. */
@@ -45,14 +50,23 @@ export async function buildWorld(options: SimulationOptions): Promise<World> {
     options.outages === false
       ? []
       : Array.from({ length: days }, (_, d) => {
-          const from = start + d * DAY + Math.floor(random() * (DAY - 1_800_000))
+          // With catch-up, none in the first 6 hours: the app's first sync of every account.
+          const quietStart = options.catchUp && d === 0 ? 6 * 3_600_000 : 0
+          const from =
+            start + d * DAY + quietStart + Math.floor(random() * (DAY - quietStart - 1_800_000))
           return { from, to: from + 1_800_000 }
         })
+  const activeShare = options.activeShare ?? 0.1
+  const active = (key: string) => drawOf(key, seed) < activeShare
+  const events = options.catchUp
+    ? new EventsModel(start, active, (key) => drawOf(key, seed ^ 0x3c6ef372))
+    : undefined
   const service = new ServiceModel({
     clock,
     latencyMs: options.latencyMs ?? 75,
     capacity: options.capacity ?? 25,
     outages,
+    ...(events === undefined ? {} : { events }),
   })
   const store = new MemorySubscriptionStore()
   const keys = Array.from({ length: accounts }, (_, i) => `acct_${i}`)
@@ -68,8 +82,6 @@ export async function buildWorld(options: SimulationOptions): Promise<World> {
       undefined,
     )
   }
-  const activeShare = options.activeShare ?? 0.1
-  const active = (key: string) => drawOf(key, seed) < activeShare
   const disabledAt = new Map<string, number>()
   // A webhook delivers unless it was disabled and not made again since.
   const delivering = (key: string, t: number) => {
@@ -108,6 +120,8 @@ export async function buildWorld(options: SimulationOptions): Promise<World> {
     keys,
     active,
     disabledAt,
+    outages,
+    events,
     subscriptions,
     capPerSecond,
     boundMs,

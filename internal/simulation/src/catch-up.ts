@@ -1,0 +1,110 @@
+import {
+  createDeliveryLedger,
+  createWebhookHandler,
+  MemoryLedgerStore,
+  MemorySweepStore,
+  type WebhookHandler,
+} from '@scheduling-kit/core'
+import type { CatchUpFigures } from './types.js'
+import { DAY, type World } from './world.js'
+
+// Catch-up in the simulation: the real handler, ledger and catch-up over the service model's
+// Events. The app syncs every account once at the start; each outage reschedules some active
+// accounts' Events (their deliveries lost); five minutes after it ends the app catches every
+// account up from the outage's start, with the sweep's kind of store as its progress: the
+// first call stops halfway (a deploy, a crash), the next takes the run up.
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+
+export interface CatchUpRun {
+  handler: WebhookHandler
+  /** Each account's Event ahead as the app applied it: its start. */
+  applied: Map<string, string>
+  /** The accounts whose Event an outage rescheduled. */
+  changed: Set<string>
+  figures: Omit<CatchUpFigures, 'listsPerAccountPerRun' | 'missed'> & { lists: number }
+}
+
+export function scheduleCatchUp(world: World, pending: Promise<void>[]): CatchUpRun {
+  const { clock, keys, events, outages, random, start } = world
+  if (events === undefined) throw new Error('catch-up needs the Events model (option catchUp)')
+  const applied = new Map<string, string>()
+  let stopAfter = Number.POSITIVE_INFINITY
+  // The accounts, as the subscriptions give them, stopped after `stopAfter`: a crash halfway.
+  const subscriptions = {
+    ...world.subscriptions,
+    keys: async function* () {
+      let given = 0
+      for (const key of keys) {
+        if (given++ === stopAfter) throw new Error('the process stopped')
+        yield key
+      }
+    },
+  }
+  const handler = createWebhookHandler({
+    subscriptions,
+    ledger: createDeliveryLedger({ store: new MemoryLedgerStore(), logger: quiet, now: clock.now }),
+    logger: quiet,
+    onAny: (event, context) => {
+      const payload = event.payload as { start_at?: string }
+      if (context.account !== undefined && payload.start_at !== undefined)
+        applied.set(context.account, payload.start_at)
+    },
+  })
+  const progress = new MemorySweepStore({ now: clock.now })
+  const run: CatchUpRun = {
+    handler,
+    applied,
+    changed: new Set(),
+    figures: { runs: 0, listedTwice: 0, changes: 0, longestRunMs: 0, lists: 0 },
+  }
+  // The first sync: every Event ahead applied once, so a run after an outage finds changes.
+  clock.at(start, () => pending.push(handler.catchUp({ since: start - DAY }).then(() => {})))
+  const activeKeys = keys.filter(world.active)
+  const perOutage = Math.max(1, Math.round(activeKeys.length / 100))
+  for (const outage of outages) {
+    for (let i = 0; i < perOutage && activeKeys.length > 0; i++) {
+      const key = activeKeys[Math.floor(random() * activeKeys.length)]!
+      const at = outage.from + Math.floor(random() * (outage.to - outage.from))
+      const to = at + 4 * DAY + Math.floor(random() * DAY)
+      clock.at(at, () => {
+        events.reschedule(key, to)
+        run.changed.add(key)
+        run.figures.changes++
+      })
+    }
+    clock.at(outage.to + 300_000, () => {
+      pending.push(catchUpAfter(outage.from))
+    })
+  }
+  async function catchUpAfter(since: number): Promise<void> {
+    const began = clock.now()
+    const lists = [new Set<string>(), new Set<string>()]
+    const before = world.service.counts.events
+    events!.onList = (account) => lists[0]!.add(account)
+    stopAfter = Math.floor(keys.length / 2)
+    await handler.catchUp({ since, progress }).catch(() => undefined)
+    events!.onList = (account) => lists[1]!.add(account)
+    stopAfter = Number.POSITIVE_INFINITY
+    await handler.catchUp({ since, progress })
+    events!.onList = undefined
+    run.figures.runs++
+    run.figures.lists += world.service.counts.events - before
+    for (const account of lists[1]!) if (lists[0]!.has(account)) run.figures.listedTwice++
+    run.figures.longestRunMs = Math.max(run.figures.longestRunMs, clock.now() - began)
+  }
+  return run
+}
+
+/** What catch-up did: lists a run per account, accounts listed twice, changes never applied. */
+export function judgeCatchUp(world: World, run: CatchUpRun): CatchUpFigures {
+  const { lists, ...figures } = run.figures
+  let missed = 0
+  for (const key of run.changed)
+    if (run.applied.get(key) !== new Date(world.events!.startOf(key)).toISOString()) missed++
+  return {
+    ...figures,
+    listsPerAccountPerRun: figures.runs === 0 ? 0 : lists / figures.runs / world.keys.length,
+    missed,
+  }
+}
