@@ -20,6 +20,9 @@ const DAYS = Number(process.env.BENCH_SIM_DAYS ?? 2)
 const SEED = Number(process.env.BENCH_SIM_SEED ?? 1)
 const REFRESH = process.env.BENCH_SIM_REFRESH === '1'
 const CATCH_UP = process.env.BENCH_SIM_CATCHUP === '1'
+// The app's cap in requests a second (BENCH_SIM_CAP, default 20), the service's capacity a
+// quarter above it: a million accounts' catch-up needs about 185 a second for a 3-hour run.
+const CAP = process.env.BENCH_SIM_CAP === undefined ? undefined : Number(process.env.BENCH_SIM_CAP)
 
 export async function simulationBench(): Promise<Target[]> {
   const r = await runSimulation({
@@ -28,6 +31,12 @@ export async function simulationBench(): Promise<Target[]> {
     days: DAYS,
     refreshAhead: REFRESH,
     catchUp: CATCH_UP,
+    // BENCH_SIM_OUTAGES=0: no outage (refresh ahead's spread is judged without one).
+    outages: process.env.BENCH_SIM_OUTAGES !== '0',
+    ...(process.env.BENCH_SIM_CATCHUP_CONCURRENCY === undefined
+      ? {}
+      : { catchUpConcurrency: Number(process.env.BENCH_SIM_CATCHUP_CONCURRENCY) }),
+    ...(CAP === undefined ? {} : { capPerSecond: CAP, capacity: Math.ceil(CAP * 1.25) }),
   })
   const h = (ms: number) => `${(ms / 3_600_000).toFixed(1)} h`
   console.log(
@@ -53,7 +62,7 @@ export async function simulationBench(): Promise<Target[]> {
   const catchUp = r.catchUp
   if (catchUp !== undefined)
     console.log(
-      `catch-up: ${catchUp.runs} runs after outages, ${catchUp.listsPerAccountPerRun.toFixed(4)} lists an account a run, ${catchUp.listedTwice} listed again by the call that took a run up, ${catchUp.changes} changes, ${catchUp.missed} never applied; longest run ${h(catchUp.longestRunMs)} at ${r.capPerSecond} requests a second`,
+      `catch-up: ${catchUp.runs} runs after outages (${catchUp.failedRuns} calls failed, ${catchUp.failedDeliveries} deliveries failed), ${catchUp.listsPerAccountPerRun.toFixed(4)} lists an account a run, ${catchUp.listedTwice} listed again by the call that took a run up, ${catchUp.changes} changes, ${catchUp.missed} never applied; longest run ${h(catchUp.longestRunMs)} at ${r.capPerSecond} requests a second`,
     )
   const catchUpTargets: Target[] =
     catchUp === undefined

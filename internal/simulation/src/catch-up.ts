@@ -25,25 +25,41 @@ export interface CatchUpRun {
   figures: Omit<CatchUpFigures, 'listsPerAccountPerRun' | 'missed'> & { lists: number }
 }
 
-export function scheduleCatchUp(world: World, pending: Promise<void>[]): CatchUpRun {
+export function scheduleCatchUp(
+  world: World,
+  pending: Promise<void>[],
+  concurrency = 4,
+): CatchUpRun {
   const { clock, keys, events, outages, random, start } = world
   if (events === undefined) throw new Error('catch-up needs the Events model (option catchUp)')
   const applied = new Map<string, string>()
   let stopAfter = Number.POSITIVE_INFINITY
-  // The accounts, as the subscriptions give them, stopped after `stopAfter`: a crash halfway.
+  // The accounts, as the subscriptions give them, stopped after `stopAfter` as it was when the
+  // call began (a crash halfway): a run still under way (the first sync at a million accounts
+  // lasts past the first outage) keeps its own.
   const subscriptions = {
     ...world.subscriptions,
     keys: async function* () {
+      const stop = stopAfter
       let given = 0
       for (const key of keys) {
-        if (given++ === stopAfter) throw new Error('the process stopped')
+        if (given++ === stop) throw new Error('the process stopped')
         yield key
       }
     },
   }
   const handler = createWebhookHandler({
     subscriptions,
-    ledger: createDeliveryLedger({ store: new MemoryLedgerStore(), logger: quiet, now: clock.now }),
+    // Room for every active account's Event and its changes: the store's defaults (100,000
+    // entries, 64 MiB) suit one process's deliveries, not a million accounts' first sync.
+    ledger: createDeliveryLedger({
+      store: new MemoryLedgerStore({
+        maxEntries: 4 * keys.length + 10_000,
+        maxBytes: 8 * 1024 ** 3,
+      }),
+      logger: quiet,
+      now: clock.now,
+    }),
     logger: quiet,
     onAny: (event, context) => {
       const payload = event.payload as { start_at?: string }
@@ -56,10 +72,29 @@ export function scheduleCatchUp(world: World, pending: Promise<void>[]): CatchUp
     handler,
     applied,
     changed: new Set(),
-    figures: { runs: 0, listedTwice: 0, changes: 0, longestRunMs: 0, lists: 0 },
+    figures: {
+      runs: 0,
+      failedRuns: 0,
+      failedDeliveries: 0,
+      listedTwice: 0,
+      changes: 0,
+      longestRunMs: 0,
+      lists: 0,
+    },
   }
   // The first sync: every Event ahead applied once, so a run after an outage finds changes.
-  clock.at(start, () => pending.push(handler.catchUp({ since: start - DAY }).then(() => {})))
+  clock.at(start, () =>
+    pending.push(
+      handler.catchUp({ since: start - DAY, concurrency }).then(
+        (report) => {
+          run.figures.failedDeliveries += report.failed
+        },
+        () => {
+          run.figures.failedRuns++
+        },
+      ),
+    ),
+  )
   const activeKeys = keys.filter(world.active)
   const perOutage = Math.max(1, Math.round(activeKeys.length / 100))
   for (const outage of outages) {
@@ -83,10 +118,13 @@ export function scheduleCatchUp(world: World, pending: Promise<void>[]): CatchUp
     const before = world.service.counts.events
     events!.onList = (account) => lists[0]!.add(account)
     stopAfter = Math.floor(keys.length / 2)
-    await handler.catchUp({ since, progress }).catch(() => undefined)
+    const first = await handler.catchUp({ since, progress, concurrency }).catch(() => undefined)
     events!.onList = (account) => lists[1]!.add(account)
     stopAfter = Number.POSITIVE_INFINITY
-    await handler.catchUp({ since, progress })
+    const taken = await handler.catchUp({ since, progress, concurrency }).catch(() => {
+      run.figures.failedRuns++
+    })
+    run.figures.failedDeliveries += (first?.failed ?? 0) + (taken?.failed ?? 0)
     events!.onList = undefined
     run.figures.runs++
     run.figures.lists += world.service.counts.events - before

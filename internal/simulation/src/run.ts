@@ -47,13 +47,17 @@ async function simulate(options: SimulationOptions): Promise<SimulationReport> {
       )
     })
   const refresh = options.refreshAhead ? await scheduleRefresh(world, options, sweeps) : undefined
-  const catchUp = options.catchUp ? scheduleCatchUp(world, sweeps) : undefined
+  const catchUp = options.catchUp
+    ? scheduleCatchUp(world, sweeps, options.catchUpConcurrency)
+    : undefined
   await clock.runUntil(start + days * DAY + DAY / 100)
   // What is still under way at the end (a catch-up begun after the last outage) runs on.
+  // One that failed ends it too (and is thrown below), not the clock running on for ever.
   let done = false
-  const all = Promise.all(sweeps).then(() => {
+  const all = Promise.all(sweeps).finally(() => {
     done = true
   })
+  all.catch(() => {})
   while (!done) await clock.runUntil(clock.now() + 60_000)
   await all
   ;(globalThis as { gc?: () => void }).gc?.()

@@ -32,12 +32,18 @@ export interface SimulationOptions {
    * the run stopped halfway and taken up again.
    */
   catchUp?: boolean
+  /** Accounts a catch-up lists at once. Default 4 (catch-up's own default). */
+  catchUpConcurrency?: number
 }
 
 /** What catch-up did, when the simulation ran it. */
 export interface CatchUpFigures {
   /** Runs after outages (each stopped halfway and taken up: two calls). */
   runs: number
+  /** Calls that failed where none should (the first sync, or a call taking a run up). */
+  failedRuns: number
+  /** Deliveries a run fed that failed (the ledger refused them, a handler threw). */
+  failedDeliveries: number
   /** Event list requests a run, per account (an account with nothing new: 2). */
   listsPerAccountPerRun: number
   /** Accounts the call that took a run up listed again (the stopped one had listed them). */
