@@ -17,7 +17,6 @@ import { DAY, type World } from './world.js'
 const quiet = { debug() {}, info() {}, warn() {}, error() {} }
 
 export interface CatchUpRun {
-  handler: WebhookHandler
   /** Each account's Event ahead as the app applied it: its start. */
   applied: Map<string, string>
   /** The accounts whose Event an outage rescheduled. */
@@ -25,22 +24,66 @@ export interface CatchUpRun {
   figures: Omit<CatchUpFigures, 'listsPerAccountPerRun' | 'missed'> & { lists: number }
 }
 
+/** The app: its handler over the real ledger, and the accounts given to the next call. */
+interface App {
+  handler: WebhookHandler
+  /** The next call's accounts stop coming after this many (a crash halfway). */
+  stopAfter: number
+}
+
 export function scheduleCatchUp(
   world: World,
   pending: Promise<void>[],
   concurrency = 4,
 ): CatchUpRun {
-  const { clock, keys, events, outages, random, start } = world
+  const { clock, events, outages, start } = world
   if (events === undefined) throw new Error('catch-up needs the Events model (option catchUp)')
-  const applied = new Map<string, string>()
-  let stopAfter = Number.POSITIVE_INFINITY
-  // The accounts, as the subscriptions give them, stopped after `stopAfter` as it was when the
-  // call began (a crash halfway): a run still under way (the first sync at a million accounts
-  // lasts past the first outage) keeps its own.
+  const run: CatchUpRun = {
+    applied: new Map(),
+    changed: new Set(),
+    figures: {
+      runs: 0,
+      failedRuns: 0,
+      failedDeliveries: 0,
+      listedTwice: 0,
+      changes: 0,
+      longestRunMs: 0,
+      lists: 0,
+    },
+  }
+  const app = buildApp(world, run.applied)
+  const progress = new MemorySweepStore({ now: clock.now })
+  // The first sync: every Event ahead applied once, so a run after an outage finds changes.
+  clock.at(start, () =>
+    pending.push(
+      app.handler.catchUp({ since: start - DAY, concurrency }).then(
+        (report) => {
+          run.figures.failedDeliveries += report.failed
+        },
+        () => {
+          run.figures.failedRuns++
+        },
+      ),
+    ),
+  )
+  scheduleChanges(world, run)
+  for (const outage of outages)
+    clock.at(outage.to + 300_000, () => {
+      pending.push(catchUpAfter(world, app, run, { since: outage.from, progress, concurrency }))
+    })
+  return run
+}
+
+function buildApp(world: World, applied: Map<string, string>): App {
+  const { clock, keys } = world
+  const app: App = { handler: undefined as unknown as WebhookHandler, stopAfter: Infinity }
+  // The accounts, as the subscriptions give them, stopped where `stopAfter` was when the call
+  // began: a run still under way (the first sync at a million accounts lasts past the first
+  // outage) keeps its own.
   const subscriptions = {
     ...world.subscriptions,
     keys: async function* () {
-      const stop = stopAfter
+      const stop = app.stopAfter
       let given = 0
       for (const key of keys) {
         if (given++ === stop) throw new Error('the process stopped')
@@ -48,7 +91,7 @@ export function scheduleCatchUp(
       }
     },
   }
-  const handler = createWebhookHandler({
+  app.handler = createWebhookHandler({
     subscriptions,
     // Room for every active account's Event and its changes: the store's defaults (100,000
     // entries, 64 MiB) suit one process's deliveries, not a million accounts' first sync.
@@ -67,71 +110,52 @@ export function scheduleCatchUp(
         applied.set(context.account, payload.start_at)
     },
   })
-  const progress = new MemorySweepStore({ now: clock.now })
-  const run: CatchUpRun = {
-    handler,
-    applied,
-    changed: new Set(),
-    figures: {
-      runs: 0,
-      failedRuns: 0,
-      failedDeliveries: 0,
-      listedTwice: 0,
-      changes: 0,
-      longestRunMs: 0,
-      lists: 0,
-    },
-  }
-  // The first sync: every Event ahead applied once, so a run after an outage finds changes.
-  clock.at(start, () =>
-    pending.push(
-      handler.catchUp({ since: start - DAY, concurrency }).then(
-        (report) => {
-          run.figures.failedDeliveries += report.failed
-        },
-        () => {
-          run.figures.failedRuns++
-        },
-      ),
-    ),
-  )
+  return app
+}
+
+/** During each outage, a hundredth of the active accounts see their Event ahead moved. */
+function scheduleChanges(world: World, run: CatchUpRun): void {
+  const { clock, keys, events, outages, random } = world
   const activeKeys = keys.filter(world.active)
   const perOutage = Math.max(1, Math.round(activeKeys.length / 100))
-  for (const outage of outages) {
+  for (const outage of outages)
     for (let i = 0; i < perOutage && activeKeys.length > 0; i++) {
       const key = activeKeys[Math.floor(random() * activeKeys.length)]!
       const at = outage.from + Math.floor(random() * (outage.to - outage.from))
       const to = at + 4 * DAY + Math.floor(random() * DAY)
       clock.at(at, () => {
-        events.reschedule(key, to)
+        events!.reschedule(key, to)
         run.changed.add(key)
         run.figures.changes++
       })
     }
-    clock.at(outage.to + 300_000, () => {
-      pending.push(catchUpAfter(outage.from))
-    })
-  }
-  async function catchUpAfter(since: number): Promise<void> {
-    const began = clock.now()
-    const lists = [new Set<string>(), new Set<string>()]
-    const before = world.service.counts.events
-    events!.onList = (account) => lists[0]!.add(account)
-    stopAfter = Math.floor(keys.length / 2)
-    const first = await handler.catchUp({ since, progress, concurrency }).catch(() => undefined)
-    events!.onList = (account) => lists[1]!.add(account)
-    stopAfter = Number.POSITIVE_INFINITY
-    const taken = await handler.catchUp({ since, progress, concurrency }).catch(() => {
-      run.figures.failedRuns++
-    })
-    run.figures.failedDeliveries += (first?.failed ?? 0) + (taken?.failed ?? 0)
-    events!.onList = undefined
-    run.figures.runs++
-    run.figures.lists += world.service.counts.events - before
-    for (const account of lists[1]!) if (lists[0]!.has(account)) run.figures.listedTwice++
-    run.figures.longestRunMs = Math.max(run.figures.longestRunMs, clock.now() - began)
-  }
-  return run
+}
+
+/** A run after an outage: the first call stops halfway, the next takes the run up. */
+async function catchUpAfter(
+  world: World,
+  app: App,
+  run: CatchUpRun,
+  options: { since: number; progress: MemorySweepStore; concurrency: number },
+): Promise<void> {
+  const { clock, keys, events } = world
+  const began = clock.now()
+  const lists = [new Set<string>(), new Set<string>()]
+  const before = world.service.counts.events
+  events!.onList = (account) => lists[0]!.add(account)
+  app.stopAfter = Math.floor(keys.length / 2)
+  const first = await app.handler.catchUp(options).catch(() => undefined)
+  events!.onList = (account) => lists[1]!.add(account)
+  app.stopAfter = Number.POSITIVE_INFINITY
+  const taken = await app.handler.catchUp(options).catch(() => {
+    run.figures.failedRuns++
+  })
+  run.figures.failedDeliveries += (first?.failed ?? 0) + (taken?.failed ?? 0)
+  events!.onList = undefined
+  run.figures.runs++
+  run.figures.lists += world.service.counts.events - before
+  for (const account of lists[1]!) if (lists[0]!.has(account)) run.figures.listedTwice++
+  run.figures.longestRunMs = Math.max(run.figures.longestRunMs, clock.now() - began)
 }
 
 /** What catch-up did: lists a run per account, accounts listed twice, changes never applied. */
