@@ -184,8 +184,13 @@ function webhookBodyAttacks(harness: AdapterHarness, ctx: SuiteContext): void {
           signature: await signPayload(text, SECRET),
           headers: { 'content-encoding': 'gzip' },
         })
-        expect(res.status, parser).toBe(415)
-        expect(res.json.error?.code, parser).toBe('unsupported_media_type')
+        if (!harness.parserFirst.includes(parser) || res.status === 415) {
+          expect(res.status, parser).toBe(415)
+          expect(res.json.error?.code, parser).toBe('unsupported_media_type')
+        } else {
+          // A parser placed first answers what it cannot read itself (h3's readBody: 400).
+          expect(res.status, parser).toBeGreaterThanOrEqual(400)
+        }
         expect(app.events, parser).toHaveLength(0)
       }
     })
@@ -203,8 +208,9 @@ function webhookBodyAttacks(harness: AdapterHarness, ctx: SuiteContext): void {
         if (!harness.parserFirst.includes(parser)) {
           expect(honest.status, parser).toBe(200)
         } else {
-          // The parser decoded the bytes first: the documented limit of a parser placed first.
-          expect([200, 500], parser).toContain(honest.status)
+          // The parser decoded the bytes first (or refused them itself, as h3's readBody does
+          // with 400): the documented limit of a parser placed first.
+          expect([200, 400, 500], parser).toContain(honest.status)
           if (honest.status === 500) expect(honest.json.error?.code).toBe('body_parsed')
         }
         expect(app.events.length, parser).toBeLessThanOrEqual(1)

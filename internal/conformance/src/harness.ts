@@ -92,8 +92,11 @@ export interface AdapterHarness {
    * it answers what it refuses itself (documented), and decodes what it reads.
    */
   parserFirst: ParserPlacement[]
-  /** With a parser `before` that keeps no raw copy: does the adapter still get the bytes? */
-  parsedBefore: 'raw' | 'body_parsed'
+  /**
+   * With a parser `before` that keeps no raw copy: does the adapter still get the bytes
+   * (`raw`), or only the parsed value, verified by its compact serialization (`serialized`)?
+   */
+  parsedBefore: 'raw' | 'serialized'
   /** Whether handlers can be added with `.on()` on what the adapter returns. */
   configurable: boolean
   /**

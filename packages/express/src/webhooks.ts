@@ -68,7 +68,7 @@ const FIX =
  * ```
  */
 export function schedulingWebhooks(
-  secretOrOptions: SecretSource | SchedulingWebhooksOptions,
+  secretOrOptions: SecretSource | SchedulingWebhooksOptions | undefined,
   options?: WebhookHandlerRestOptions & ExpressWebhookOptions,
 ): SchedulingWebhooksMiddleware {
   const forwardErrors =

@@ -14,7 +14,7 @@ const harness = (name: string, express: typeof express5): AdapterHarness => ({
   name,
   parsers: ['before', 'before-raw', 'text-before', 'after'],
   parserFirst: ['before', 'before-raw', 'text-before'],
-  parsedBefore: 'body_parsed',
+  parsedBefore: 'serialized',
   configurable: true,
   answerWrittenBy: 'framework',
   async start(port, setup) {
@@ -29,6 +29,8 @@ const harness = (name: string, express: typeof express5): AdapterHarness => ({
     setup.configure?.(webhooks)
     const json = express.json({ verify: setup.parser === 'before-raw' ? keepRawBody : undefined })
     if (setup.parser === 'before' || setup.parser === 'before-raw') app.use(json)
+    // The forms parser most apps mount beside it: it leaves a JSON request alone.
+    if (setup.parser === 'before') app.use(express.urlencoded({ extended: false }))
     if (setup.parser === 'text-before') app.use(express.text({ type: 'application/json' }))
     if (setup.prefix) app.use(setup.prefix, webhooks)
     else app.use(webhooks)

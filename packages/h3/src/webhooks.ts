@@ -21,7 +21,8 @@ export interface SchedulingWebhooksMiddleware
 /** What to do when something read the body first, on h3. */
 const FIX =
   'Mount schedulingWebhooks() before any middleware that reads the body (event.req.json(), ' +
-  'readBody(event)), or answer the webhook path before reading it.'
+  'readBody(event)), or keep what it read in event.context.rawBody (the text) or ' +
+  'event.context.body (the parsed JSON).'
 
 type NodeRequest = IncomingMessage & { rawBody?: unknown }
 
@@ -35,9 +36,16 @@ function bodyOf(
   event: H3Event,
   node: NodeRequest | undefined,
 ): Pick<WebhookRequest, 'body' | 'bodyUsed'> {
-  if (node !== undefined) {
-    if (node.rawBody instanceof Uint8Array) return { body: node.rawBody, bodyUsed: false }
-    if (event.req.bodyUsed || node.readableDidRead) return { body: null, bodyUsed: true }
+  if (node?.rawBody instanceof Uint8Array) return { body: node.rawBody, bodyUsed: false }
+  if (event.req.bodyUsed || node?.readableDidRead) {
+    // h3 keeps nothing of what readBody(event) read (h3js/h3#1241): an app's middleware that
+    // reads the body first keeps it in event.context, raw (`rawBody`) or parsed (`body`).
+    const { rawBody, body } = event.context as { rawBody?: unknown; body?: unknown }
+    if (typeof rawBody === 'string' || rawBody instanceof Uint8Array) {
+      return { body: rawBody, bodyUsed: false }
+    }
+    if (typeof body === 'object' && body !== null) return { body, bodyUsed: false }
+    return { body: null, bodyUsed: true }
   }
   return { body: event.req.body, bodyUsed: event.req.bodyUsed }
 }
@@ -69,7 +77,7 @@ export function send(event: H3Event, answer: WebhookResponse | OAuthResponse): s
  * ```
  */
 export function schedulingWebhooks(
-  secretOrOptions: SecretSource | WebhookHandlerOptions,
+  secretOrOptions: SecretSource | WebhookHandlerOptions | undefined,
   options?: WebhookHandlerRestOptions,
 ): SchedulingWebhooksMiddleware {
   const handler = createWebhookHandler(secretOrOptions, options)

@@ -41,7 +41,7 @@ const bodyOf = (request: KoaRequest) => request.body
  * ```
  */
 export function schedulingWebhooks(
-  secretOrOptions: SecretSource | WebhookHandlerOptions,
+  secretOrOptions: SecretSource | WebhookHandlerOptions | undefined,
   options?: WebhookHandlerRestOptions,
 ): SchedulingWebhooksMiddleware {
   const handler = createWebhookHandler(secretOrOptions, options)

@@ -188,3 +188,31 @@ describe('a body parser mounted before the middleware', () => {
     }
   })
 })
+
+describe('a JSON parser that keeps no raw body, mounted first', () => {
+  it('verifies the service’s compact body by its parsed value; other bytes keep body_parsed', async () => {
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const app = new Koa()
+    // What koa-body and hand-written parsers do: ctx.request.body only, no rawBody.
+    app.use(async (ctx, next) => {
+      if (ctx.is('application/json')) {
+        const chunks: Buffer[] = []
+        for await (const chunk of ctx.req) chunks.push(chunk as Buffer)
+        ;(ctx.request as { body?: unknown }).body = JSON.parse(Buffer.concat(chunks).toString())
+      }
+      await next()
+    })
+    const seen: string[] = []
+    app.use(schedulingWebhooks(SECRET).on('event.*', (event) => void seen.push(event.id)))
+    const hook = `${await listen(app)}/webhooks/scheduling`
+    const body = envelope()
+    expect((await deliver(hook, body, { secret: SECRET })).status).toBe(200)
+    expect(seen).toEqual([JSON.parse(body).id])
+    const spaced = await deliver(hook, JSON.stringify(JSON.parse(envelope()), null, 2), {
+      secret: SECRET,
+    })
+    expect(spaced.status).toBe(500)
+    expect(spaced.json.error?.code).toBe('body_parsed')
+    expect(seen).toHaveLength(1)
+  })
+})

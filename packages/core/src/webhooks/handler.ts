@@ -218,7 +218,7 @@ class Endpoint implements WebhookHandler {
  * ```
  */
 export function createWebhookHandler(
-  secretOrOptions: SecretSource | WebhookHandlerOptions,
+  secretOrOptions: SecretSource | WebhookHandlerOptions | undefined,
   options?: WebhookHandlerRestOptions,
 ): WebhookHandler {
   return new Endpoint(secretOrOptions, options)

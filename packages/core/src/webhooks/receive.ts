@@ -4,6 +4,7 @@ import { getHeader, type HeadersInput } from '../http/headers.js'
 import { utf8 } from '../platform/bytes.js'
 import type { WebhookOwner } from '../subscriptions/lookup.js'
 import { isThenable } from '../thenable.js'
+import { isParsedValue, serializedBody, verifiedAsParsed } from './body/parsed.js'
 import { requestBytes } from './body/read.js'
 import { tooLarge } from './body/refusals.js'
 import type { WebhookContext } from './context.js'
@@ -48,20 +49,29 @@ export async function receive(
   const signed = signedHeaders(request.headers, settings.signatureHeader, settings.webhookIdHeader)
   const { webhookId } = signed
   state.webhookId = webhookId
-  const read = requestBytes(request, declared, settings)
+  // A value the app's JSON parser left is verified by its compact serialization (parsed.ts).
+  const raw = request.body
+  const parsed = request.bodyUsed !== true && isParsedValue(raw)
+  const read = parsed
+    ? serializedBody(
+        raw as object,
+        { declared, contentType: getHeader(request.headers, 'content-type') },
+        settings.limit,
+        request.fix,
+      )
+    : requestBytes(request, declared, settings)
   const body = read instanceof Uint8Array ? read : await read
+  const fix = parsed ? { fix: request.fix } : undefined
   if (settings.subscriptions !== undefined) {
     const found = ownerOf(webhookId, settings)
-    return forAccount(
-      isThenable(found) ? await found : found,
-      body,
-      signed,
-      settings,
-      request.headers,
+    return forAccount(isThenable(found) ? await found : found, body, signed, settings, {
+      headers: request.headers,
       state,
-    )
+      parsed: fix,
+    })
   }
-  const verifying = verifySigned(body, signed, settings.secret, settings.fixedSecrets, settings)
+  const verified = verifySigned(body, signed, settings.secret, settings.fixedSecrets, settings)
+  const verifying = fix === undefined ? verified : verifiedAsParsed(verified, fix.fix)
   const { secretIndex, secrets } = isThenable(verifying) ? await verifying : verifying
   const text = utf8(body)
   const event = parseEnvelope(text)
@@ -116,9 +126,14 @@ function forAccount(
   body: Uint8Array,
   signed: { signature: string; webhookId: string | undefined },
   settings: Settings,
-  headers: HeadersInput,
-  state: WebhookErrorContext,
+  request: {
+    headers: HeadersInput
+    state: WebhookErrorContext
+    /** Set when the body is a parsed value's serialization, with the framework's fix. */
+    parsed: { fix: string | undefined } | undefined
+  },
 ): Received | Promise<Received> {
+  const { headers, state, parsed } = request
   const webhookId = signed.webhookId!
   if (owner === undefined) {
     throw new WebhookError(
@@ -126,7 +141,8 @@ function forAccount(
       `No connected account has webhook "${serverText(webhookId, 64)}": this app never created it, or removed it longer ago than the grace period.`,
     )
   }
-  const verified = verifySigned(body, signed, owner.secret, [owner.secret], settings)
+  const checked = verifySigned(body, signed, owner.secret, [owner.secret], settings)
+  const verified = parsed === undefined ? checked : verifiedAsParsed(checked, parsed.fix)
   const accept = (): Received => {
     const text = utf8(body)
     const event = parseEnvelope(text)
