@@ -2,6 +2,11 @@
 // the in-memory store bundle. The root re-exports it whole.
 // Every name here is pinned by test/package/exports.test.ts.
 
+export type {
+  PeriodicReport,
+  PeriodicTaskReport,
+  RunDueOptions,
+} from '../setup/periodic.js'
 export {
   createScheduling,
   type Scheduling,

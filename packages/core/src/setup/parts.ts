@@ -1,15 +1,18 @@
 import { ConfigError } from '../errors/errors.js'
+import type { HealthReport } from '../health/report.js'
 import { createDeliveryLedger, type DeliveryLedger } from '../ledger/ledger.js'
 import type { DeliveryLedgerOptions } from '../ledger/options.js'
 import type { Logger } from '../log.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
-import { MemorySweepStore } from '../sweep/store.js'
+import { type SweepOptions, sweepSettings } from '../subscriptions/sweep-options.js'
+import type { SweepStore } from '../sweep/store.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { RefreshAhead, type RefreshAheadOptions } from '../tokens/refresh-ahead.js'
+import { DEFAULT_MAX_BEHIND_MS, describeMs, type PeriodicTask, PeriodicWork } from './periodic.js'
 import type { StoreBundle } from './stores.js'
 
 // The parts `createScheduling` makes from an option that names them: the ledger on the stores'
-// ledger store, the refresh ahead on the stores' sweep store.
+// ledger store, the refresh ahead on the stores' sweep store, and the periodic work over both.
 
 /** What `createScheduling({ refreshAhead })` takes. */
 export type RefreshAheadOption =
@@ -46,13 +49,16 @@ export function ledgerOf(
   })
 }
 
-/** The refresh ahead `createScheduling`'s option names, on the stores' sweep store. */
+/** The refresh ahead `createScheduling`'s option names, on the app's sweep store and clock. */
 export function refreshAheadOf(
   option: RefreshAheadOption | undefined,
   tokens: TokenManager,
-  stores: StoreBundle,
   subscriptions: WebhookSubscriptions | undefined,
-  onConnectionChange: RefreshAheadOptions['onConnectionChange'],
+  app: {
+    store: SweepStore
+    onConnectionChange: RefreshAheadOptions['onConnectionChange']
+    now: (() => number) | undefined
+  },
 ): RefreshAhead | undefined {
   if (option === undefined) return undefined
   const settings = option === true ? {} : option
@@ -63,10 +69,74 @@ export function refreshAheadOf(
     throw new ConfigError(
       'createScheduling: refreshAhead needs the connected keys: give webhookUrl (the subscriptions know them) or refreshAhead.keys.',
     )
+  const { onConnectionChange, now } = app
   return new RefreshAhead(tokens, {
+    ...(now === undefined ? {} : { now }),
     ...settings,
     keys,
-    store: stores.sweeps ?? new MemorySweepStore(),
+    store: app.store,
     ...(onConnectionChange === undefined ? {} : { onConnectionChange }),
   })
+}
+
+/** The sweep `createScheduling`'s option names, on the app's sweep store and ledger. */
+export function sweepOf(
+  option: true | Omit<SweepOptions, 'store' | 'ledger'> | undefined,
+  store: SweepStore,
+  ledger: DeliveryLedger | undefined,
+): SweepOptions | undefined {
+  if (option === undefined) return undefined
+  return { ...(option === true ? {} : option), store, ...(ledger === undefined ? {} : { ledger }) }
+}
+
+/** The periodic work of an app: its refresh ahead and its sweep, when configured. */
+export function periodicOf(
+  refreshAhead: RefreshAhead | undefined,
+  subscriptions: WebhookSubscriptions | undefined,
+  sweep: SweepOptions | undefined,
+  logger: Logger | undefined,
+): PeriodicWork {
+  const tasks: PeriodicTask[] = []
+  if (refreshAhead !== undefined)
+    tasks.push({
+      name: 'refreshAhead',
+      checkpoint: 'refresh',
+      shards: refreshAhead.shards,
+      step: (options) => refreshAhead.step(options),
+    })
+  if (subscriptions !== undefined && sweep !== undefined)
+    tasks.push({
+      name: 'sweep',
+      checkpoint: 'sweep',
+      shards: sweepSettings(sweep).shards,
+      step: (options) => subscriptions.sweep(options),
+    })
+  return new PeriodicWork(tasks, logger)
+}
+
+/**
+ * The periodic work's part of `health()`: each task's shared checkpoints within
+ * `maxBehindMs` of now, whichever instance stepped them last.
+ */
+export function periodicHealth(
+  work: PeriodicWork,
+  store: SweepStore,
+  now: () => number,
+  maxBehindMs = DEFAULT_MAX_BEHIND_MS,
+): { health(): Promise<HealthReport> } | undefined {
+  if (!work.configured) return undefined
+  return {
+    async health() {
+      const started = performance.now()
+      const by = await work.behind(store, now())
+      const checks = Object.entries(by).map(([name, behindMs]) => {
+        const ok = behindMs <= maxBehindMs
+        const detail = ok
+          ? `${describeMs(behindMs)} behind`
+          : `${describeMs(behindMs)} behind (more than ${describeMs(maxBehindMs)}): call runDue() more often, or give it a larger budgetMs`
+        return { name, ok, ms: Math.round(performance.now() - started), detail }
+      })
+      return { ok: checks.every((c) => c.ok), checks }
+    },
+  }
 }

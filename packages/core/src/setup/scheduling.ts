@@ -23,7 +23,15 @@ import { createWebhookHandler } from '../webhooks/handler.js'
 import type { WebhookHandlerOptions } from '../webhooks/options.js'
 import type { WebhookQueue } from '../webhooks/queue.js'
 import type { SecretSource } from '../webhooks/secrets.js'
-import { ledgerOf, type RefreshAheadOption, refreshAheadOf } from './parts.js'
+import {
+  ledgerOf,
+  periodicHealth,
+  periodicOf,
+  type RefreshAheadOption,
+  refreshAheadOf,
+  sweepOf,
+} from './parts.js'
+import type { PeriodicReport, RunDueOptions } from './periodic.js'
 import { memoryStores, type SchedulingStores } from './stores.js'
 
 /** What `createScheduling` takes: every option given once. */
@@ -82,8 +90,15 @@ export interface SchedulingOptions {
   refreshAhead?:
     | true
     | (Omit<RefreshAheadOptions, 'store' | 'keys'> & Partial<Pick<RefreshAheadOptions, 'keys'>>)
+  /**
+   * The periodic work's part of `health()`: a task whose shared checkpoints are further behind
+   * than this, in ms, fails the check. Default 20 minutes (past the slowest cadence, 15 min).
+   */
+  maxBehindMs?: number
   logger?: Logger
   fetch?: FetchLike
+  /** Clock in ms since the epoch, for tests: the token manager's, the subscriptions', the refresh's. Default `Date.now`. */
+  now?: () => number
 }
 
 /** The options the adapters and core's factories read from a `Scheduling`. */
@@ -109,8 +124,15 @@ export interface Scheduling extends AsOptions {
   readonly ledger: DeliveryLedger | undefined
   /** The queue deliveries are accepted into, when `queue` was given. */
   readonly queue: WebhookQueue | undefined
-  /** The refresh ahead of every connection's token, when `refreshAhead` was given: `step()` it. */
+  /** The refresh ahead of every connection's token, when `refreshAhead` was given (`runDue()` steps it). */
   readonly refreshAhead: RefreshAhead | undefined
+  /**
+   * Runs the periodic work that is due (the refresh ahead, the sweep) within a time budget
+   * (`budgetMs`, default 10 s), taking up where the last call ended on whichever instance: call
+   * it from a cron, a serverless route or a timer, at any cadence from 10 s to 15 min. Reports
+   * each task's steps and how far behind it left them; `health()` fails when they fall behind.
+   */
+  runDue(options?: RunDueOptions): Promise<PeriodicReport>
   /** A webhook handler of the app's own (plain data or Fetch), for a server with no adapter. */
   readonly webhooks: WebhookHandler
   /** The API client for one connected account, its token kept fresh by `tokens`. */
@@ -153,20 +175,24 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
       'createScheduling: apiUrl is the API address, e.g. https://api.example.com/v1.',
     )
   const stores = { ...memoryStores(), ...options.stores }
-  const { logger, fetch, queue, onConnectionChange } = options
+  const { logger, fetch, queue, onConnectionChange, now } = options
+  const clock = now === undefined ? {} : { now }
+  // One store for every rolling schedule's checkpoints: the sweep's and the refresh's.
+  const sweepStore = stores.sweeps ?? new MemorySweepStore()
   const told = onConnectionChange === undefined ? {} : { onConnectionChange }
   const ledger = ledgerOf(options.ledger, stores, logger)
   if (queue !== undefined && typeof queue?.enqueue !== 'function')
     throw new ConfigError(
       'createScheduling: queue must have enqueue(): pass createBullMQQueue(...) or createPostgresQueue(...).',
     )
-  const oauth = createOAuthClient({ ...pick(options), fetch })
+  const oauth = createOAuthClient({ ...pick(options), fetch, ...clock })
   // The addresses the OAuth routes stamp on a connection: a record of another app is refused.
   const app = {
     tokenUrl: `${withoutTrailingSlashes(options.authUrl)}/oauth/token`,
     apiUrl: withoutTrailingSlashes(apiUrl),
   }
-  const tokens = createTokenManager({ oauth, store: stores.tokens, app, ...told })
+  const sweep = sweepOf(options.sweep, sweepStore, ledger)
+  const tokens = createTokenManager({ oauth, store: stores.tokens, app, ...told, ...clock })
   const subscriptions =
     webhookUrl === undefined
       ? undefined
@@ -178,16 +204,9 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
           fetch,
           logger,
           ...told,
+          ...clock,
           ...(options.rateCap === undefined ? {} : { rateCap: options.rateCap }),
-          ...(options.sweep === undefined
-            ? {}
-            : {
-                sweep: {
-                  ...(options.sweep === true ? {} : options.sweep),
-                  store: stores.sweeps ?? new MemorySweepStore(),
-                  ...(ledger === undefined ? {} : { ledger }),
-                },
-              }),
+          ...(sweep === undefined ? {} : { sweep }),
         })
   // The options part: what the adapters' and core's factories read.
   const asOptions = {
@@ -212,21 +231,24 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
     ledger: ledger?.store,
     queue,
   }
+  const refreshAhead = refreshAheadOf(options.refreshAhead, tokens, subscriptions, {
+    store: sweepStore,
+    onConnectionChange,
+    now,
+  })
+  const periodic = periodicOf(refreshAhead, subscriptions, sweep, logger)
+  const periodicChecked = periodicHealth(periodic, sweepStore, now ?? Date.now, options.maxBehindMs)
   return {
     ...asOptions,
     oauth,
     tokens,
-    refreshAhead: refreshAheadOf(
-      options.refreshAhead,
-      tokens,
-      stores,
-      subscriptions,
-      onConnectionChange,
-    ),
+    refreshAhead,
+    runDue: (runOptions) => periodic.run(runOptions),
     webhooks: createWebhookHandler(asOptions),
     client: (key) =>
       createSchedulingClient({ baseUrl: apiUrl, token: { manager: tokens, key }, fetch }),
-    health: (healthOptions) => checkHealth(checked, healthOptions),
+    health: (healthOptions) =>
+      checkHealth({ ...checked, periodic: periodicChecked }, healthOptions),
   }
 }
 

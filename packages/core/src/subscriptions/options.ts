@@ -6,6 +6,7 @@ import type { FetchLike } from '../http/fetch.js'
 import { checkLogger, consoleLogger, type Logger } from '../log.js'
 import type { RateCap } from '../sweep/rate-cap.js'
 import type { PhaseRange } from '../sweep/schedule.js'
+import type { StepOptions } from '../sweep/step.js'
 import type { ConnectionChange, ConnectionStatus } from '../tokens/connection.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { wholeNumber } from '../validate.js'
@@ -135,7 +136,7 @@ export interface WebhookSubscriptions {
    * step of the shards this instance holds, each listed and repaired as by `reconcile` unless
    * it delivered within `healthyWithin`. Call it every minute or so, on every instance.
    */
-  sweep(): Promise<SweepReport>
+  sweep(options?: StepOptions): Promise<SweepReport>
   /** The account and secret of a webhook id, as the webhook handler uses them; `undefined` when none. */
   lookup(webhookId: string): WebhookOwner | undefined | Promise<WebhookOwner | undefined>
   /** The store's health (`store.health()`), for the webhook handler's `health()`. */

@@ -60,12 +60,12 @@ export function createWebhookSubscriptions(
     },
     rotate: (key) => rotate(x, key),
     reconcile,
-    sweep: async () => {
+    sweep: async (stepOptions) => {
       if (sweeper === undefined)
         throw new ConfigError(
           'sweep: give createWebhookSubscriptions a sweep option ({ store: new MemorySweepStore() }, or a shared store).',
         )
-      return await sweeper.step()
+      return await sweeper.step(stepOptions)
     },
     lookup: (webhookId) => lookup(x, webhookId),
     status: (key) => status(x, key),

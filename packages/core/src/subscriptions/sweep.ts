@@ -1,5 +1,5 @@
 import { emit } from '../log.js'
-import { eachOf, stepCounts, stepShards } from '../sweep/step.js'
+import { eachOf, type StepOptions, stepCounts, stepShards } from '../sweep/step.js'
 import { HealthWatch } from '../sweep/watch.js'
 import type { SubscriptionExecutor } from './executor.js'
 import { checkAccount, emptyReport } from './reconcile.js'
@@ -25,8 +25,11 @@ export class Sweeper {
     readonly settings: SweepSettings,
   ) {}
 
-  /** One step over the shards this instance can take. */
-  async step(): Promise<SweepReport> {
+  /**
+   * One step over the shards this instance can take. `retry: false` leaves the checks that
+   * failed at earlier steps for a later step (the periodic work's steps after a call's first).
+   */
+  async step(options: StepOptions = {}): Promise<SweepReport> {
     const started = performance.now()
     const now = this.x.now()
     const report: SweepReport = {
@@ -40,7 +43,7 @@ export class Sweeper {
       behindMs: 0,
     }
     await this.#stopped(now, report)
-    await this.#again(report)
+    if (options.retry !== false) await this.#again(report)
     const outcome = await stepShards(
       { ...this.settings, name: 'sweep' },
       now,

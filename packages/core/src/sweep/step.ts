@@ -18,6 +18,15 @@ export interface StepSettings {
   leaseTtlMs: number
 }
 
+/** How a step of a rolling schedule runs. */
+export interface StepOptions {
+  /**
+   * Try again what failed at earlier steps. Default true; the periodic work's steps after the
+   * first of a call pass false, so a failure is retried once a call, not at every step of it.
+   */
+  retry?: boolean
+}
+
 /** What one step did with the shards. */
 export interface StepOutcome {
   /** Shards stepped here, shards another instance held. */

@@ -2,7 +2,7 @@ import { ConfigError, isSchedulingError } from '../errors/errors.js'
 import { notify } from '../log.js'
 import type { RateCap } from '../sweep/rate-cap.js'
 import { lastTurn, type PhaseRange, slotOf } from '../sweep/schedule.js'
-import { eachOf, stepCounts, stepShards } from '../sweep/step.js'
+import { eachOf, type StepOptions, stepCounts, stepShards } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'
 import { wholeNumber } from '../validate.js'
 import type { ConnectionChange } from './connection.js'
@@ -112,8 +112,16 @@ export class RefreshAhead {
     this.#now = options.now ?? Date.now
   }
 
-  /** One step: the connections whose turn came since, each refreshed unless it need not be. */
-  async step(): Promise<RefreshAheadReport> {
+  /** Its shards: checkpoints `refresh:<shard>` of the store. */
+  get shards(): number {
+    return this.#settings.shards
+  }
+
+  /**
+   * One step: the connections whose turn came since, each refreshed unless it need not be.
+   * `retry: false` leaves the refreshes that failed at earlier steps for a later step.
+   */
+  async step(options: StepOptions = {}): Promise<RefreshAheadReport> {
     const started = performance.now()
     const now = this.#now()
     const report: RefreshAheadReport = {
@@ -132,7 +140,10 @@ export class RefreshAhead {
     // Failed refreshes tried again, the oldest first, a tenth of them a step (at least
     // `concurrency`): after an outage of the token endpoint, the turns it held up are spread
     // over the next steps, not all sent in the first.
-    const budget = Math.max(this.#settings.concurrency, Math.ceil(this.#failed.size / 10))
+    const budget =
+      options.retry === false
+        ? 0
+        : Math.max(this.#settings.concurrency, Math.ceil(this.#failed.size / 10))
     const again: string[] = []
     for (const key of this.#failed) {
       if (again.length === budget) break
