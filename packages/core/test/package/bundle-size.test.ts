@@ -71,9 +71,12 @@ async function bundle(
 // (+159 B), verifySignature's 1,025 B (+1 B: esbuild's lazy-init helper); the node bundle,
 // already lazy for its telemetry, 15,385 B (+2 B). Through
 // `@scheduling-kit/core/webhooks` (what the adapters' webhook path imports), nothing changed.
+// The parsed-body fallback (`webhooks/body/parsed.ts`: a body an app's JSON parser ran first on)
+// added 560 B to the node bundle (15,945 B) and 550 B to the web one (12,450 B); the composed
+// webhook path of issue 62 is to make it a part an app leaves out.
 const BUDGETS = {
   verifySignature: { node: 1_024, browser: 1_040 },
-  createWebhookHandler: { node: 15_400, browser: 11_900 },
+  createWebhookHandler: { node: 16_000, browser: 12_500 },
 } as const
 
 describe('bytes an app pays for one import', () => {
