@@ -2,6 +2,7 @@
 // the in-memory store bundle. The root re-exports it whole.
 // Every name here is pinned by test/package/exports.test.ts.
 
+export type { PeriodicStepResult } from '../setup/periodic-plan.js'
 export type {
   PeriodicReport,
   PeriodicTaskReport,

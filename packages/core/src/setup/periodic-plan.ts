@@ -8,7 +8,7 @@
 // left for the next call. `periodic.ts` is the executor.
 
 /** What the plan needs of a step's report. */
-export interface StepResult {
+export interface PeriodicStepResult {
   /** How far behind now the task still is after the step, in ms (0: caught up). */
   behindMs: number
   /** Shards stepped here: 0 when another instance held every one. */
@@ -69,7 +69,7 @@ export function nextTask(plan: PeriodicPlan, elapsedMs: number): number | undefi
 export function afterStep(
   plan: PeriodicPlan,
   index: number,
-  result: StepResult,
+  result: PeriodicStepResult,
   ms: number,
 ): PeriodicPlan {
   const tasks = plan.tasks.map((task, i) => {

@@ -8,7 +8,7 @@ import {
   behindOf,
   nextTask,
   type PeriodicPlan,
-  type StepResult,
+  type PeriodicStepResult,
   startPlan,
 } from './periodic-plan.js'
 
@@ -24,7 +24,7 @@ export const DEFAULT_BUDGET_MS = 10_000
 export const DEFAULT_MAX_BEHIND_MS = 20 * 60_000
 
 /** One task of the periodic work: a step of a rolling schedule over the shared checkpoints. */
-export interface PeriodicTask<R extends StepResult = StepResult> {
+export interface PeriodicTask<R extends PeriodicStepResult = PeriodicStepResult> {
   /** Its name in reports and warnings: `refreshAhead`, `sweep`. */
   name: string
   /** Its checkpoints' names in the sweep store: `<checkpoint>:<shard>`. */
@@ -54,7 +54,7 @@ export interface PeriodicReport {
   /** The most any task is behind after the call, in ms: 0 when every one caught up. */
   behindMs: number
   /** Each configured task's steps, by name. */
-  tasks: Record<string, PeriodicTaskReport<StepResult>>
+  tasks: Record<string, PeriodicTaskReport<PeriodicStepResult>>
 }
 
 /** Runs the app's periodic tasks within a budget; one per `Scheduling`. */
@@ -84,7 +84,7 @@ export class PeriodicWork {
       this.#tasks.map((t) => t.name),
       budgetMs,
     )
-    const tasks: Record<string, PeriodicTaskReport<StepResult>> = {}
+    const tasks: Record<string, PeriodicTaskReport<PeriodicStepResult>> = {}
     for (const task of this.#tasks) tasks[task.name] = { steps: 0, behindMs: 0, reports: [] }
     for (;;) {
       const index = nextTask(plan, performance.now() - started)

@@ -59,6 +59,10 @@ const ENTRIES = {
   setup: [
     'createScheduling',
     'memoryStores',
+    'PeriodicReport',
+    'PeriodicStepResult',
+    'PeriodicTaskReport',
+    'RunDueOptions',
     'Scheduling',
     'SchedulingOptions',
     'SchedulingStores',
@@ -188,6 +192,7 @@ const ENTRIES = {
     'ReconcileReport',
     'RemoveResult',
     'RotateResult',
+    'StepOptions',
     'StoredSubscription',
     'SubscribedWebhook',
     'SubscriptionRecord',
