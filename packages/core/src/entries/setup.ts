@@ -2,12 +2,12 @@
 // the in-memory store bundle. The root re-exports it whole.
 // Every name here is pinned by test/package/exports.test.ts.
 
-export type { PeriodicStepResult } from '../setup/periodic-plan.js'
 export type {
   PeriodicReport,
   PeriodicTaskReport,
   RunDueOptions,
 } from '../setup/periodic.js'
+export type { PeriodicStepResult } from '../setup/periodic-plan.js'
 export {
   createScheduling,
   type Scheduling,
