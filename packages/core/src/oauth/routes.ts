@@ -1,3 +1,4 @@
+import { deferredPart } from '../deferred.js'
 import { OAuthFlowError } from '../errors/connection.js'
 import type { HeadersInput } from '../http/headers.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
@@ -169,6 +170,9 @@ async function answer<Req>(
 export function createOAuthRoutes<Req = unknown>(
   options: OAuthRoutesOptions<Req>,
 ): OAuthRoutes<Req> {
+  // `createScheduling(() => options)`: built at the first request, not at import.
+  const wait = deferredPart<OAuthRoutesOptions<Req>, OAuthRoutes<Req>>(options, 'oauth')
+  if (wait !== undefined) return wait((built) => createOAuthRoutes(built))
   const settings: Routed<Req> = { ...resolveRouteSettings(options), log: new OAuthLog() }
   const defaultMount = redirectMount(options.redirectUri)
   const handle = (request: OAuthRequest<Req>) => answer(request, settings)

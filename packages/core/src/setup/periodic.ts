@@ -34,7 +34,10 @@ export interface PeriodicTask<R extends PeriodicStepResult = PeriodicStepResult>
 }
 
 export interface RunDueOptions {
-  /** The call's time budget in ms: no step starts that its task's longest would overrun. Default 10 000. */
+  /**
+   * The call's time budget in ms: no step starts that its task's longest would overrun; each
+   * task steps once whatever the budget (0: one step of each). Default 10 000.
+   */
   budgetMs?: number
 }
 
@@ -77,6 +80,7 @@ export class PeriodicWork {
     if (typeof options !== 'object' || options === null)
       throw new ConfigError('runDue: pass an options object ({ budgetMs }), or nothing.')
     const budgetMs = wholeNumber('runDue', 'budgetMs', options.budgetMs, DEFAULT_BUDGET_MS, {
+      min: 0,
       unit: 'ms',
     })
     const started = performance.now()

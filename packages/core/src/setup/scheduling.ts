@@ -1,4 +1,5 @@
 import { createSchedulingClient, type SchedulingClient } from '../api/client.js'
+import { deferredObject } from '../deferred.js'
 import { ConfigError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
@@ -8,7 +9,9 @@ import { createDeliveryLedger, type DeliveryLedger } from '../ledger/ledger.js'
 import type { DeliveryLedgerOptions } from '../ledger/options.js'
 import type { Logger } from '../log.js'
 import { createOAuthClient, type OAuthClient } from '../oauth/client.js'
+import { DeferredOAuthRoutes } from '../oauth/deferred.js'
 import type { OAuthRoutesOptions } from '../oauth/options.js'
+import type { OAuthRoutes } from '../oauth/routes.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
 import { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
 import type { SweepOptions } from '../subscriptions/sweep-options.js'
@@ -19,6 +22,7 @@ import type { TokenManager } from '../tokens/contract.js'
 import { createTokenManager } from '../tokens/manager.js'
 import type { RefreshAhead, RefreshAheadOptions } from '../tokens/refresh-ahead.js'
 import type { WebhookHandler } from '../webhooks/contract.js'
+import { DeferredWebhookHandler } from '../webhooks/deferred.js'
 import { createWebhookHandler } from '../webhooks/handler.js'
 import type { WebhookHandlerOptions } from '../webhooks/options.js'
 import type { WebhookQueue } from '../webhooks/queue.js'
@@ -161,19 +165,17 @@ export interface Scheduling extends AsOptions {
  * app.use('/auth/scheduling', schedulingOAuth(scheduling))
  * const me = await scheduling.client(userId).me()
  * ```
+ *
+ * Given a function instead, the options are read at first use (a serverless route, `next
+ * build` importing every route without the runtime's environment):
+ * `createScheduling(() => ({ clientId: process.env.SCHEDULING_CLIENT_ID!, ... }))`.
  */
-export function createScheduling(options: SchedulingOptions): Scheduling {
-  if (typeof options !== 'object' || options === null)
-    throw new ConfigError('createScheduling: pass the options object.')
+export function createScheduling(
+  options: SchedulingOptions | (() => SchedulingOptions),
+): Scheduling {
+  if (typeof options === 'function') return deferredScheduling(options)
+  checkOptions(options)
   const { webhookUrl, secret, apiUrl } = options
-  if ((webhookUrl === undefined) === (secret === undefined))
-    throw new ConfigError(
-      'createScheduling: pass webhookUrl (each connected account gets its own webhook there) or secret (one signing secret for every delivery), one of the two.',
-    )
-  if (typeof apiUrl !== 'string' || apiUrl === '')
-    throw new ConfigError(
-      'createScheduling: apiUrl is the API address, e.g. https://api.example.com/v1.',
-    )
   const stores = { ...memoryStores(), ...options.stores }
   const { logger, fetch, queue, onConnectionChange, now } = options
   const clock = now === undefined ? {} : { now }
@@ -181,10 +183,6 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
   const sweepStore = stores.sweeps ?? new MemorySweepStore()
   const told = onConnectionChange === undefined ? {} : { onConnectionChange }
   const ledger = ledgerOf(options.ledger, stores, logger)
-  if (queue !== undefined && typeof queue?.enqueue !== 'function')
-    throw new ConfigError(
-      'createScheduling: queue must have enqueue(): pass createBullMQQueue(...) or createPostgresQueue(...).',
-    )
   const oauth = createOAuthClient({ ...pick(options), fetch, ...clock })
   // The addresses the OAuth routes stamp on a connection: a record of another app is refused.
   const app = {
@@ -250,6 +248,47 @@ export function createScheduling(options: SchedulingOptions): Scheduling {
     health: (healthOptions) =>
       checkHealth({ ...checked, periodic: periodicChecked }, healthOptions),
   }
+}
+
+/** The options' mistakes `createScheduling` tells at once, each with what to pass. */
+function checkOptions(options: SchedulingOptions): void {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigError('createScheduling: pass the options object.')
+  const { webhookUrl, secret, apiUrl, queue } = options
+  if ((webhookUrl === undefined) === (secret === undefined))
+    throw new ConfigError(
+      'createScheduling: pass webhookUrl (each connected account gets its own webhook there) or secret (one signing secret for every delivery), one of the two.',
+    )
+  if (typeof apiUrl !== 'string' || apiUrl === '')
+    throw new ConfigError(
+      'createScheduling: apiUrl is the API address, e.g. https://api.example.com/v1.',
+    )
+  if (queue !== undefined && typeof queue?.enqueue !== 'function')
+    throw new ConfigError(
+      'createScheduling: queue must have enqueue(): pass createBullMQQueue(...) or createPostgresQueue(...).',
+    )
+}
+
+/**
+ * `createScheduling(() => options)`: the options read and every part built at the first read
+ * of a member (a request, a cron call), not where the module loads. `webhooks`, and the
+ * handlers and routes `createWebhookHandler(scheduling)` and `createOAuthRoutes(scheduling)`
+ * make of it, wait for their first delivery or request: a route module registers its handlers
+ * at import. A missing option is told at that first use, with the eager call's message.
+ */
+function deferredScheduling(read: () => SchedulingOptions): Scheduling {
+  return deferredObject(
+    () => createScheduling(read()),
+    (built) => ({
+      members: { webhooks: new DeferredWebhookHandler(() => built().webhooks) },
+      wait: {
+        webhooks: (make: (options: Scheduling) => WebhookHandler) =>
+          new DeferredWebhookHandler(() => make(built())),
+        oauth: (make: (options: Scheduling) => OAuthRoutes<unknown>) =>
+          new DeferredOAuthRoutes(() => make(built())),
+      },
+    }),
+  )
 }
 
 /** The OAuth client's options among the app's. */

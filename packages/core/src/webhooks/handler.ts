@@ -1,4 +1,5 @@
 import { MemoryDedupeStore } from '../claims/dedupe.js'
+import { deferredPart } from '../deferred.js'
 import { isWebhookError, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
@@ -221,6 +222,9 @@ export function createWebhookHandler(
   secretOrOptions: SecretSource | WebhookHandlerOptions | undefined,
   options?: WebhookHandlerRestOptions,
 ): WebhookHandler {
+  // `createScheduling(() => options)`: built at the first delivery, not at import.
+  const wait = deferredPart<WebhookHandlerOptions, WebhookHandler>(secretOrOptions, 'webhooks')
+  if (wait !== undefined) return wait((built) => new Endpoint(built, options))
   return new Endpoint(secretOrOptions, options)
 }
 

@@ -1,0 +1,57 @@
+// The app's one module of scheduling-kit, configured from process.env. The options are a
+// function: `next build` imports every route without the runtime's environment, so nothing is
+// read (and no pool opened) until the first request or cron call needs it. A missing variable
+// is told there: the toolkit's options as `createScheduling` tells them (`apiUrl is the API
+// address...`), the app's own (APP_URL, DATABASE_URL) by name.
+import { createScheduling } from '@scheduling-kit/core/setup'
+import { postgresStores } from '@scheduling-kit/postgres'
+import pg from 'pg'
+
+/** A variable the app cannot run without: its absence is told at first use. */
+function required(name: string): string {
+  const value = process.env[name]
+  if (value === undefined || value === '') throw new Error(`${name} is not set.`)
+  return value
+}
+
+/** A duration from the environment, for a deployment (or a test) that wants another. */
+function ms(name: string, fallback: number): number {
+  const value = process.env[name]
+  return value === undefined || value === '' ? fallback : Number(value)
+}
+
+let pool: pg.Pool | undefined
+/** The app's pool: one per process, opened at first use. */
+export function database(): pg.Pool {
+  pool ??= new pg.Pool({ connectionString: required('DATABASE_URL'), max: 5 })
+  return pool
+}
+
+/**
+ * The schema of the toolkit's tables and the app's own (`pnpm migrate` makes them): a plain
+ * identifier, since the app's queries name it.
+ */
+export function schema(): string {
+  const name = process.env.DATABASE_SCHEMA || 'public'
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name))
+    throw new Error('DATABASE_SCHEMA must be a plain identifier (letters, digits, _).')
+  return name
+}
+
+export const scheduling = createScheduling(() => {
+  const appUrl = required('APP_URL')
+  return {
+    clientId: process.env.SCHEDULING_CLIENT_ID!,
+    clientSecret: process.env.SCHEDULING_CLIENT_SECRET!,
+    authUrl: process.env.SCHEDULING_AUTH_URL!,
+    apiUrl: process.env.SCHEDULING_API_URL!,
+    redirectUri: `${appUrl}/auth/scheduling/callback`,
+    webhookUrl: `${appUrl}/webhooks/scheduling`,
+    cookieSecret: process.env.COOKIE_SECRET!,
+    stores: postgresStores({ pool: database(), schema: schema() }),
+    // The periodic work, run by the cron route (app/api/cron/route.ts) at any cadence: each
+    // account's webhook checked once an hour, each token refreshed once every 100 minutes.
+    sweep: { periodMs: ms('SWEEP_PERIOD_MS', 3_600_000) },
+    refreshAhead: { everyMs: ms('REFRESH_EVERY_MS', 6_000_000) },
+  }
+})

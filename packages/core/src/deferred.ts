@@ -1,0 +1,91 @@
+// Options read at first use, not when the module that holds them loads. A framework that imports
+// every route to collect its configuration (`next build`) does so without the runtime's
+// environment: an object made here stands for the real one, builds it at the first read of a
+// member, and tells the factories below it (`createWebhookHandler`, `createOAuthRoutes`) to wait
+// the same way. A build that throws is not kept: the next read builds again and throws what
+// the eager call would have thrown, at the first request instead of at import.
+
+/**
+ * How a factory below makes a part of a deferred object that waits for the build: handed the
+ * factory's own making from the built object, it gives a part that makes it at first use.
+ */
+export type Wait<B, R> = (make: (built: B) => R) => R
+
+/** The parts each deferred object made here makes wait, by kind (`webhooks`, `oauth`). */
+const waiting = new WeakMap<object, object>()
+
+/**
+ * How the deferred object `value` makes a part of `kind` wait, when `value` is one made by
+ * `deferredObject` that names that kind; else undefined (the factory builds as it always did).
+ */
+export function deferredPart<B, R>(value: unknown, kind: string): Wait<B, R> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const kinds = waiting.get(value) as Record<string, Wait<B, R> | undefined> | undefined
+  return kinds?.[kind]
+}
+
+/** What a deferred object keeps apart from its build: members that wait, and the parts made of it. */
+export interface Deferral<T> {
+  /** Members that wait themselves (a deferred handler): read without building. */
+  members?: Partial<T>
+  /** How each kind of part a factory makes of the object waits: a `Wait` by kind (see `deferredPart`). */
+  wait?: object
+}
+
+/** Builds once: the first build that returns is kept, one that throws is tried again. */
+export class Once<T> {
+  readonly #build: () => T
+  #value: { built: T } | undefined
+
+  constructor(build: () => T) {
+    this.#build = build
+  }
+
+  get value(): T {
+    if (this.#value === undefined) this.#value = { built: this.#build() }
+    return this.#value.built
+  }
+
+  /** Whether the build has returned. */
+  get built(): boolean {
+    return this.#value !== undefined
+  }
+}
+
+/**
+ * An object that reads as the one `build` returns, built at the first read of any member but
+ * those `deferral` keeps (it is handed the build). A symbol and `then` read as absent without
+ * building: inspecting or awaiting the object does not build it.
+ */
+export function deferredObject<T extends object>(
+  build: () => T,
+  deferral: (built: () => T) => Deferral<T> = () => ({}),
+): T {
+  const once = new Once(build)
+  const real = () => once.value as object
+  const { members: kept = {}, wait = {} } = deferral(() => once.value)
+  const proxy = new Proxy({} as T, {
+    get: (_target, key) => {
+      if (typeof key === 'symbol' || key === 'then') return undefined
+      if (Object.hasOwn(kept, key)) return (kept as Record<string, unknown>)[key]
+      return Reflect.get(real(), key)
+    },
+    has: (_target, key) => Object.hasOwn(kept, key) || Reflect.has(real(), key),
+    ownKeys: () => [...new Set([...Reflect.ownKeys(real()), ...Reflect.ownKeys(kept)])],
+    getOwnPropertyDescriptor: (_target, key) => {
+      if (Object.hasOwn(kept, key))
+        return {
+          value: (kept as Record<PropertyKey, unknown>)[key],
+          enumerable: true,
+          configurable: true,
+        }
+      const found = Reflect.getOwnPropertyDescriptor(real(), key)
+      return found === undefined ? undefined : { ...found, configurable: true }
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  })
+  waiting.set(proxy, wait)
+  return proxy
+}
