@@ -2,15 +2,18 @@ import type {
   CredentialCipher,
   HealthOptions,
   HealthReport,
+  PhaseRange,
   ReencryptResult,
   StoredSubscription,
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
+import { decodeStoreKey, inPhases, phaseOf } from '@scheduling-kit/core/store'
 import { redisHealth } from './health.js'
 import compareAndSet from './lua/subscription/compare-and-set.lua'
 import deleteRecord from './lua/subscription/delete.lua'
 import find from './lua/subscription/find.lua'
+import { PhaseIndex } from './phase-index.js'
 import { RecordHashes } from './records.js'
 import { scanKeys, scanRead } from './scan.js'
 import { RELEASE_LEASE, type RedisStoreOptions, reencryptRecords, script } from './scripts.js'
@@ -41,8 +44,12 @@ const FIND = script(find)
  * against it on every lookup; entries of ids a record dropped are removed after it.
  *
  * Keys: `<prefix>subscription:{<key>}`, `<prefix>subscription-lease:{<key>}`,
- * `<prefix>subscription-webhook:<webhook id>`. Each operation touches one key at a time, so
- * it works on a Redis Cluster; `keys()` scans every master.
+ * `<prefix>subscription-webhook:<webhook id>`, and the index by sweep phase,
+ * `<prefix>subscription-phase:{0}` to `{f}` with `<prefix>subscription-phase-index`. Each
+ * operation touches one key at a time, so it works on a Redis Cluster. `keys(phases)` reads
+ * only the index's members in the window (a sweep's step reads the accounts due, not every
+ * account); `keys()` scans every master, as does a step the first time after an upgrade and
+ * once a day after, indexing the records written by older versions.
  *
  * @example
  * ```ts
@@ -53,6 +60,7 @@ const FIND = script(find)
 export class RedisSubscriptionStore implements SubscriptionStore {
   readonly #h: RecordHashes<SubscriptionRecord>
   readonly #cluster: boolean
+  readonly #phases: PhaseIndex
 
   constructor(options: RedisSubscriptionStoreOptions) {
     this.#h = new RecordHashes(
@@ -63,6 +71,7 @@ export class RedisSubscriptionStore implements SubscriptionStore {
       'subscription-lease',
     )
     this.#cluster = 'nodes' in this.#h.client && typeof this.#h.client.nodes === 'function'
+    this.#phases = new PhaseIndex(this.#h.client, this.#h.prefix)
   }
 
   /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
@@ -92,7 +101,13 @@ export class RedisSubscriptionStore implements SubscriptionStore {
     // Indexed first: a delivery to a webhook created a moment ago finds its record.
     const value = await this.#h.sealer.write(key, record)
     const entry = this.#entry(key)
-    await Promise.all(ids.map((id) => this.#h.client.set(this.#index(id), entry)))
+    const creating = expectedVersion === undefined
+    await Promise.all([
+      ...ids.map((id) => this.#h.client.set(this.#index(id), entry)),
+      // A new record is in the sweep's index before it exists (a process that dies between
+      // leaves no record unswept) and after (a delete racing it cannot take it out).
+      ...(creating ? [this.#phases.add(key)] : []),
+    ])
     const old = await COMPARE_AND_SET(
       this.#h.client,
       [this.#h.record(key)],
@@ -113,10 +128,13 @@ export class RedisSubscriptionStore implements SubscriptionStore {
       return false
     }
     const now = new Set(ids)
-    await this.#unindex(
-      key,
-      (JSON.parse(String(old)) as string[]).filter((id) => !now.has(id)),
-    )
+    await Promise.all([
+      this.#unindex(
+        key,
+        (JSON.parse(String(old)) as string[]).filter((id) => !now.has(id)),
+      ),
+      ...(creating ? [this.#phases.add(key)] : []),
+    ])
     return true
   }
 
@@ -132,7 +150,13 @@ export class RedisSubscriptionStore implements SubscriptionStore {
       [String(expectedVersion), TOMBSTONE_MS],
     )
     if (old === 0) return false
-    await this.#unindex(key, JSON.parse(String(old)) as string[])
+    await Promise.all([
+      this.#unindex(key, JSON.parse(String(old)) as string[]),
+      this.#phases.removed(
+        key,
+        async () => (await this.#h.client.hexists(this.#h.record(key), 'r')) === 1,
+      ),
+    ])
     return true
   }
 
@@ -161,20 +185,43 @@ export class RedisSubscriptionStore implements SubscriptionStore {
     return { key, record }
   }
 
-  async *keys(): AsyncIterable<string> {
+  /**
+   * Every account key with a record, each once; with `phases`, those of the window from the
+   * index by phase. While the index is not complete (the first step after an upgrade, then
+   * once a day: records an older version wrote), every record is scanned and indexed, and
+   * the window's keys given from the scan.
+   */
+  async *keys(phases?: PhaseRange): AsyncIterable<string> {
+    if (phases !== undefined && (await this.#phases.complete())) {
+      yield* this.#phases.keys(phases)
+      return
+    }
+    yield* this.#scan(phases)
+  }
+
+  /** Every record's key by a scan of every master; with `phases`, indexing each as it goes. */
+  async *#scan(phases?: PhaseRange): AsyncIterable<string> {
     // SCAN may return a key twice: each is given once.
     const given = new Set<string>()
-    for await (const { keys } of scanKeys(this.#h.client, `${this.#h.prefix}subscription:`)) {
+    const start = `${this.#h.prefix}subscription:`
+    for await (const { keys } of scanKeys(this.#h.client, start)) {
       const client = this.#h.client
-      const names = await Promise.all(
+      // A record has `k` (a deleted one keeps only its version); the key is read from the
+      // Redis key, `<prefix>subscription:{<encoded key>}`, lossless whatever it holds.
+      const live = await Promise.all(
         keys.map((redisKey) => scanRead(client, () => client.hget(redisKey, 'k'))),
       )
-      for (const name of names) {
-        if (name === null || given.has(name)) continue
-        given.add(name)
-        yield name
-      }
+      const found = keys
+        .filter((_, i) => live[i] !== null)
+        .map((redisKey) => decodeStoreKey(redisKey.slice(start.length + 1, -1)))
+        .filter((name) => !given.has(name))
+      for (const name of found) given.add(name)
+      if (phases !== undefined) await scanRead(client, () => this.#phases.addAll(found))
+      for (const name of found)
+        if (phases === undefined || inPhases(phaseOf(name), phases)) yield name
     }
+    // Whole: every record written before the scan began is indexed.
+    if (phases !== undefined) await this.#phases.markComplete()
   }
 
   /**
