@@ -119,6 +119,15 @@ export async function simulationBench(): Promise<Target[]> {
       unit: '',
     },
     {
+      // The app's state (the sweep's, the rate cap's, refresh ahead's and catch-up's when on)
+      // and the service model's, after a collection: about 1 KB an account.
+      what: 'simulation: heap per account (the app and the service model)',
+      ratio: Math.round(r.heapBytesPerAccount),
+      limit: 1_536,
+      kind: 'max',
+      unit: ' B',
+    },
+    {
       what: 'simulation: peak requests a second over the cap',
       ratio: r.peakPerSecond / r.capPerSecond,
       limit: 1,

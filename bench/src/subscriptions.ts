@@ -41,6 +41,15 @@ function request(body: Buffer, secret: string, webhookId: string): WebhookReques
   }
 }
 
+/** Delivers the requests of `list` in turn, each to be answered 200. */
+function deliver(handler: ReturnType<typeof createWebhookHandler>, list: WebhookRequest[]) {
+  let n = 0
+  return async () => {
+    const answer = await handler.handle(list[n++ % list.length]!)
+    if (answer?.status !== 200) throw new Error(`answered ${answer?.status} ${answer?.body}`)
+  }
+}
+
 /** 1,000 accounts, each with one webhook, written straight into the store. */
 async function fill(
   store: SubscriptionStore,
@@ -97,13 +106,6 @@ async function lookupCost(): Promise<Target[]> {
       logger: quiet,
       onAny: () => {},
     })
-  const deliver = (handler: ReturnType<typeof createWebhookHandler>, list: WebhookRequest[]) => {
-    let n = 0
-    return async () => {
-      const answer = await handler.handle(list[n++ % list.length]!)
-      if (answer?.status !== 200) throw new Error(`answered ${answer?.status} ${answer?.body}`)
-    }
-  }
   // Cache hits: every webhook looked up once, well inside cacheMs, before the rounds.
   const warm = {
     memory: handlerFor(stores.memory, 600_000),
@@ -359,9 +361,98 @@ async function postgresLookupGrowth(): Promise<Target[]> {
   }))
 }
 
+/** `count` accounts with one webhook each (`wh_<i>`, secret `s_<i>`), written by SQL. */
+async function bulkFill(pool: pg.Pool, schema: string, count: number): Promise<void> {
+  const t = `"${schema}".scheduling_kit_subscriptions`
+  await pool.query(
+    `INSERT INTO ${t} (key, account, record, webhook_ids, version)
+     SELECT 'acct_' || i, 'acct_' || i,
+       jsonb_build_object('active', true, 'updatedAt', 0, 'webhooks', jsonb_build_array(
+         jsonb_build_object('id', 'wh_' || i, 'secret', 's_' || i, 'url', 'https://a.test/h', 'createdAt', 0))),
+       ARRAY['wh_' || i], 1
+     FROM generate_series(0, ${count - 1}) AS i`,
+  )
+  await pool.query(
+    `INSERT INTO "${schema}"."scheduling_kit_subscriptions$by_webhook" (webhook_id, key)
+     SELECT 'wh_' || i, 'acct_' || i FROM generate_series(0, ${count - 1}) AS i`,
+  )
+}
+
+/**
+ * The owners' cache as active webhooks grow: deliveries cycling over every webhook of 1,000 and
+ * of 100,000 accounts (PostgreSQL store, `cacheMs` 10 minutes, every webhook delivered to once
+ * before the rounds), beside the bound of before (10,000 owners) at 100,000, and the heap the
+ * cache keeps per webhook.
+ */
+async function ownerCacheGrowth(): Promise<Target[]> {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+  const schemas: string[] = []
+  const body = Buffer.from(eventBody(512, 'payload_owner_cache'))
+  const tokens = { getAccessToken: async () => 'unused' }
+  try {
+    const cases: Case[] = []
+    const heapPerOwner: number[] = []
+    for (const [count, cacheSize] of [
+      [1_000, undefined],
+      [100_000, undefined],
+      [100_000, 10_000],
+    ] as const) {
+      const schema = `sk_bench_owners_${randomBytes(4).toString('hex')}`
+      schemas.push(schema)
+      await migrate(pool, { schema })
+      await bulkFill(pool, schema, count)
+      const handler = createWebhookHandler({
+        subscriptions: createWebhookSubscriptions({
+          url: 'https://app.example.test/h',
+          tokens,
+          apiUrl: 'https://api.example.test/v1',
+          store: new PostgresSubscriptionStore({ pool, schema }),
+          cacheMs: 600_000,
+          ...(cacheSize === undefined ? {} : { cacheSize }),
+          logger: quiet,
+        }),
+        dedupe: false,
+        logger: quiet,
+        onAny: () => {},
+      })
+      const requests = Array.from({ length: count }, (_, i) => request(body, `s_${i}`, `wh_${i}`))
+      globalThis.gc?.()
+      const heap = process.memoryUsage().heapUsed
+      for (const r of requests) await handler.handle(r)
+      globalThis.gc?.()
+      if (cacheSize === undefined)
+        heapPerOwner.push((process.memoryUsage().heapUsed - heap) / count)
+      const name = `${count.toLocaleString('en')} webhooks${cacheSize === undefined ? '' : `, a cache of ${cacheSize.toLocaleString('en')} (the bound of before)`}`
+      cases.push({ name, async: true, run: deliver(handler, requests) })
+    }
+    const results = await measure(cases, { rounds: 15, batchMs: 40 })
+    table(
+      "A delivery looked up in the owners' cache as active webhooks grow (PostgreSQL store, every webhook in turn; dedupe off)",
+      results,
+      '1,000 webhooks',
+    )
+    console.log(
+      `Heap kept per webhook delivered to (the cache entry, the request's share aside): ${heapPerOwner.map((b) => `${Math.round(b)} B`).join(' at 1,000, ')} at 100,000.`,
+    )
+    return [
+      {
+        what: "owners' cache: a delivery at 100,000 active webhooks / at 1,000",
+        ratio: ratio(results, '100,000 webhooks', '1,000 webhooks'),
+        limit: 1.2,
+        kind: 'max',
+      },
+    ]
+  } finally {
+    for (const schema of schemas)
+      await pool.query(`DROP SCHEMA "${schema}" CASCADE`).catch(() => {})
+    await pool.end()
+  }
+}
+
 export async function subscriptionsBench(): Promise<Target[]> {
   const targets = await lookupCost()
   targets.push(...(await postgresLookupGrowth()))
+  targets.push(...(await ownerCacheGrowth()))
   await reconcileCost(1_000)
   await reconcileCost(10_000)
   return targets

@@ -98,6 +98,19 @@ export const ADAPTER_REEXPORTS = [
   'LedgerEntry',
   'LedgerStore',
   'MemoryLedgerStore',
+  // What the guides write beside createScheduling.
+  'MemorySweepStore',
+  'PeriodicReport',
+  'RateCap',
+  'RateCapOptions',
+  'RateCapStore',
+  'RefreshAhead',
+  'RefreshAheadOptions',
+  'RefreshAheadReport',
+  'RunDueOptions',
+  'SweepOptions',
+  'SweepReport',
+  'SweepStore',
 ] as const
 
 /**

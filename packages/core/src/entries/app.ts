@@ -1,6 +1,8 @@
 // @scheduling-kit/core/app: what an app on a framework uses besides the adapter's middleware.
 // Each adapter re-exports this list whole, in one line (`export * from '@scheduling-kit/core/app'`);
-// the rest (the framework-free handler, the signature functions, ...) is at the root. Pinned by
+// the rest (the framework-free handler, the signature functions, ...) is at the root. What the
+// guides write beside createScheduling (RateCap, RefreshAhead, the sweep's store, the periodic
+// work's report) is here too, so an app imports it from its adapter. Pinned by
 // test/package/exports.test.ts and, on each adapter, by its exports test.
 
 export {
@@ -31,13 +33,22 @@ export {
   MemoryDedupeStore,
   MemoryLedgerStore,
   MemorySubscriptionStore,
+  MemorySweepStore,
   MemoryTokenStore,
   memoryStores,
   NotConnectedError,
   OAuthFlowError,
   type OAuthRoutes,
   type OAuthRoutesOptions,
+  type PeriodicReport,
+  RateCap,
+  type RateCapOptions,
+  type RateCapStore,
   ReauthorizationRequiredError,
+  RefreshAhead,
+  type RefreshAheadOptions,
+  type RefreshAheadReport,
+  type RunDueOptions,
   readConnectedKey,
   type Scheduling,
   type SchedulingOptions,
@@ -45,6 +56,9 @@ export {
   type SecretSource,
   type StoreBundle,
   type SubscriptionStore,
+  type SweepOptions,
+  type SweepReport,
+  type SweepStore,
   type TokenRecord,
   type TokenStore,
   useOpenTelemetry,

@@ -3,6 +3,7 @@ import type { ApiWebhook, CreatedWebhook } from '../api/webhooks.js'
 import { SubscriptionBusyError } from '../errors/store.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
 import { describeError, emit } from '../log.js'
+import { RecentMap } from '../recent.js'
 import { accountIdOf } from '../tokens/connection.js'
 import type { ConnectionApp } from '../tokens/record.js'
 import { subscriptionClient } from './api.js'
@@ -41,14 +42,14 @@ export class SubscriptionExecutor {
   readonly url: string
   readonly apiUrl: string
   readonly cache: OwnerCache
-  readonly #clients = new Map<string, SchedulingClient>()
+  readonly #clients = new RecentMap<string, SchedulingClient>(10_000)
 
   constructor(readonly options: WebhookSubscriptionsOptions) {
     this.settings = checkOptions(options)
     this.store = options.store
     this.url = options.url
     this.apiUrl = options.apiUrl
-    this.cache = new OwnerCache(this.settings.cacheMs, this.settings.now)
+    this.cache = new OwnerCache(this.settings.cacheMs, this.settings.now, this.settings.cacheSize)
   }
 
   now(): number {
@@ -59,7 +60,6 @@ export class SubscriptionExecutor {
   api(key: string): SchedulingClient {
     let client = this.#clients.get(key)
     if (client === undefined) {
-      if (this.#clients.size >= 10_000) this.#clients.clear()
       client = subscriptionClient(this.options, key)
       this.#clients.set(key, client)
     }

@@ -1,3 +1,4 @@
+import { RecentMap } from '../recent.js'
 import { isThenable } from '../thenable.js'
 
 /** Who a webhook belongs to, as a delivery is verified. */
@@ -15,28 +16,31 @@ export interface WebhookOwner {
   until?: number
 }
 
-/** The most webhook ids remembered; past it, the cache starts afresh. */
-const MAX_ENTRIES = 10_000
+/** The most unknown webhook ids remembered; past it, the one seen longest ago goes. */
+const MAX_UNKNOWN = 10_000
 
 /** How long an unknown webhook id is remembered as unknown, at most, in ms. */
 const UNKNOWN_MS = 1_000
 
 /**
  * Remembers each webhook id's owner for `ttlMs`, so most deliveries need no store read and no
- * promise: a hit is answered synchronously. An unknown id is remembered as unknown for a
- * second at most (in a map of its own, bounded: a flood of made-up ids neither fills the
- * owners' cache nor reads the store for every repeat), and this process's own changes forget
- * the ids they touch at once.
+ * promise: a hit is answered synchronously. At most `size` owners are kept, by recency: past
+ * it, the webhook whose delivery came longest ago goes, so deliveries over more webhooks than
+ * the bound miss only as often as the working set exceeds it. An unknown id is remembered as
+ * unknown for a second at most (in a map of its own, bounded: a flood of made-up ids neither
+ * pushes owners out nor reads the store for every repeat), and this process's own changes
+ * forget the ids they touch at once.
  */
 export class OwnerCache {
   readonly #ttl: number
   readonly #now: () => number
-  readonly #entries = new Map<string, { owner: WebhookOwner; until: number }>()
-  readonly #unknown = new Map<string, number>()
+  readonly #entries: RecentMap<string, { owner: WebhookOwner; until: number }>
+  readonly #unknown = new RecentMap<string, number>(MAX_UNKNOWN)
 
-  constructor(ttlMs: number, now: () => number = Date.now) {
+  constructor(ttlMs: number, now: () => number = Date.now, size = 100_000) {
     this.#ttl = ttlMs
     this.#now = now
+    this.#entries = new RecentMap(size)
   }
 
   lookup(
@@ -57,11 +61,9 @@ export class OwnerCache {
     if (this.#ttl === 0 || !isThenable(loaded)) return loaded
     return loaded.then((owner) => {
       if (owner === undefined) {
-        if (this.#unknown.size >= MAX_ENTRIES) this.#unknown.clear()
         this.#unknown.set(webhookId, this.#now() + Math.min(this.#ttl, UNKNOWN_MS))
         return owner
       }
-      if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear()
       this.#entries.set(webhookId, {
         owner,
         until: Math.min(this.#now() + this.#ttl, owner.until ?? Number.POSITIVE_INFINITY),

@@ -44,6 +44,12 @@ export interface WebhookSubscriptionsOptions {
    * the store for every delivery.
    */
   cacheMs?: number
+  /**
+   * The most webhooks whose owner this process keeps, by recency: past it, the webhook whose
+   * delivery came longest ago is forgotten first (never the whole cache at once). About 200 B
+   * each. Default 100 000.
+   */
+  cacheSize?: number
   /** An account's lease, taken by each change to its webhooks and renewed while it runs, in ms. Default 30 000. */
   leaseTtlMs?: number
   /** How long `ensure`, `remove` and `rotate` wait for another instance's lease on the account, in ms. Default 60 000. */
@@ -193,6 +199,7 @@ export function checkOptions(options: WebhookSubscriptionsOptions) {
   return {
     graceMs: positive(options.graceMs, 3 * 24 * 60 * 60_000, 'graceMs'),
     cacheMs: positive(options.cacheMs, 1_000, 'cacheMs'),
+    cacheSize: wholeNumber(where, 'cacheSize', options.cacheSize, 100_000),
     leaseTtlMs: Math.max(1_000, positive(options.leaseTtlMs, 30_000, 'leaseTtlMs')),
     leaseWaitMs: positive(options.leaseWaitMs, 60_000, 'leaseWaitMs'),
     concurrency,

@@ -34,7 +34,7 @@ export class FreshRecords {
   /**
    * @param clock The manager's clock.
    * @param everyRead Look at the clock on every read (a clock of the caller's: no timer follows it).
-   * @param max The most entries kept; past it, all are dropped (each is read again from the store).
+   * @param max The most entries kept; past it, the one set longest ago is dropped (read again from the store).
    */
   constructor(
     readonly clock: () => number,
@@ -64,7 +64,13 @@ export class FreshRecords {
       this.entries.delete(key)
       return
     }
-    if (this.entries.size >= this.max && !this.entries.has(key)) this.clear()
+    // Set last, so the first entry is the one set longest ago: past the bound it goes alone
+    // (dropping them all would send every key's next read to the store at once).
+    this.#drop(key)
+    if (this.entries.size >= this.max) {
+      const oldest = this.entries.keys().next()
+      if (oldest.done !== true) this.#drop(oldest.value)
+    }
     // Without a timer to follow the caller's clock, no token is answered without looking at it.
     const token = this.everyRead ? undefined : Promise.resolve(record.accessToken)
     this.entries.set(key, { record, until, reads: 0, token })
@@ -80,7 +86,17 @@ export class FreshRecords {
   }
 
   delete(key: string): void {
+    this.#drop(key)
+  }
+
+  /** Drops `key`'s entry and its place among the due keys (a bound of the timer's index too). */
+  #drop(key: string): void {
+    const kept = this.entries.get(key)
+    if (kept === undefined) return
     this.entries.delete(key)
+    const step = Math.ceil(kept.until / STEP_MS)
+    const keys = this.#due.get(step)
+    if (keys?.delete(key) === true && keys.size === 0) this.#due.delete(step)
   }
 
   clear(): void {

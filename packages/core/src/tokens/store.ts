@@ -23,12 +23,18 @@ export interface TokenStore {
   get(key: string): Promise<TokenRecord | undefined>
   /** Writes a record unconditionally. */
   set(key: string, record: TokenRecord): Promise<void>
-  /** Removes a record (and its lease, if any). */
+  /**
+   * Removes a record (and its lease, if any). A store with `compareAndSet` keeps the key's
+   * version going past a delete (the next record of the key takes the version after the
+   * deleted one's, never 1 again): else a write based on a read of the old connection matches
+   * the new one's version and replaces it (`runTokenStoreConformance` tries this).
+   */
   delete(key: string): Promise<void>
 
   /**
    * Writes only if the stored version is still `expectedVersion` (`undefined`: no record).
-   * Resolves to `true` when written; the stored version becomes one greater. Must be atomic.
+   * Resolves to `true` when written; the stored version becomes one greater (after a delete,
+   * one greater than the deleted record's: a key's versions never repeat). Must be atomic.
    */
   compareAndSet?(
     key: string,

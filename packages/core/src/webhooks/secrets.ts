@@ -98,7 +98,9 @@ export class SecretIdentities {
     if (known !== undefined) return known
     return defaultProvider.sign(secret, IDENTITY_INPUT).then((mac) => {
       const identity = toHexUpper(mac.subarray(0, 16)).toLowerCase()
-      if (this.#known.size >= IDENTITY_CACHE_ENTRIES) this.#known.clear()
+      // Past the bound the secret seen first goes, alone: the others keep their identities.
+      if (this.#known.size >= IDENTITY_CACHE_ENTRIES)
+        this.#known.delete(this.#known.keys().next().value!)
       this.#known.set(secret, identity)
       return identity
     })
