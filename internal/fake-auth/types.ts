@@ -38,11 +38,18 @@ export interface AuthServiceOptions {
 export type AuthorizeMode = 'consent' | 'approve' | 'deny'
 
 /** A failure to answer with: a status, a malformed page, no answer, or an answer of your own. */
-export type AuthFailure = 500 | 503 | 'malformed' | 'hang' | { status: number; body: unknown }
+export type AuthFailure =
+  | 500
+  | 503
+  | 'malformed'
+  | 'hang'
+  | { status: number; body: unknown; headers?: Record<string, string> }
 
 export interface TokenRequest {
   headers: IncomingMessage['headers']
   form: Record<string, string>
+  /** When it came, ms since the epoch. */
+  at: number
 }
 
 /** A webhook of the fake service, as it keeps it (the API shows it without `account` and `events`). */
@@ -181,6 +188,11 @@ export interface AuthService {
   failNext(...modes: AuthFailure[]): void
   /** Clears the token endpoint's queued failures (`failNext`) and the API's (`failApi`). */
   clearFailures(): void
+  /**
+   * An outage of the token endpoint: every token request answers `failure` until called with
+   * `undefined` (queued `failNext` failures come first).
+   */
+  setDown(failure: AuthFailure | undefined): void
   /**
    * Delays token answers: every request before it is looked at (`every`, the default), or
    * only successful refreshes after the refresh token is spent (`success`).

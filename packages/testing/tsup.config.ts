@@ -9,10 +9,10 @@ export default defineConfig([
     noExternal: ['@scheduling-kit/fake-auth'],
     dts: { resolve: [/^@scheduling-kit\/fake-auth/] },
   },
-  // The processes runRefreshRace and runRateCapRace fork.
+  // The processes runRefreshRace, runRateCapRace and runRefreshAheadOutage fork.
   {
     ...library,
-    entry: ['src/race-child.ts', 'src/rate-race-child.ts'],
+    entry: ['src/race-child.ts', 'src/rate-race-child.ts', 'src/outage-child.ts'],
     dts: false,
     sourcemap: false,
   },

@@ -197,16 +197,17 @@ function clientOf(
 
 export async function tokenEndpoint(st: AuthState, req: IncomingMessage, res: ServerResponse) {
   const form = Object.fromEntries(new URLSearchParams(await readText(req)))
-  st.tokenRequests.push({ headers: req.headers, form })
+  st.tokenRequests.push({ headers: req.headers, form, at: Date.now() })
   if (form.grant_type === 'refresh_token') st.counters.refresh++
   else st.counters.exchange++
   if (st.latencyMs > 0 && st.latencyOn === 'every')
     await new Promise((r) => setTimeout(r, st.latencyMs))
-  const failure = st.failures.shift()
+  const failure = st.failures.shift() ?? st.down
   if (failure === 'hang') return void st.hanging.push(res)
   if (failure === 'malformed')
     return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops')
-  if (typeof failure === 'object') return json(res, failure.status, failure.body)
+  if (typeof failure === 'object')
+    return json(res, failure.status, failure.body, failure.headers ?? {})
   if (failure !== undefined)
     return json(res, failure, { error: 'server_error', error_description: 'try again' })
   if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') {

@@ -58,6 +58,7 @@ export function createAuthState(options: AuthServiceOptions) {
     },
     tokenRequests: [] as TokenRequest[],
     failures: [] as AuthFailure[],
+    down: undefined as AuthFailure | undefined,
     hanging: [] as ServerResponse[],
     authorizeMode: options.authorize ?? ('approve' as AuthorizeMode),
     nextAccount: 'acct_1',

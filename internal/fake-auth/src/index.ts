@@ -112,6 +112,10 @@ function serviceControls(st: AuthState) {
     failNext(...modes: AuthFailure[]) {
       st.failures.push(...modes)
     },
+    /** Every token request answers `failure` until called with `undefined`. */
+    setDown(failure: AuthFailure | undefined) {
+      st.down = failure
+    },
     /** Clears the token endpoint's queued failures (`failNext`) and the API's (`failApi`). */
     clearFailures() {
       st.failures.length = 0

@@ -3,6 +3,7 @@ import {
   identifier,
   type Migration,
   marksTableName,
+  retriesTableName,
   sweepsTableName,
   type TableKind,
   webhookIndexName,
@@ -140,6 +141,21 @@ export const MIGRATIONS: Migration[] = [
       ADD COLUMN rate_moved_at double precision,
       ADD COLUMN rate_paused_until double precision,
       ADD COLUMN rate_last_at double precision`,
+  },
+  // subscriptions@6: the held tries of periodic work that failed for one account (a refresh
+  // ahead of expiry), by task and key: when each comes due, and its failures in a row
+  // (`PostgresSweepStore` as a `RetryStore`).
+  {
+    kind: 'subscriptions',
+    version: 6,
+    sql: (_t, name, schema) => `CREATE TABLE ${schema}.${retriesTableName(name)} (
+      task text NOT NULL,
+      key text NOT NULL,
+      due_at double precision NOT NULL,
+      failures integer NOT NULL,
+      PRIMARY KEY (task, key)
+    );
+    CREATE INDEX "${name.slice(0, 50)}$retries_due" ON ${schema}.${retriesTableName(name)} (task, due_at)`,
   },
 ]
 

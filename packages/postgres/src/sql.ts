@@ -201,6 +201,11 @@ export function sweepsTableName(table: string): string {
   return `"${table.slice(0, 50)}$sweeps"`
 }
 
+/** The held tries of failed work beside a subscriptions table (`subscriptions@6`), quoted. */
+export function retriesTableName(table: string): string {
+  return `"${table.slice(0, 50)}$retries"`
+}
+
 /** What a table holds. */
 export type TableKind = 'tokens' | 'dedupe' | 'subscriptions' | 'ledger'
 

@@ -1,15 +1,24 @@
 import type {
+  HeldRetry,
   RateCapStore,
   RateLimits,
   RateTurn,
+  RetryHold,
+  RetryStore,
   SweepCheckpoint,
   SweepStore,
 } from '@scheduling-kit/core'
-import { MAX_PAUSE_MS } from '@scheduling-kit/core/store'
+import {
+  decodeStoreKey,
+  encodeStoreKey,
+  failuresRead,
+  MAX_PAUSE_MS,
+} from '@scheduling-kit/core/store'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
   msFromNow,
   type PostgresPool,
+  retriesTableName,
   run,
   sweepsTableName,
   tableOf,
@@ -30,7 +39,9 @@ const WHO = 'PostgresSweepStore'
  * `<subscriptions table>$sweeps` (`subscriptions@3`) with its lease (on the database clock) and
  * its checkpoint, moved by compare-and-set on a version. It keeps the app's request rate too
  * (`RateCapStore`, for `new RateCap({ store })`, `subscriptions@5`): a row per rate, each turn
- * one statement under the row's lock. Run `migrate(pool)` first.
+ * one statement under the row's lock; and the held tries of work that failed for one account
+ * (`RetryStore`, `subscriptions@6`): a row per task and key in `<subscriptions table>$retries`,
+ * taken with `FOR UPDATE SKIP LOCKED`. Run `migrate(pool)` first.
  *
  * @example
  * ```ts
@@ -40,9 +51,10 @@ const WHO = 'PostgresSweepStore'
  * })
  * ```
  */
-export class PostgresSweepStore implements SweepStore, RateCapStore {
+export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore {
   readonly #pool: PostgresPool
   readonly #table: string
+  readonly #retries: string
   readonly #place: string
 
   constructor(options: PostgresSweepStoreOptions) {
@@ -50,6 +62,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore {
     this.#pool = options.pool
     const schema = this.#place.slice(0, this.#place.lastIndexOf('.'))
     this.#table = `${schema}.${sweepsTableName(options.table ?? DEFAULT_SUBSCRIPTION_TABLE)}`
+    this.#retries = `${schema}.${retriesTableName(options.table ?? DEFAULT_SUBSCRIPTION_TABLE)}`
   }
 
   #query<Row>(text: string, values: unknown[]) {
@@ -136,6 +149,62 @@ export class PostgresSweepStore implements SweepStore, RateCapStore {
     if (rowCount === 1) return
     await this.#startRate(key, limits, now)
     await this.#query(THROTTLE(this.#table), values)
+  }
+
+  async holdRetry(name: string, key: string, at: number, failures: number): Promise<void> {
+    await run(
+      this.#pool,
+      WHO,
+      this.#retries,
+      `INSERT INTO ${this.#retries} (task, key, due_at, failures) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (task, key) DO UPDATE SET due_at = EXCLUDED.due_at, failures = EXCLUDED.failures`,
+      [name, encodeStoreKey(key), at, failures],
+    )
+  }
+
+  async heldRetry(name: string, key: string): Promise<RetryHold | undefined> {
+    const { rows } = await run<{ due_at: number; failures: number }>(
+      this.#pool,
+      WHO,
+      this.#retries,
+      `SELECT due_at, failures FROM ${this.#retries} WHERE task = $1 AND key = $2`,
+      [name, encodeStoreKey(key)],
+    )
+    const row = rows[0]
+    return row === undefined ? undefined : { at: row.due_at, failures: failuresRead(row.failures) }
+  }
+
+  async takeRetries(
+    name: string,
+    now: number,
+    limit: number,
+    leaseMs: number,
+  ): Promise<HeldRetry[]> {
+    const { rows } = await run<{ key: string; failures: number }>(
+      this.#pool,
+      WHO,
+      this.#retries,
+      `UPDATE ${this.#retries} AS t SET due_at = $3
+       FROM (SELECT key FROM ${this.#retries} WHERE task = $1 AND due_at <= $2
+             ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED) AS due
+       WHERE t.task = $1 AND t.key = due.key
+       RETURNING t.key, t.failures`,
+      [name, now, now + leaseMs, Math.max(1, Math.floor(limit))],
+    )
+    return rows.map((row) => ({
+      key: decodeStoreKey(row.key),
+      failures: failuresRead(row.failures),
+    }))
+  }
+
+  async dropRetry(name: string, key: string): Promise<void> {
+    await run(
+      this.#pool,
+      WHO,
+      this.#retries,
+      `DELETE FROM ${this.#retries} WHERE task = $1 AND key = $2`,
+      [name, encodeStoreKey(key)],
+    )
   }
 
   /** A rate never used: its row, at its ceiling (another instance's start is kept). */

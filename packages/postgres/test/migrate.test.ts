@@ -19,6 +19,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
     'scheduling_kit_subscriptions@5',
+    'scheduling_kit_subscriptions@6',
   ])
   expect((await migrate(p, { schema })).applied).toEqual([])
   expect(
@@ -44,6 +45,7 @@ it('applies each version once; a second run applies nothing', async () => {
     'other_subs@3',
     'other_subs@4',
     'other_subs@5',
+    'other_subs@6',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'other_tokens' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -92,12 +94,13 @@ it('8 OS processes migrating one new schema at once: all succeed, each version a
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
     'scheduling_kit_subscriptions@5',
+    'scheduling_kit_subscriptions@6',
     'scheduling_kit_tokens@1',
   ])
   const { rows } = await pool().query(
     `SELECT count(*)::int AS n FROM "${schema}".scheduling_kit_migrations`,
   )
-  expect(rows[0].n).toBe(12)
+  expect(rows[0].n).toBe(13)
 })
 
 it('refuses an unsafe schema name and one table for both', async () => {
@@ -126,6 +129,7 @@ it('index names cannot clash with a table: a token table named like the dedupe i
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
     'scheduling_kit_subscriptions@5',
+    'scheduling_kit_subscriptions@6',
   ])
   const store = new PostgresTokenStore({ pool: p, schema, table: 'd_expires' })
   await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
@@ -160,6 +164,7 @@ it('a database migrated with the old index name gets it renamed (dedupe@2)', asy
     'scheduling_kit_subscriptions@3',
     'scheduling_kit_subscriptions@4',
     'scheduling_kit_subscriptions@5',
+    'scheduling_kit_subscriptions@6',
   ])
   const { rows } = await p.query(
     'SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1',
@@ -184,7 +189,7 @@ it('works for a role that owns its schema but may not create schemas in the data
       /permission denied/,
     )
     const { applied } = await migrate(owner, { schema: role })
-    expect(applied).toHaveLength(12)
+    expect(applied).toHaveLength(13)
     const store = new PostgresTokenStore({ pool: owner, schema: role })
     await store.set('k', { accessToken: 'a', refreshToken: 'r', tokenType: 'bearer', expiresAt: 1 })
     expect((await store.get('k'))?.accessToken).toBe('a')

@@ -3,6 +3,7 @@ import {
   runLedgerScenarios,
   runLedgerStoreConformance,
   runRateCapStoreConformance,
+  runRetryStoreConformance,
   runSubscriptionStoreConformance,
   runSweepStoreConformance,
   runTokenStoreConformance,
@@ -42,6 +43,12 @@ runSubscriptionStoreConformance(() => new PostgresSubscriptionStore({ pool: shar
   describe,
   it,
   name: 'PostgresSubscriptionStore: SubscriptionStore conformance',
+})
+
+runRetryStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }), {
+  describe,
+  it,
+  name: 'PostgresSweepStore: RetryStore conformance',
 })
 
 runSweepStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }), {

@@ -1,14 +1,25 @@
 import type {
+  HeldRetry,
   RateCapStore,
   RateLimits,
   RateTurn,
+  RetryHold,
+  RetryStore,
   SweepCheckpoint,
   SweepStore,
 } from '@scheduling-kit/core'
-import { MAX_PAUSE_MS } from '@scheduling-kit/core/store'
+import {
+  decodeStoreKey,
+  encodeStoreKey,
+  failuresRead,
+  MAX_PAUSE_MS,
+} from '@scheduling-kit/core/store'
 import releaseLease from './lua/lease/release.lua'
 import reserveTurn from './lua/rate/reserve.lua'
 import throttleRate from './lua/rate/throttle.lua'
+import dropRetry from './lua/retry/drop.lua'
+import holdRetry from './lua/retry/hold.lua'
+import takeRetries from './lua/retry/take.lua'
 import setCheckpoint from './lua/sweep/checkpoint.lua'
 import {
   checkOptions,
@@ -23,6 +34,9 @@ const SET_CHECKPOINT = script(setCheckpoint)
 const RELEASE_LEASE = script(releaseLease)
 const RESERVE_TURN = script(reserveTurn)
 const THROTTLE_RATE = script(throttleRate)
+const HOLD_RETRY = script(holdRetry)
+const TAKE_RETRIES = script(takeRetries)
+const DROP_RETRY = script(dropRetry)
 
 /**
  * A `SweepStore` in Redis, shared by every instance: a shard's lease at
@@ -30,7 +44,9 @@ const THROTTLE_RATE = script(throttleRate)
  * `<prefix>sweep:{<shard>}` (a hash moved by compare-and-set in one script). Each shard has its
  * own hash tag, so on a Cluster the shards spread over the masters. It keeps the app's request
  * rate too (`RateCapStore`, for `new RateCap({ store })`): a hash at `<prefix>rate:{<name>}`,
- * each turn and 429 one script.
+ * each turn and 429 one script; and the held tries of work that failed for one account
+ * (`RetryStore`): a sorted set by time at `<prefix>retry:{<task>}` and the failures in a row in
+ * a hash at `<prefix>retry-failures:{<task>}`, each change one script.
  *
  * @example
  * ```ts
@@ -40,7 +56,7 @@ const THROTTLE_RATE = script(throttleRate)
  * })
  * ```
  */
-export class RedisSweepStore implements SweepStore, RateCapStore {
+export class RedisSweepStore implements SweepStore, RateCapStore, RetryStore {
   readonly #client: RedisClient
   readonly #prefix: string
 
@@ -53,6 +69,10 @@ export class RedisSweepStore implements SweepStore, RateCapStore {
   #lease = (name: string) => `${this.#prefix}sweep-lease:{${name}}`
   #checkpoint = (name: string) => `${this.#prefix}sweep:{${name}}`
   #rate = (name: string) => `${this.#prefix}rate:{${name}}`
+  #retries = (name: string) => [
+    `${this.#prefix}retry:{${name}}`,
+    `${this.#prefix}retry-failures:{${name}}`,
+  ]
 
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     return takeLease(this.#client, this.#lease(name), owner, ttlMs)
@@ -105,5 +125,41 @@ export class RedisSweepStore implements SweepStore, RateCapStore {
       [this.#rate(name)],
       [limits.ceiling, limits.floor, now, retryAfterMs ?? '', MAX_PAUSE_MS],
     )
+  }
+
+  async holdRetry(name: string, key: string, at: number, failures: number): Promise<void> {
+    await HOLD_RETRY(this.#client, this.#retries(name), [encodeStoreKey(key), at, failures])
+  }
+
+  async heldRetry(name: string, key: string): Promise<RetryHold | undefined> {
+    const [tries, counts] = this.#retries(name) as [string, string]
+    const stored = encodeStoreKey(key)
+    const [at, failures] = await Promise.all([
+      this.#client.zscore(tries, stored),
+      this.#client.hget(counts, stored),
+    ])
+    if (at === null) return undefined
+    return { at: Number(at), failures: failuresRead(failures) }
+  }
+
+  async takeRetries(
+    name: string,
+    now: number,
+    limit: number,
+    leaseMs: number,
+  ): Promise<HeldRetry[]> {
+    const taken = (await TAKE_RETRIES(this.#client, this.#retries(name), [
+      now,
+      Math.max(1, Math.floor(limit)),
+      now + leaseMs,
+    ])) as string[]
+    const tries: HeldRetry[] = []
+    for (let i = 0; i + 1 < taken.length; i += 2)
+      tries.push({ key: decodeStoreKey(taken[i]!), failures: failuresRead(taken[i + 1]) })
+    return tries
+  }
+
+  async dropRetry(name: string, key: string): Promise<void> {
+    await DROP_RETRY(this.#client, this.#retries(name), [encodeStoreKey(key)])
   }
 }

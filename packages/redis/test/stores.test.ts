@@ -3,6 +3,7 @@ import {
   runLedgerScenarios,
   runLedgerStoreConformance,
   runRateCapStoreConformance,
+  runRetryStoreConformance,
   runSubscriptionStoreConformance,
   runSweepStoreConformance,
   runTokenStoreConformance,
@@ -37,6 +38,12 @@ runSubscriptionStoreConformance(
 )
 
 const ledgerPrefix = uniquePrefix('ledger')
+runRetryStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefix('sweep') }), {
+  describe,
+  it,
+  name: 'RedisSweepStore: RetryStore conformance',
+})
+
 runSweepStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefix('sweep') }), {
   describe,
   it,

@@ -40,7 +40,14 @@ export type {
 } from './race-types.js'
 export { type RateCapRaceOptions, type RateCapRaceReport, runRateCapRace } from './rate-race.js'
 export { runRateCapStoreConformance } from './rate-store-conformance.js'
+export {
+  type OutageStores,
+  type RefreshAheadOutageOptions,
+  type RefreshAheadOutageReport,
+  runRefreshAheadOutage,
+} from './refresh-outage.js'
 export { runRefreshRace } from './refresh-race.js'
+export { runRetryStoreConformance } from './retry-store-conformance.js'
 export { startFakeSchedulingService } from './service.js'
 export type { EventsFailure, ListedEvent } from './service-events.js'
 export type {

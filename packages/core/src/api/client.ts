@@ -2,6 +2,7 @@ import { ApiError } from '../errors/api.js'
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
 import { type FetchLike, parseJson, send } from '../http/fetch.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
+import { retryAfterMs } from '../http/retry-after.js'
 import { sleep } from '../sleep.js'
 import { meters } from '../telemetry/metrics.js'
 import {
@@ -16,7 +17,7 @@ import {
 import type { SchedulingClient, SchedulingClientOptions, SchedulingUser } from './contract.js'
 import { type EventsApi, eventsApi } from './events.js'
 import { type CursorPageOptions, paginate, type RequestLimits } from './paginate.js'
-import { nextWait, type RetrySettings, retryAfterMs, retrySettings } from './retry.js'
+import { nextWait, type RetrySettings, retrySettings } from './retry.js'
 import { type WebhooksApi, webhooksApi } from './webhooks.js'
 
 export type { SchedulingClient, SchedulingClientOptions, SchedulingUser } from './contract.js'

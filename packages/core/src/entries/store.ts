@@ -25,5 +25,6 @@ export {
   startTurns,
   throttleTurns,
 } from '../sweep/rate.js'
+export { failuresRead } from '../sweep/retries.js'
 export { inPhases, PHASES, phaseOf } from '../sweep/schedule.js'
 export { wholeNumber } from '../validate.js'

@@ -27,6 +27,12 @@ export type { LedgerOfDeliveries, SweepOptions } from '../subscriptions/sweep-op
 export type { RateLimits } from '../sweep/rate.js'
 export { RateCap, type RateCapOptions } from '../sweep/rate-cap.js'
 export type { RateCapStore, RateTurn } from '../sweep/rate-store.js'
+export {
+  type HeldRetry,
+  isRetryStore,
+  type RetryHold,
+  type RetryStore,
+} from '../sweep/retries.js'
 export type { PhaseRange } from '../sweep/schedule.js'
 export type { StepOptions } from '../sweep/step.js'
 export { MemorySweepStore, type SweepCheckpoint, type SweepStore } from '../sweep/store.js'

@@ -10,12 +10,15 @@ import { isSchedulingError, SchedulingError, serverText } from './errors.js'
 export class OAuthError extends SchedulingError<'oauth_error'> {
   readonly error: string | undefined
   readonly errorDescription: string | undefined
+  /** The wait the authorization server asked for (`Retry-After` of a 429 or 503), in ms. */
+  readonly retryAfterMs: number | undefined
 
   constructor(
     status: number,
     error: string | undefined,
     errorDescription: string | undefined,
     what: string,
+    retryAfterMs?: number,
   ) {
     const code = error === undefined ? undefined : serverText(error, 64)
     const description = errorDescription === undefined ? undefined : serverText(errorDescription)
@@ -29,6 +32,7 @@ export class OAuthError extends SchedulingError<'oauth_error'> {
     )
     this.error = code
     this.errorDescription = description
+    this.retryAfterMs = retryAfterMs
   }
 }
 

@@ -1,5 +1,6 @@
 import { InvalidResponseError, OAuthError } from '../errors/transport.js'
 import { type Answer, parseJson } from '../http/fetch.js'
+import { retryAfterMs } from '../http/retry-after.js'
 import type { TokenSet } from '../tokens/record.js'
 
 function str(value: unknown): string | undefined {
@@ -23,7 +24,17 @@ export function readTokenResponse(
       ? (body as Record<string, unknown>)
       : undefined
   if (answer.status < 200 || answer.status >= 300) {
-    throw new OAuthError(answer.status, str(object?.error), str(object?.error_description), what)
+    const wait =
+      answer.status === 429 || answer.status === 503
+        ? retryAfterMs(answer.headers.get('retry-after'), receivedAt)
+        : undefined
+    throw new OAuthError(
+      answer.status,
+      str(object?.error),
+      str(object?.error_description),
+      what,
+      wait,
+    )
   }
   if (object === undefined) throw new InvalidResponseError(what, 'not a JSON object', answer.status)
   if (str(object.error)) {

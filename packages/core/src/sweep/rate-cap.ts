@@ -1,6 +1,6 @@
-import { retryAfterMs } from '../api/retry.js'
 import { ConfigError } from '../errors/errors.js'
 import type { FetchLike } from '../http/fetch.js'
+import { retryAfterMs } from '../http/retry-after.js'
 import { sleep } from '../sleep.js'
 import { type RateLimits, type RateState, raised, startRate, throttled } from './rate.js'
 import { MemoryRates, type RateCapStore } from './rate-store.js'

@@ -2,10 +2,12 @@
 // instance steps a shard at a time; a dead one's lease lapses and another takes the shard on)
 // and a checkpoint per shard (the time through which its accounts were checked), moved by
 // compare-and-set, so a step that lost its lease cannot move it. A sweep store every instance
-// shares can keep the app's request rate too (`RateCapStore`).
+// shares can keep the app's request rate too (`RateCapStore`), and the tries of work that failed
+// for one account (`RetryStore`).
 
 import type { RateLimits } from './rate.js'
 import { MemoryRates, type RateCapStore, type RateTurn } from './rate-store.js'
+import { type HeldRetry, MemoryRetries, type RetryHold, type RetryStore } from './retries.js'
 
 /** A shard's checkpoint: the time through which it was checked, and its version. */
 export interface SweepCheckpoint {
@@ -32,11 +34,12 @@ export interface SweepStore {
 }
 
 /**
- * A `SweepStore` in this process's memory: leases, checkpoints and rates of one process (a
- * second instance needs a shared store). Clock in ms, for tests.
+ * A `SweepStore` in this process's memory: leases, checkpoints, rates and held tries of one
+ * process (a second instance needs a shared store). Clock in ms, for tests.
  */
-export class MemorySweepStore implements SweepStore, RateCapStore {
+export class MemorySweepStore implements SweepStore, RateCapStore, RetryStore {
   readonly #rates = new MemoryRates()
+  readonly #retries = new MemoryRetries()
   readonly #leases = new Map<string, { owner: string; until: number }>()
   readonly #checkpoints = new Map<string, SweepCheckpoint>()
   readonly #now: () => number
@@ -85,5 +88,21 @@ export class MemorySweepStore implements SweepStore, RateCapStore {
     retryAfterMs: number | undefined,
   ): Promise<void> {
     return this.#rates.throttleRate(name, limits, now, retryAfterMs)
+  }
+
+  holdRetry(name: string, key: string, at: number, failures: number): Promise<void> {
+    return this.#retries.holdRetry(name, key, at, failures)
+  }
+
+  heldRetry(name: string, key: string): Promise<RetryHold | undefined> {
+    return this.#retries.heldRetry(name, key)
+  }
+
+  takeRetries(name: string, now: number, limit: number, leaseMs: number): Promise<HeldRetry[]> {
+    return this.#retries.takeRetries(name, now, limit, leaseMs)
+  }
+
+  dropRetry(name: string, key: string): Promise<void> {
+    return this.#retries.dropRetry(name, key)
   }
 }

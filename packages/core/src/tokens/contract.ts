@@ -12,6 +12,12 @@ export interface GetTokenOptions {
    * on): for work that must act on the key's current connection, such as its webhooks.
    */
   revalidate?: boolean
+  /**
+   * `false`: a refresh this call starts makes one token request, without the manager's retries
+   * of a transient failure (`retry.attempts`): for a caller that tries again later on its own
+   * schedule, as refresh ahead does.
+   */
+  retry?: false
 }
 
 export interface TokenManager {

@@ -36,11 +36,12 @@ class Refresher extends RefreshOutcomes {
     current: TokenRecord,
     rejectedToken: string | undefined,
     watch: RefreshWatch | undefined,
+    attempts: number,
   ): Promise<TokenRecord> {
     let tokens: TokenSet
     const started = performance.now()
     try {
-      tokens = await this.callRefresh(key, current.refreshToken)
+      tokens = await this.callRefresh(key, current.refreshToken, attempts)
     } catch (error) {
       if (isInvalidGrant(error))
         return this.recoverOrFail(key, current, error, performance.now() - started)
@@ -68,17 +69,24 @@ class Refresher extends RefreshOutcomes {
   }
 
   /** One refresh of `key`, in its span (`scheduling.token.refresh`) and counted when observed. */
-  async #refresh(key: string, base: TokenRecord, rejectedToken?: string): Promise<TokenRecord> {
+  async #refresh(
+    key: string,
+    base: TokenRecord,
+    rejectedToken: string | undefined,
+    attempts: number,
+  ): Promise<TokenRecord> {
     const traced = startSpan('scheduling.token.refresh', {
       attributes: { 'scheduling.account': attributeText(key) },
     })
     const m = meters()
     if (traced === undefined && m === undefined)
-      return this.#refreshUnder(key, base, rejectedToken, undefined)
+      return this.#refreshUnder(key, base, rejectedToken, undefined, attempts)
     // Until this process stores tokens it obtained, the refresh was someone else's.
     const watch: RefreshWatch = { traced, m, outcome: 'refreshed_elsewhere' }
     try {
-      const record = await within(traced, () => this.#refreshUnder(key, base, rejectedToken, watch))
+      const record = await within(traced, () =>
+        this.#refreshUnder(key, base, rejectedToken, watch, attempts),
+      )
       endSpan(traced, undefined, { 'scheduling.refresh.outcome': watch.outcome })
       m?.refreshes.add(1, { 'scheduling.refresh.outcome': watch.outcome })
       return record
@@ -117,6 +125,7 @@ class Refresher extends RefreshOutcomes {
     base: TokenRecord,
     rejectedToken: string | undefined,
     watch: RefreshWatch | undefined,
+    attempts: number,
   ): Promise<TokenRecord> {
     this.apply(key, { type: 'refresh_started' })
     const lease = await this.#lease(key, base, watch)
@@ -130,7 +139,7 @@ class Refresher extends RefreshOutcomes {
         if (actionFor(this.advanceTo(key, current)) === 'use') return current
         this.apply(key, { type: 'refresh_started' })
       }
-      return await this.#refreshWith(key, current, rejectedToken, watch)
+      return await this.#refreshWith(key, current, rejectedToken, watch, attempts)
     } finally {
       stopRenewing?.()
       if (lease.kind === 'held') await this.release(key, lease.owner)
@@ -182,9 +191,13 @@ class Refresher extends RefreshOutcomes {
     }
     let flight = this.#flights.get(key)
     if (flight === undefined) {
-      flight = this.#refresh(key, record, rejected ? opts?.rejectedToken : undefined).finally(() =>
-        this.#flights.delete(key),
-      )
+      const attempts = opts?.retry === false ? 1 : this.s.attempts
+      flight = this.#refresh(
+        key,
+        record,
+        rejected ? opts?.rejectedToken : undefined,
+        attempts,
+      ).finally(() => this.#flights.delete(key))
       this.#flights.set(key, flight)
     }
     return flight

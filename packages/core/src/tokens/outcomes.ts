@@ -12,14 +12,18 @@ import { backoff, emit, TokenStoreAccess } from './store-access.js'
 
 /** The outcomes of one key's refresh, on the store access every refresh shares. */
 export abstract class RefreshOutcomes extends TokenStoreAccess {
-  protected async callRefresh(key: string, refreshToken: string): Promise<TokenSet> {
+  protected async callRefresh(
+    key: string,
+    refreshToken: string,
+    attempts = this.s.attempts,
+  ): Promise<TokenSet> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.s.oauth.refresh(refreshToken, { timeoutMs: this.s.requestTimeout })
       } catch (error) {
         // A time-out may have reached the server, which spent the refresh token: sending it
         // again could revoke the grant. Only answered failures and refused connections are retried.
-        if (!isTransientError(error) || isTimeout(error) || attempt >= this.s.attempts) throw error
+        if (!isTransientError(error) || isTimeout(error) || attempt >= attempts) throw error
         emit(this.s.options.onRefreshFailed, key, error)
         const delay = Math.min(this.s.maxDelay, this.s.baseDelay * 2 ** (attempt - 1))
         await sleep(delay / 2 + Math.random() * (delay / 2))

@@ -1,6 +1,13 @@
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
 import { notify } from '../log.js'
 import type { RateCap } from '../sweep/rate-cap.js'
+import {
+  askedWaitMs,
+  isRetryStore,
+  MemoryRetries,
+  nextTryAt,
+  type RetryStore,
+} from '../sweep/retries.js'
 import { lastTurn, type PhaseRange, slotOf } from '../sweep/schedule.js'
 import { eachOf, type StepOptions, stepCounts, stepShards } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'
@@ -13,9 +20,15 @@ import type { TokenManager } from './contract.js'
 // connections spread by a hash of their key), through the token manager's own refresh: one
 // refresh across processes (its leases), never over a token another process refreshed since.
 // With `everyMs` below the access token's life, no request ever waits on a refresh, however
-// many accounts connected in the same minute, and idle connections stay alive.
+// many accounts connected in the same minute, and idle connections stay alive. A refresh that
+// fails waits for its next try in the shared store (`sweep/retries.ts`), backing off per
+// connection as long as the token endpoint asks.
 
 const MINUTE = 60_000
+/** The held tries' task name in the store. */
+const RETRIES = 'refresh'
+/** The most held tries a step takes (the earliest due first); the rest wait for the next. */
+const RETRIES_PER_STEP = 1_000
 
 export interface RefreshAheadOptions {
   /**
@@ -24,7 +37,11 @@ export interface RefreshAheadOptions {
    * that ignores it gives them all, and each step passes over those not due.
    */
   keys: (phases?: PhaseRange) => AsyncIterable<string>
-  /** The shards' leases and checkpoints, shared by the instances (a sweep's store serves). */
+  /**
+   * The shards' leases and checkpoints, shared by the instances (a sweep's store serves), and
+   * the failed refreshes' next tries when it keeps them (`RetryStore`: the toolkit's sweep
+   * stores do); else those wait in the process that failed.
+   */
   store: SweepStore
   /**
    * Each connection is refreshed once in this period, in ms: below the access token's life
@@ -61,7 +78,12 @@ export interface RefreshAheadReport {
   due: number
   refreshed: number
   fresh: number
-  /** Connections that need their owner to sign in again, that have no tokens, and that failed (tried again at the next steps, a tenth of those waiting a step). */
+  /**
+   * Connections that need their owner to sign in again, that have no tokens, and that failed:
+   * each failed one's next try is held in the store, a twentieth of `everyMs` later after its
+   * first failure, 0.6 of it after each further one, and never before the token endpoint's
+   * `Retry-After` (an endpoint down for an hour is asked at most twice per connection in it).
+   */
   reauthorizationRequired: string[]
   notConnected: string[]
   failed: string[]
@@ -84,10 +106,8 @@ export class RefreshAhead {
   readonly #everyMs: number
   readonly #settings: { shards: number; leaseTtlMs: number; concurrency: number }
   readonly #now: () => number
-  /** Connections whose refresh failed, oldest first: tried again at the next steps. */
-  readonly #failed = new Set<string>()
-  /** Connections told failing, until one of their refreshes works. */
-  readonly #failing = new Set<string>()
+  /** Where failed refreshes wait for their next try: the store's, or this process's. */
+  readonly #retries: RetryStore
 
   constructor(
     readonly tokens: Pick<TokenManager, 'getRecord'>,
@@ -110,6 +130,7 @@ export class RefreshAhead {
       concurrency: wholeNumber(who, 'concurrency', options.concurrency, 4),
     }
     this.#now = options.now ?? Date.now
+    this.#retries = isRetryStore(options.store) ? options.store : new MemoryRetries()
   }
 
   /** Its shards: checkpoints `refresh:<shard>` of the store. */
@@ -137,20 +158,17 @@ export class RefreshAhead {
       ms: 0,
     }
     const maxStepMs = Math.ceil(this.#everyMs / 100)
-    // Failed refreshes tried again, the oldest first, a tenth of them a step (at least
-    // `concurrency`): after an outage of the token endpoint, the turns it held up are spread
-    // over the next steps, not all sent in the first.
-    const budget =
-      options.retry === false
-        ? 0
-        : Math.max(this.#settings.concurrency, Math.ceil(this.#failed.size / 10))
-    const again: string[] = []
-    for (const key of this.#failed) {
-      if (again.length === budget) break
-      again.push(key)
+    if (options.retry !== false) {
+      const taken = await this.#retries.takeRetries(
+        RETRIES,
+        now,
+        RETRIES_PER_STEP,
+        this.#settings.leaseTtlMs,
+      )
+      await eachOf(taken, this.#settings.concurrency, (t) =>
+        this.#one(t.key, now, maxStepMs, report, t.failures),
+      )
     }
-    for (const key of again) this.#failed.delete(key)
-    await eachOf(again, this.#settings.concurrency, (key) => this.#one(key, now, maxStepMs, report))
     const outcome = await stepShards(
       {
         ...this.#settings,
@@ -170,48 +188,79 @@ export class RefreshAhead {
   }
 
   /**
-   * One connection, refreshed at its turn: its token then lives a full period past it, so the
-   * request path never finds it due. One obtained since two steps before its turn (refreshed
-   * elsewhere: by a step that died before its checkpoint, or just connected) is left, however
-   * late the step that finds it due.
+   * One connection, refreshed at its turn or at a held try (`failed`: the failures before it):
+   * its token then lives a full period past it, so the request path never finds it due. One
+   * obtained since two steps before its turn (refreshed elsewhere: by a step that died before
+   * its checkpoint, or just connected) is left, however late the step that finds it due. Each
+   * try is one token request: the backoff is the held try's, not the manager's.
    */
-  async #one(key: string, now: number, maxStepMs: number, report: RefreshAheadReport) {
+  async #one(
+    key: string,
+    now: number,
+    maxStepMs: number,
+    report: RefreshAheadReport,
+    failed?: number,
+  ) {
     try {
-      const record = await this.tokens.getRecord(key, { revalidate: true })
+      const record = await this.tokens.getRecord(key, { revalidate: true, retry: false })
       // `obtainedAt` may be the service's `Date` header (a whole second, up to one early).
       const turn = lastTurn(slotOf(key, this.#everyMs), this.#everyMs, now)
       if (record.obtainedAt !== undefined && record.obtainedAt > turn - 2 * maxStepMs - 1_000) {
         report.fresh++
-        this.#recovered(key)
+        await this.#worked(key, failed)
         return
       }
       await this.options.rateCap?.acquire()
       // The manager's refresh of a token to be replaced: one across processes, and none when
       // the stored token is another already (someone refreshed since).
-      const after = await this.tokens.getRecord(key, { rejectedToken: record.accessToken })
+      const after = await this.tokens.getRecord(key, {
+        rejectedToken: record.accessToken,
+        retry: false,
+      })
       // Counted only when the token was replaced (here or by another process meanwhile).
       if (after.accessToken === record.accessToken)
         throw new Error(`the token of "${key}" was not replaced`)
       report.refreshed++
-      this.#recovered(key)
+      await this.#worked(key, failed)
     } catch (error) {
       const code = isSchedulingError(error) ? error.code : undefined
-      if (code === 'reauthorization_required') report.reauthorizationRequired.push(key)
-      else if (code === 'not_connected') report.notConnected.push(key)
-      else {
-        report.failed.push(key)
-        if (this.#failed.size < 100_000) this.#failed.add(key)
-        if (!this.#failing.has(key) && this.#failing.size < 100_000) {
-          this.#failing.add(key)
-          const told = code ?? 'refresh_failed'
-          notify(this.options.onConnectionChange, { type: 'refresh_failing', key, error: told })
-        }
+      if (code === 'reauthorization_required' || code === 'not_connected') {
+        ;(code === 'not_connected' ? report.notConnected : report.reauthorizationRequired).push(key)
+        if (failed !== undefined) await this.#retries.dropRetry(RETRIES, key)
+        return
       }
+      report.failed.push(key)
+      await this.#failedAgain(key, now, error, failed, code)
     }
   }
 
-  #recovered(key: string) {
-    if (this.#failing.delete(key))
-      notify(this.options.onConnectionChange, { type: 'refresh_recovered', key })
+  /**
+   * Holds the connection's next try in the store, backing off from its failures in a row;
+   * the first failure is told (`refresh_failing`), by whichever instance saw it.
+   */
+  async #failedAgain(
+    key: string,
+    now: number,
+    error: unknown,
+    failed: number | undefined,
+    code: string | undefined,
+  ) {
+    const before = failed ?? (await this.#retries.heldRetry(RETRIES, key))?.failures ?? 0
+    const failures = before + 1
+    const at = nextTryAt(now, failures, this.#everyMs, askedWaitMs(error))
+    await this.#retries.holdRetry(RETRIES, key, at, failures)
+    if (before === 0)
+      notify(this.options.onConnectionChange, {
+        type: 'refresh_failing',
+        key,
+        error: code ?? 'refresh_failed',
+      })
+  }
+
+  /** A held try worked (or was no longer needed): dropped, and told `refresh_recovered`. */
+  async #worked(key: string, failed: number | undefined) {
+    if (failed === undefined) return
+    await this.#retries.dropRetry(RETRIES, key)
+    notify(this.options.onConnectionChange, { type: 'refresh_recovered', key })
   }
 }

@@ -4,9 +4,9 @@ import { startTokenServer, type TokenServer } from '@scheduling-kit/fake-auth'
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSchedulingClient } from '../../src/api/client.js'
-import { retryAfterMs } from '../../src/api/retry.js'
 import { ApiError, isApiError } from '../../src/errors/api.js'
 import { isSchedulingError } from '../../src/errors/errors.js'
+import { retryAfterMs } from '../../src/http/retry-after.js'
 
 let server: TokenServer
 beforeEach(async () => {

@@ -81,7 +81,7 @@ async function world() {
     })
     return { tokens, ahead }
   }
-  return { clock, keys, writes, instance, changes }
+  return { clock, keys, writes, instance, changes, store, sweeps }
 }
 
 describe('RefreshAhead', () => {
@@ -117,23 +117,23 @@ describe('RefreshAhead', () => {
     expect([...writes.values()].reduce((n, w) => n + w, 0)).toBe(refreshed)
   })
 
-  it('the token endpoint failing at a turn: the connection is reported failed (told once, refresh_failing), not refreshed, and refreshed at the next step (told refresh_recovered)', async () => {
+  it('the token endpoint failing at a turn: the connection is reported failed (told once, refresh_failing), held for a twentieth of the period, tried then with one token call, and refreshed once the endpoint answers (told refresh_recovered)', async () => {
     const { clock, keys, instance, changes } = await world()
     const { ahead } = instance()
     await ahead.step()
     // Past the turns of the first two steps (tokens just obtained are left), then step until a
-    // turn comes, with the token endpoint down for its whole refresh.
+    // turn comes, with the token endpoint down.
     for (let step = 0; step < 3; step++) {
       clock.now += PERIOD / 100
       await ahead.step()
     }
+    server.setDown(503)
     let report = await ahead.step()
-    for (let step = 1; report.due === 0; step++) {
+    while (report.due === 0) {
       clock.now += PERIOD / 100
-      // Down for every refresh of the turn, however many come due and retry (cleared below).
-      server.failNext(...Array<503>(60).fill(503))
       report = await ahead.step()
     }
+    const failedAt = clock.now
     expect(report.refreshed).toBe(0)
     expect(report.failed.length).toBe(report.due)
     expect(keys).toEqual(expect.arrayContaining(report.failed))
@@ -142,25 +142,92 @@ describe('RefreshAhead', () => {
     expect(
       failing.every((c) => c.type === 'refresh_failing' && !/token|secret/i.test(c.error)),
     ).toBe(true)
-    // Down for one more step: tried again, failed again, not told again.
-    clock.now += PERIOD / 100
-    server.failNext(...Array<503>(60).fill(503))
+    // Until a twentieth of the period has passed, the failed ones are not tried again.
+    const held = new Set(report.failed)
+    let calls = server.tokenRequests.length
+    const triedEarly: string[] = []
+    const everFailed = new Set(report.failed)
+    while (clock.now + PERIOD / 100 < failedAt + PERIOD / 20) {
+      clock.now += PERIOD / 100
+      const r = await ahead.step()
+      triedEarly.push(...r.failed.filter((k) => held.has(k)))
+      for (const k of r.failed) everFailed.add(k)
+    }
+    expect(triedEarly).toEqual([])
+    // Then tried, down still: one token call each (no retry inside the try), failed, not told again.
+    clock.now = failedAt + PERIOD / 20
+    calls = server.tokenRequests.length
     const again = await ahead.step()
     expect(again.failed).toEqual(expect.arrayContaining(report.failed))
-    expect(changes.filter((c) => c.type === 'refresh_failing').length).toBe(again.failed.length)
-    expect(changes.filter((c) => c.type === 'refresh_recovered')).toEqual([])
-    server.clearFailures()
-    clock.now += PERIOD / 100
-    const next = await ahead.step()
-    expect(next.refreshed).toBeGreaterThanOrEqual(report.failed.length)
-    expect(next.failed).toEqual([])
-    const recovered = changes.filter((c) => c.type === 'refresh_recovered').map((c) => c.key)
-    expect(recovered.sort()).toEqual(
+    expect(server.tokenRequests.length - calls).toBe(again.failed.length)
+    for (const k of again.failed) everFailed.add(k)
+    // Told once each: at its first failure, whatever the steps since.
+    expect(
       changes
         .filter((c) => c.type === 'refresh_failing')
         .map((c) => c.key)
         .sort(),
-    )
+    ).toEqual([...everFailed].sort())
+    expect(changes.filter((c) => c.type === 'refresh_recovered')).toEqual([])
+    // Up again: the next tries (0.6 of the period after the second failure) refresh them.
+    server.setDown(undefined)
+    clock.now = failedAt + PERIOD / 20 + 0.6 * PERIOD
+    const next = await ahead.step()
+    expect(next.refreshed).toBeGreaterThanOrEqual(report.failed.length)
+    expect(next.failed).toEqual([])
+    const recovered = changes.filter((c) => c.type === 'refresh_recovered').map((c) => c.key)
+    expect(recovered.sort()).toEqual(expect.arrayContaining([...report.failed].sort()))
+  })
+
+  it('the token endpoint down for an hour, asking Retry-After of 10 minutes: at most 2 token calls a connection in that hour, the second one at least 10 minutes after the first; a second instance takes the held tries of a first one that is gone', async () => {
+    const { clock, keys, instance, store, changes } = await world()
+    const first = instance()
+    await first.ahead.step()
+    for (let step = 0; step < 3; step++) {
+      clock.now += PERIOD / 100
+      await first.ahead.step()
+    }
+    const owner = new Map<string, string>()
+    for (const key of keys) owner.set((await store.get(key))!.refreshToken, key)
+    server.setDown({
+      status: 503,
+      body: { error: 'temporarily_unavailable' },
+      headers: { 'retry-after': '600' },
+    })
+    const start = clock.now
+    const callsAt = new Map<string, number[]>()
+    let seen = server.tokenRequests.length
+    const note = () => {
+      for (const r of server.tokenRequests.slice(seen)) {
+        const key = owner.get(r.form.refresh_token!)!
+        callsAt.set(key, [...(callsAt.get(key) ?? []), clock.now])
+      }
+      seen = server.tokenRequests.length
+    }
+    while (clock.now < start + HOUR) {
+      clock.now += PERIOD / 100
+      await first.ahead.step()
+      note()
+    }
+    // Of 200 connections, those whose turn came in the hour (about 60%) were asked.
+    expect(callsAt.size).toBeGreaterThan(ACCOUNTS / 3)
+    for (const [key, at] of callsAt) {
+      expect(at.length, key).toBeLessThanOrEqual(2)
+      if (at.length === 2) expect(at[1]! - at[0]!, key).toBeGreaterThanOrEqual(10 * MINUTE)
+    }
+    // The first instance is gone; a second one takes the held tries when due, the endpoint up.
+    server.setDown(undefined)
+    const second = instance()
+    const taken = new Set<string>()
+    for (let step = 0; step < 100; step++) {
+      clock.now += PERIOD / 100
+      const r = await second.ahead.step()
+      expect(r.failed).toEqual([])
+    }
+    for (const c of changes) if (c.type === 'refresh_recovered') taken.add(c.key)
+    expect([...callsAt.keys()].filter((k) => !taken.has(k))).toEqual([])
+    for (const key of keys)
+      expect((await store.get(key))!.obtainedAt!, key).toBeGreaterThan(start + HOUR)
   })
 
   it('a step that dies after its refreshes, before its checkpoint: the next holder, long after, leaves each of those connections as it was refreshed (one token call each)', async () => {
