@@ -13,6 +13,7 @@ import { ledgerInstructionsBench } from './ledger-instructions.js'
 import { pgGrowthBench } from './pg-growth.js'
 import { pgRetentionBench } from './pg-retention.js'
 import { queuesBench } from './queues.js'
+import { redisSweepBench } from './redis-sweep.js'
 import { rerunBench } from './rerun.js'
 import { runtimesBench } from './runtimes.js'
 import { simulationBench } from './simulation.js'
@@ -24,12 +25,12 @@ import { telemetryBench } from './telemetry.js'
 import { tokenBench } from './tokens.js'
 import { verifyBench } from './verify.js'
 
-// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,
+// BENCH_ONLY=verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,redissweep,cipher,crash,adapters,
 // instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention,simulation picks sections; all by default.
 const only = new Set(
   (
     process.env.BENCH_ONLY ??
-    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention,simulation'
+    'verify,handle,telemetry,tokens,dedupe,ledger,ledgerinstructions,ledgerbytes,queues,stores,pggrowth,subscriptions,redissweep,cipher,crash,adapters,instructions,hostile,runtimes,rerun,startup,tarballs,bytes,fakeservice,pgretention,simulation'
   ).split(','),
 )
 const all = [
@@ -45,6 +46,7 @@ const all = [
   ...(only.has('stores') ? await storesBench() : []),
   ...(only.has('pggrowth') ? await pgGrowthBench() : []),
   ...(only.has('subscriptions') ? await subscriptionsBench() : []),
+  ...(only.has('redissweep') ? await redisSweepBench() : []),
   ...(only.has('cipher') ? await cipherBench() : []),
   ...(only.has('crash') ? await crashWindowBench() : []),
   ...(only.has('adapters') ? await adapterBench() : []),

@@ -70,6 +70,7 @@ it('migrate() from 6 pools at once through pgbouncer: each version applied once'
       'scheduling_kit_subscriptions@3',
       'scheduling_kit_subscriptions@4',
       'scheduling_kit_subscriptions@5',
+      'scheduling_kit_subscriptions@6',
       'scheduling_kit_tokens@1',
     ])
   } finally {

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process'
+import { type LocalCluster, startCluster } from '@scheduling-kit/conformance/redis-cluster'
 import { accountKey } from '@scheduling-kit/core/store'
 import fc from 'fast-check'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { RedisLedgerStore } from '../src/index.js'
 import { slotOf } from '../src/slots.js'
-import { type LocalCluster, startCluster } from './cluster.js'
 import { uniquePrefix } from './helpers.js'
 import { envelope, type Instance, instance, post, stopInstances } from './ledger-instances.js'
 

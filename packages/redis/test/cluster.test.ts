@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { type LocalCluster, startCluster } from '@scheduling-kit/conformance/redis-cluster'
 import {
   runDedupeStoreConformance,
   runLedgerStoreConformance,
@@ -13,7 +14,6 @@ import {
   RedisSubscriptionStore,
   RedisTokenStore,
 } from '../src/index.js'
-import { type LocalCluster, startCluster } from './cluster.js'
 import { uniquePrefix } from './helpers.js'
 
 // The stores on a live Redis Cluster of three masters this file starts: every script's keys

@@ -1,3 +1,4 @@
+import { type LocalCluster, startCluster } from '@scheduling-kit/conformance/redis-cluster'
 import {
   createCredentialCipher,
   createWebhookSubscriptions,
@@ -8,7 +9,6 @@ import {
 import type { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RedisSubscriptionStore, RedisTokenStore } from '../src/index.js'
-import { type LocalCluster, startCluster } from './cluster.js'
 import { uniquePrefix } from './helpers.js'
 
 // Scans over a Redis Cluster with a replica per master, a master SIGKILLed in the middle: its

@@ -147,6 +147,62 @@ describe('createScheduling', () => {
     expect(report.accounts.map((a) => [a.key, a.outcome])).toEqual([['acct_two', 'ok']])
   })
 
+  it('runDue() takes up the catch-up run a call left open (its budget spent): the accounts it did not reach are listed, the run closed, the changes the outage lost applied; the next call finds none open', async () => {
+    const service = await startFakeSchedulingService({ retrySchedule: [] })
+    closers.push(() => service.close())
+    const stores = memoryStores()
+    const { base, scheduling } = await app((base) =>
+      createScheduling({
+        ...service.connectApp(base),
+        webhookUrl: `${base}/webhooks/scheduling`,
+        stores,
+        ledger: true,
+        cookieSecret: 'a-cookie-secret-of-32-characters!!',
+      }),
+    )
+    const applied: string[] = []
+    scheduling.webhooks.on('event.created', (event, { account }) => {
+      applied.push(`${account} ${(event.payload as { id: string }).id}`)
+    })
+    const accounts = Array.from({ length: 6 }, (_, i) => `acct_${i}`)
+    for (const account of accounts)
+      await completeOAuthFlow(`${base}/auth/scheduling/login`, { account })
+    // An outage: each account's new Event never delivered.
+    const start = Date.now()
+    for (const account of accounts)
+      await service.trigger('event.created', {
+        account,
+        lost: true,
+        payload: {
+          id: `event_${account}`,
+          start_at: new Date(start + 86_400_000).toISOString(),
+          end_at: new Date(start + 88_200_000).toISOString(),
+        },
+      })
+    // A catch-up whose budget ends at once: one account listed, the run left open.
+    const since = start - 3_600_000
+    const first = await scheduling.webhooks.catchUp({
+      since,
+      progress: stores.sweeps,
+      budgetMs: 0,
+      concurrency: 1,
+    })
+    expect(first).toMatchObject({ accounts: 1, fed: 1, unfinished: true, problems: [] })
+    const due = await scheduling.runDue()
+    expect(due.tasks).toEqual({})
+    expect(due.catchUp).toMatchObject({
+      accounts: 5,
+      resumed: 1,
+      fed: 5,
+      ran: 5,
+      unfinished: false,
+      problems: [],
+    })
+    expect(applied.sort()).toEqual(accounts.map((a) => `${a} event_${a}`).sort())
+    // Closed: the next call has no catch-up to go on with.
+    expect((await scheduling.runDue()).catchUp).toBeUndefined()
+  })
+
   it("refreshAhead: steps the connected keys on the stores' sweep store; without webhookUrl it needs the keys, and says so", async () => {
     const stores = memoryStores()
     const scheduling = createScheduling({

@@ -22,6 +22,13 @@ export interface CatchUpOptions {
   progress?: SweepStore
   /** Only these keys. Default: every key with a live subscription (option `subscriptions`). */
   keys?: readonly string[]
+  /**
+   * Stop starting accounts once the call has run this long, in ms (each of the `concurrency`
+   * listings starts one at least): the accounts not reached are left to the next call, which
+   * takes the run up when it has `progress` and the same `since` (`runDue()` does, for the
+   * run it finds open). The report's `unfinished` says so. Default none: every account.
+   */
+  budgetMs?: number
   /** Accounts listed at once. Default 4. */
   concurrency?: number
   /**
@@ -90,6 +97,11 @@ export interface CatchUpReport {
   problems: { key: string | undefined; error: string }[]
   /** What no catch-up can recover: webhook types the API has no list for. */
   unrecoverable: readonly string[]
+  /**
+   * The call stopped at its `budgetMs` with accounts not reached: the run stays open for the
+   * next call (with `progress`), not closed.
+   */
+  unfinished: boolean
 }
 
 /** What came of one catch-up delivery: the ledger's outcome, or handed to the queue. */

@@ -90,10 +90,26 @@ export class CatchUpProgress {
   }
 
   /** Closes the run when every account was caught up (unless another call opened one since). */
-  async close(report: { problems: readonly unknown[] }): Promise<void> {
+  async close(report: { problems: readonly unknown[]; unfinished?: boolean }): Promise<void> {
     if (this.#runVersion === undefined || !closes(report)) return
     await this.#store
       .setCheckpoint(RUN_CHECKPOINT, closedRun(this.startedAt), this.#runVersion)
       .catch(() => undefined)
   }
+}
+
+/**
+ * The `since` of the run under way in `store`, when one is open that a call can take up (it
+ * names a time: a run without one is never taken up); undefined when none is.
+ */
+export async function pendingRun(store: SweepStore): Promise<number | undefined> {
+  const [run, kept] = await Promise.all([
+    store.checkpoint(RUN_CHECKPOINT),
+    store.checkpoint(SINCE_CHECKPOINT),
+  ])
+  const since = kept?.through
+  if (!(typeof run?.through === 'number' && run.through > 0)) return undefined
+  return typeof since === 'number' && Number.isFinite(since) && since !== NO_SINCE
+    ? since
+    : undefined
 }

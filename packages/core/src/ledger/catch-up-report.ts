@@ -33,6 +33,7 @@ export const newReport = (): CatchUpReport => ({
   readWhole: 0,
   problems: [],
   unrecoverable: UNRECOVERABLE,
+  unfinished: false,
 })
 
 /** One fed delivery's outcome, counted. */

@@ -48,6 +48,9 @@ export const closedRun = (startedAt: number): number => -Math.abs(startedAt)
 export const caughtUp = (startedAt: number, caughtUpIn: number | undefined): boolean =>
   caughtUpIn === startedAt
 
-/** A run is closed when every account was caught up; with a problem left, it stays open. */
-export const closes = (report: { problems: readonly unknown[] }): boolean =>
-  report.problems.length === 0
+/**
+ * A run is closed when every account was caught up; with a problem left, or accounts a call's
+ * budget did not reach, it stays open.
+ */
+export const closes = (report: { problems: readonly unknown[]; unfinished?: boolean }): boolean =>
+  report.problems.length === 0 && report.unfinished !== true

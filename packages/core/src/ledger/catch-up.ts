@@ -78,13 +78,23 @@ export async function catchUp(
       ? undefined
       : await CatchUpProgress.open(checkedProgress(options.progress), since, ledger.now())
   const accounts = source.accounts(options)[Symbol.asyncIterator]()
+  const budgetMs = budgetOf(options.budgetMs)
+  const started = performance.now()
   const worker = async () => {
+    let listedHere = 0
     for (let next = await accounts.next(); !next.done; next = await accounts.next()) {
       const { key, events } = next.value
       if (key !== undefined && (await progress?.caughtUp(key))) {
         report.resumed++
         continue
       }
+      // Past the budget, once this listing did one: the account taken is left, not recorded
+      // (the next call lists it).
+      if (listedHere > 0 && performance.now() - started >= budgetMs) {
+        report.unfinished = true
+        return
+      }
+      listedHere++
       report.accounts++
       const problems = report.problems.length
       const account: AccountRun = { key, fed: 0, cap, malformed: 0, busy: 0, whole: false }
@@ -111,6 +121,14 @@ export async function catchUp(
   if (thrown !== undefined) throw thrown.reason
   await progress?.close(report)
   return report
+}
+
+/** `budgetMs` as given: a whole number of ms, 0 or more; none is no bound. */
+function budgetOf(budgetMs: unknown): number {
+  if (budgetMs === undefined) return Number.POSITIVE_INFINITY
+  if (typeof budgetMs !== 'number' || !Number.isSafeInteger(budgetMs) || budgetMs < 0)
+    throw new ConfigError('catchUp: budgetMs must be a whole number of ms, 0 or more.')
+  return budgetMs
 }
 
 function checkedProgress(store: CatchUpOptions['progress']) {

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors/errors.js'
 import type { HealthReport } from '../health/report.js'
+import { pendingRun } from '../ledger/catch-up-progress.js'
 import { createDeliveryLedger, type DeliveryLedger } from '../ledger/ledger.js'
 import type { DeliveryLedgerOptions } from '../ledger/options.js'
 import type { Logger } from '../log.js'
@@ -8,7 +9,14 @@ import { type SweepOptions, sweepSettings } from '../subscriptions/sweep-options
 import type { SweepStore } from '../sweep/store.js'
 import type { TokenManager } from '../tokens/contract.js'
 import { RefreshAhead, type RefreshAheadOptions } from '../tokens/refresh-ahead.js'
-import { DEFAULT_MAX_BEHIND_MS, describeMs, type PeriodicTask, PeriodicWork } from './periodic.js'
+import type { WebhookHandler } from '../webhooks/contract.js'
+import {
+  DEFAULT_MAX_BEHIND_MS,
+  describeMs,
+  type PendingCatchUp,
+  type PeriodicTask,
+  PeriodicWork,
+} from './periodic.js'
 import type { StoreBundle } from './stores.js'
 
 // The parts `createScheduling` makes from an option that names them: the ledger on the stores'
@@ -89,12 +97,30 @@ export function sweepOf(
   return { ...(option === true ? {} : option), store, ...(ledger === undefined ? {} : { ledger }) }
 }
 
+/**
+ * The catch-up run left open in the sweep store, for the periodic work to go on with: with a
+ * ledger and the subscriptions (whose accounts it lists) only.
+ */
+export function pendingCatchUpOf(
+  ledger: DeliveryLedger | undefined,
+  subscriptions: WebhookSubscriptions | undefined,
+  store: SweepStore,
+  webhooks: () => Pick<WebhookHandler, 'catchUp'>,
+): PendingCatchUp | undefined {
+  if (ledger === undefined || subscriptions === undefined) return undefined
+  return {
+    pending: () => pendingRun(store),
+    run: (since, budgetMs) => webhooks().catchUp({ since, progress: store, budgetMs }),
+  }
+}
+
 /** The periodic work of an app: its refresh ahead and its sweep, when configured. */
 export function periodicOf(
   refreshAhead: RefreshAhead | undefined,
   subscriptions: WebhookSubscriptions | undefined,
   sweep: SweepOptions | undefined,
   logger: Logger | undefined,
+  catchUp?: PendingCatchUp,
 ): PeriodicWork {
   const tasks: PeriodicTask[] = []
   if (refreshAhead !== undefined)
@@ -111,7 +137,7 @@ export function periodicOf(
       shards: sweepSettings(sweep).shards,
       step: (options) => subscriptions.sweep(options),
     })
-  return new PeriodicWork(tasks, logger)
+  return new PeriodicWork(tasks, logger, catchUp)
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors/errors.js'
-import { consoleLogger, emit, type Logger } from '../log.js'
+import type { CatchUpReport } from '../ledger/catch-up-options.js'
+import { consoleLogger, describeError, emit, type Logger } from '../log.js'
 import type { StepOptions } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'
 import { wholeNumber } from '../validate.js'
@@ -58,6 +59,20 @@ export interface PeriodicReport {
   behindMs: number
   /** Each configured task's steps, by name. */
   tasks: Record<string, PeriodicTaskReport<PeriodicStepResult>>
+  /**
+   * The catch-up run this call found open and took up (one stopped halfway, or one a budget
+   * left unfinished), with what was left of the budget: its report, `unfinished` when the
+   * next call goes on with it. Absent when none was open.
+   */
+  catchUp?: CatchUpReport
+}
+
+/** A catch-up run left open, taken up by the periodic work: how to find it and go on with it. */
+export interface PendingCatchUp {
+  /** The open run's `since`, or undefined when none is open. */
+  pending(): Promise<number | undefined>
+  /** Goes on with the run for `since`, within `budgetMs`. */
+  run(since: number, budgetMs: number): Promise<CatchUpReport>
 }
 
 /** Runs the app's periodic tasks within a budget; one per `Scheduling`. */
@@ -67,9 +82,16 @@ export class PeriodicWork {
   /** Whether the last call that ended behind was told (reset by a call that caught up). */
   #told = false
 
-  constructor(tasks: readonly PeriodicTask[], logger: Logger | undefined) {
+  readonly #catchUp: PendingCatchUp | undefined
+
+  constructor(
+    tasks: readonly PeriodicTask[],
+    logger: Logger | undefined,
+    catchUp?: PendingCatchUp,
+  ) {
     this.#tasks = tasks
     this.#logger = logger
+    this.#catchUp = catchUp
   }
 
   get configured(): boolean {
@@ -105,7 +127,34 @@ export class PeriodicWork {
     }
     const { behindMs, by } = behindOf(plan)
     this.#tell(behindMs, by, budgetMs, plan)
-    return { ms: Math.round(performance.now() - started), budgetMs, behindMs, tasks }
+    const catchUp = await this.#pendingCatchUp(budgetMs - (performance.now() - started))
+    return {
+      ms: Math.round(performance.now() - started),
+      budgetMs,
+      behindMs,
+      tasks,
+      ...(catchUp === undefined ? {} : { catchUp }),
+    }
+  }
+
+  /**
+   * The open catch-up run, gone on with for what is left of the budget (each of its listings
+   * one account at least); a failure is logged, and the run stays open for the next call.
+   */
+  async #pendingCatchUp(leftMs: number): Promise<CatchUpReport | undefined> {
+    if (this.#catchUp === undefined) return undefined
+    try {
+      const since = await this.#catchUp.pending()
+      if (since === undefined) return undefined
+      return await this.#catchUp.run(since, Math.max(0, Math.floor(leftMs)))
+    } catch (error) {
+      emit(
+        this.#logger ?? consoleLogger,
+        'warn',
+        `scheduling-kit: runDue() could not go on with the open catch-up run; the next call tries again. ${describeError(error)}`,
+      )
+      return undefined
+    }
   }
 
   /** One warning when a call ends behind; the next only after a call that caught up. */

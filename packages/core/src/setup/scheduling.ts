@@ -29,6 +29,7 @@ import type { WebhookQueue } from '../webhooks/queue.js'
 import type { SecretSource } from '../webhooks/secrets.js'
 import {
   ledgerOf,
+  pendingCatchUpOf,
   periodicHealth,
   periodicOf,
   type RefreshAheadOption,
@@ -234,7 +235,9 @@ export function createScheduling(
     onConnectionChange,
     now,
   })
-  const periodic = periodicOf(refreshAhead, subscriptions, sweep, logger)
+  const webhooks = createWebhookHandler(asOptions)
+  const catchUp = pendingCatchUpOf(ledger, subscriptions, sweepStore, () => webhooks)
+  const periodic = periodicOf(refreshAhead, subscriptions, sweep, logger, catchUp)
   const periodicChecked = periodicHealth(periodic, sweepStore, now ?? Date.now, options.maxBehindMs)
   return {
     ...asOptions,
@@ -242,7 +245,7 @@ export function createScheduling(
     tokens,
     refreshAhead,
     runDue: (runOptions) => periodic.run(runOptions),
-    webhooks: createWebhookHandler(asOptions),
+    webhooks,
     client: (key) =>
       createSchedulingClient({ baseUrl: apiUrl, token: { manager: tokens, key }, fetch }),
     health: (healthOptions) =>

@@ -421,6 +421,15 @@ describe('catch-up against a hostile or mis-pointed API (real HTTP)', () => {
       await expect(handler.catchUp({ client: api, maxPerAccount: 0 })).rejects.toThrow(
         /maxPerAccount must be/,
       )
+      for (const budgetMs of [-1, 1.5, Number.NaN])
+        await expect(handler.catchUp({ client: api, budgetMs })).rejects.toThrow(
+          /budgetMs must be a whole number of ms, 0 or more/,
+        )
+      // A budget of 0 still lists the one account (each listing starts one at least).
+      expect(await handler.catchUp({ client: api, budgetMs: 0 })).toMatchObject({
+        accounts: 1,
+        unfinished: false,
+      })
     } finally {
       server.closeAllConnections()
       server.close()

@@ -1,10 +1,12 @@
+// A Redis Cluster on this machine for tests and the bench: three masters (six nodes with
+// replicas) on free ports, started and stopped by whoever asked for it.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from '@scheduling-kit/conformance'
 import { Cluster, type ClusterOptions, Redis } from 'ioredis'
+import { freePort } from './http.js'
 
 /** A live Redis Cluster of three masters on free ports, started and stopped by a test. */
 export interface LocalCluster {
