@@ -37,10 +37,16 @@ export async function simulationBench(): Promise<Target[]> {
       ? {}
       : { catchUpConcurrency: Number(process.env.BENCH_SIM_CATCHUP_CONCURRENCY) }),
     ...(CAP === undefined ? {} : { capPerSecond: CAP, capacity: Math.ceil(CAP * 1.25) }),
+    // BENCH_SIM_CADENCE_MS=300000: the periodic work called every 5 minutes, as a cron calls
+    // runDue(), each call stepping until caught up.
+    ...(process.env.BENCH_SIM_CADENCE_MS === undefined
+      ? {}
+      : { cadenceMs: Number(process.env.BENCH_SIM_CADENCE_MS) }),
   })
   const h = (ms: number) => `${(ms / 3_600_000).toFixed(1)} h`
+  const cadence = process.env.BENCH_SIM_CADENCE_MS
   console.log(
-    `\n## Simulation: ${ACCOUNTS.toLocaleString('en')} accounts, ${DAYS} day(s), seed ${SEED}`,
+    `\n## Simulation: ${ACCOUNTS.toLocaleString('en')} accounts, ${DAYS} day(s), seed ${SEED}${cadence === undefined ? '' : `, called every ${Number(cadence) / 60_000} min`}`,
   )
   console.log(
     `requests: ${r.requests.list} lists, ${r.requests.create} creates, ${r.requests.delete} deletes; ${r.requests.throttled} answered 429, ${r.requests.unavailable} 503 (outage)`,

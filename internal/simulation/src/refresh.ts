@@ -8,6 +8,7 @@ import {
 } from '@scheduling-kit/core'
 import { inPhases, phaseOf } from '@scheduling-kit/core/store'
 import type { VirtualClock } from './clock.js'
+import { untilCaughtUp } from './drain.js'
 import type { ServiceModel } from './service.js'
 
 // Refresh ahead in the simulation: every account connected in the same minute before the start
@@ -19,8 +20,11 @@ import type { ServiceModel } from './service.js'
 const PERIOD = 100 * 60_000
 
 export interface RefreshRun {
-  /** Each minute: one step of refresh ahead, then the app's reads of that minute. */
-  step(reads: readonly string[]): Promise<void>
+  /**
+   * Each minute: refresh ahead's step (`one`), its steps until caught up (`drain`, a cadence's
+   * call), or none, then the app's reads of that minute.
+   */
+  step(reads: readonly string[], steps?: 'one' | 'drain' | 'none'): Promise<void>
   /** Token calls made by the request path, by refresh ahead; refreshes that failed. */
   readonly counts: { requestPath: number; ahead: number; failed: number }
   /** Whether the account's stored refresh token is the service's live one. */
@@ -96,9 +100,12 @@ export async function buildRefresh(
   return {
     counts,
     live: async (key) => service.tokens.live(key, (await store.get(key))?.refreshToken),
-    async step(reads) {
-      const report = await ahead.step()
-      counts.failed += report.failed.length
+    async step(reads, steps = 'one') {
+      if (steps !== 'none')
+        for (const report of await untilCaughtUp(steps === 'drain', (first) =>
+          ahead.step({ retry: first }),
+        ))
+          counts.failed += report.failed.length
       await Promise.all(reads.map((key) => app.getAccessToken(key).catch(() => undefined)))
     },
   }

@@ -1,4 +1,5 @@
 import { judgeCatchUp, scheduleCatchUp } from './catch-up.js'
+import { untilCaughtUp } from './drain.js'
 import { judge, judgeRefresh } from './judge.js'
 import { seeded } from './random.js'
 import { buildRefresh, type RefreshRun } from './refresh.js'
@@ -33,17 +34,21 @@ async function simulate(options: SimulationOptions): Promise<SimulationReport> {
   const world = await buildWorld(options)
   scheduleDisables(world, options)
   const { clock, start, days, subscriptions } = world
-  // A step every hundredth of the day, as a timer each instance would run.
+  // A step every hundredth of the day, as a timer each instance would run; or, at a cadence,
+  // each call stepping until caught up, as runDue() does.
   let steps = 0
   let failedChecks = 0
   const sweeps: Promise<void>[] = []
-  for (let t = start; t <= start + days * DAY; t += DAY / 100)
+  const cadence = options.cadenceMs
+  for (let t = start; t <= start + days * DAY; t += cadence ?? DAY / 100)
     clock.at(t, () => {
       sweeps.push(
-        subscriptions.sweep().then((report) => {
-          steps++
-          failedChecks += report.failed.length
-        }),
+        untilCaughtUp(cadence !== undefined, (first) => subscriptions.sweep({ retry: first })).then(
+          (reports) => {
+            steps += reports.length
+            for (const report of reports) failedChecks += report.failed.length
+          },
+        ),
       )
     })
   const refresh = options.refreshAhead ? await scheduleRefresh(world, options, sweeps) : undefined
@@ -79,13 +84,17 @@ async function scheduleRefresh(
   const refresh = await buildRefresh(clock, service, keys, random)
   const active = keys.filter(world.active)
   const perMinute = (active.length * (options.deliveriesPerDay ?? 8)) / 1_440
-  for (let t = start; t < start + days * DAY; t += 60_000)
+  const cadence = options.cadenceMs
+  for (let t = start; t < start + days * DAY; t += 60_000) {
+    // Refresh ahead stepped each minute, or at the cadence's calls, each until caught up.
+    const stepsNow = cadence === undefined || (t - start) % cadence === 0
     clock.at(t, () => {
       const reads: string[] = []
       for (let n = perMinute + random(); n >= 1 && active.length > 0; n--)
         reads.push(active[Math.floor(random() * active.length)]!)
-      steps.push(refresh.step(reads))
+      steps.push(refresh.step(reads, stepsNow ? (cadence === undefined ? 'one' : 'drain') : 'none'))
     })
+  }
   return refresh
 }
 

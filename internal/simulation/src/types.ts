@@ -34,6 +34,12 @@ export interface SimulationOptions {
   catchUp?: boolean
   /** Accounts a catch-up lists at once. Default 4 (catch-up's own default). */
   catchUpConcurrency?: number
+  /**
+   * The periodic work called as a cron calls `runDue()`, every `cadenceMs`: each call steps the
+   * sweep (and refresh ahead) until caught up. Default none: one sweep step every hundredth of
+   * the day and one refresh step every minute, as a timer of each would.
+   */
+  cadenceMs?: number
 }
 
 /** What catch-up did, when the simulation ran it. */

@@ -21,6 +21,32 @@ describe('simulation', () => {
       expect(report.peakPerSecond).toBeLessThanOrEqual(report.capPerSecond + 1)
     })
 
+  it('the sweep called every 5 minutes as a cron calls runDue(), 10,000 accounts, two days with outages: every disabled webhook made again within the period plus two calls (and an outage), each quiet account listed once a day', async () => {
+    const report = await runSimulation({ accounts: 10_000, seed: 7, cadenceMs: 5 * 60_000 })
+    if (process.env.SIMULATION_REPORT) console.log(JSON.stringify(report))
+    expect(report.disabled).toBeGreaterThan(0)
+    expect(report.repaired).toBe(report.disabled)
+    expect(report.quietRepairedWithinBound).toBe(report.quietDisabled)
+    expect(report.repairMs.max).toBeLessThanOrEqual(report.boundMs)
+    expect(report.listsPerQuietAccountPerDay).toBeGreaterThan(0.9)
+    expect(report.listsPerQuietAccountPerDay).toBeLessThanOrEqual(1.05)
+    expect(report.listsPerActiveAccountPerDay).toBeLessThanOrEqual(0.05)
+  })
+
+  it('refresh ahead called every 5 minutes as a cron calls runDue(), 2,000 accounts connected in one minute, a day: no refresh on the request path, none lost', async () => {
+    const report = await runSimulation({
+      accounts: 2_000,
+      seed: 8,
+      days: 1,
+      refreshAhead: true,
+      outages: false,
+      cadenceMs: 5 * 60_000,
+    })
+    expect(report.refresh!.tokenCalls).toBeGreaterThan(2_000 * 0.8 * (1_440 / 100))
+    expect(report.refresh!.requestPathRefreshes).toBe(0)
+    expect(report.refresh!.lost).toBe(0)
+  })
+
   it('a service answering fewer requests a second than the cap: its 429s lower the rate, and no account is lost (a failed check is tried again at the next step)', async () => {
     const report = await runSimulation({ accounts: 10_000, seed: 4, capacity: 3, outages: false })
     expect(report.requests.throttled).toBeGreaterThan(0)
