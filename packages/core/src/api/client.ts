@@ -1,5 +1,6 @@
 import { ApiError } from '../errors/api.js'
 import { ConfigError, isSchedulingError } from '../errors/errors.js'
+import { redactValue } from '../errors/redact.js'
 import { type FetchLike, parseJson, send } from '../http/fetch.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
 import { retryAfterMs } from '../http/retry-after.js'
@@ -174,7 +175,8 @@ class ApiClient implements SchedulingClient {
       }
       const body = answer.text === '' ? undefined : (parseJson(answer.text) ?? answer.text)
       if (answer.status >= 200 && answer.status < 300) return body as T
-      throw this.#refused(answer, method, path, body)
+      // An error body quoting the bearer token keeps it out of the error, its logs and spans.
+      throw this.#refused(answer, method, path, redactValue(body, [bearer]))
     }
   }
 

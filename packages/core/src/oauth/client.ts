@@ -227,6 +227,14 @@ class Client implements OAuthClient {
       { fetch: this.#fetch, timeoutMs: wait, what, maxBodyBytes: MAX_TOKEN_RESPONSE },
     )
     const received = receiptTime(this.#now(), answer.headers.get('date'))
-    return readTokenResponse(answer, received, what, previous)
+    // Every credential of the request: none may come back in an error's text.
+    const sent = [fields.client_secret, fields.refresh_token, fields.code, fields.code_verifier]
+    return readTokenResponse(
+      answer,
+      received,
+      what,
+      previous,
+      sent.filter((v): v is string => v !== undefined),
+    )
   }
 }

@@ -1,3 +1,4 @@
+import { redactValue } from '../errors/redact.js'
 import { InvalidResponseError, OAuthError } from '../errors/transport.js'
 import { type Answer, parseJson } from '../http/fetch.js'
 import { retryAfterMs } from '../http/retry-after.js'
@@ -17,8 +18,10 @@ export function readTokenResponse(
   receivedAt: number,
   what: string,
   previousRefreshToken?: string,
+  sent: readonly string[] = [],
 ): TokenSet {
-  const body = parseJson(answer.text)
+  // What the server quotes of the request (a refresh token, the client secret) is taken out.
+  const body = redactValue(parseJson(answer.text), sent)
   const object =
     typeof body === 'object' && body !== null && !Array.isArray(body)
       ? (body as Record<string, unknown>)
