@@ -110,8 +110,12 @@ async function startPostgres() {
   const dir = mkdtempSync(join(tmpdir(), 'scheduling-kit-pg-'))
   // PostgreSQL refuses to run as root: as root, its data directory and process are the
   // postgres user's.
+  // Called by its path: a PATH without /usr/sbin (a login shell's, some CI runners') lacks it.
+  const runuser =
+    ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((path) => existsSync(path)) ??
+    'runuser'
   const asUser = (cmd, args) =>
-    isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
+    isRoot ? [runuser, ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
   if (isRoot) {
     const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
     const gids = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })

@@ -17,3 +17,17 @@ it('sleep with a time already past, or not a number, resolves without a warning 
   }
   expect(warnings).toEqual(['TimeoutNegativeWarning'])
 })
+
+it('a delay past what a timer holds waits, not fires at once (Node would, with a TimeoutOverflowWarning)', async () => {
+  const warnings: string[] = []
+  const listen = (warning: Error) => warnings.push(warning.name)
+  process.on('warning', listen)
+  let done = false
+  void sleep(30 * 86_400_000).then(() => {
+    done = true
+  })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  process.off('warning', listen)
+  expect(done).toBe(false)
+  expect(warnings).toEqual([])
+})

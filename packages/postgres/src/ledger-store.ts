@@ -11,6 +11,7 @@ import type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '@scheduling-kit/core'
+import { ConfigError } from '@scheduling-kit/core'
 import { maxBodiesOption, wholeNumber } from '@scheduling-kit/core/store'
 import { postgresHealth } from './health.js'
 import { assemble, type EntryRow, type LedgerQuery, listLedger } from './ledger-list.js'
@@ -68,6 +69,12 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #purgeBatch: number
 
   constructor(options: PostgresLedgerStoreOptions) {
+    // The bodies are sealed by the ledger, not the store: a cipher here would be taken and
+    // ignored, the bodies stored in plain text.
+    if ((options as { cipher?: unknown })?.cipher !== undefined)
+      throw new ConfigError(
+        `${WHO}: cipher is not an option of the store: give it to createDeliveryLedger({ store, cipher }) (or createScheduling's stores: postgresStores({ pool, cipher })), which seals each body before the store keeps it.`,
+      )
     this.#maxBodies = maxBodiesOption(WHO, options.maxBodiesPerAccount)
     this.#purgeBatch = wholeNumber(WHO, 'purgeBatch', options.purgeBatch, PURGE_BATCH)
     this.#table = tableOf(WHO, options, DEFAULT_LEDGER_TABLE)

@@ -13,6 +13,7 @@ import {
   encodeStoreKey,
   failuresRead,
   MAX_PAUSE_MS,
+  pauseOf,
 } from '@scheduling-kit/core/store'
 import {
   DEFAULT_SUBSCRIPTION_TABLE,
@@ -77,7 +78,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
        SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
        WHERE t.lease_owner IS NULL OR t.lease_owner = EXCLUDED.lease_owner
           OR t.lease_expires_at <= clock_timestamp()`,
-      [name, owner, Math.max(1, Math.ceil(ttlMs))],
+      [encodeStoreKey(name), owner, Math.max(1, Math.ceil(ttlMs))],
     )
     return rowCount === 1
   }
@@ -86,14 +87,16 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
     await this.#query(
       `UPDATE ${this.#table} SET lease_owner = NULL, lease_expires_at = NULL
        WHERE name = $1 AND lease_owner = $2`,
-      [name, owner],
+      [encodeStoreKey(name), owner],
     )
   }
 
   async checkpoint(name: string): Promise<SweepCheckpoint | undefined> {
     const { rows } = await this.#query<{ through: string; version: number }>(
-      `SELECT through, version FROM ${this.#table} WHERE name = $1 AND through IS NOT NULL`,
-      [name],
+      // Version 0 is a shard with no checkpoint yet (a row its lease made): none, as writes read it.
+      `SELECT through, version FROM ${this.#table}
+       WHERE name = $1 AND through IS NOT NULL AND version >= 1`,
+      [encodeStoreKey(name)],
     )
     const row = rows[0]
     return row === undefined ? undefined : { through: Number(row.through), version: row.version }
@@ -112,20 +115,20 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
              ON CONFLICT (name) DO UPDATE SET through = EXCLUDED.through, version = 1
              WHERE t.version = 0
              RETURNING version`,
-            [name, through],
+            [encodeStoreKey(name), through],
           )
         : await this.#query<{ version: number }>(
             `UPDATE ${this.#table} SET through = $2, version = version + 1
              WHERE name = $1 AND version = $3
              RETURNING version`,
-            [name, through, expected],
+            [encodeStoreKey(name), through, expected],
           )
     return rows[0]?.version
   }
 
   async reserveTurn(name: string, limits: RateLimits, now: number): Promise<RateTurn> {
     const key = rateRow(name)
-    const values = [key, limits.ceiling, limits.raiseEveryMs, now]
+    const values = [key, limits.ceiling, limits.raiseEveryMs, now, limits.floor, MAX_PAUSE_MS]
     for (let tries = 0; ; tries++) {
       const { rows } = await this.#query<{ at: number; per_second: number }>(
         RESERVE(this.#table),
@@ -144,7 +147,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
     retryAfterMs: number | undefined,
   ): Promise<void> {
     const key = rateRow(name)
-    const values = [key, limits.floor, now, Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? 0))]
+    const values = [key, limits.floor, now, pauseOf(retryAfterMs), limits.ceiling, MAX_PAUSE_MS]
     const { rowCount } = await this.#query(THROTTLE(this.#table), values)
     if (rowCount === 1) return
     await this.#startRate(key, limits, now)
@@ -158,7 +161,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
       this.#retries,
       `INSERT INTO ${this.#retries} (task, key, due_at, failures) VALUES ($1, $2, $3, $4)
        ON CONFLICT (task, key) DO UPDATE SET due_at = EXCLUDED.due_at, failures = EXCLUDED.failures`,
-      [name, encodeStoreKey(key), at, failures],
+      [encodeStoreKey(name), encodeStoreKey(key), at, failures],
     )
   }
 
@@ -168,7 +171,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
       WHO,
       this.#retries,
       `SELECT due_at, failures FROM ${this.#retries} WHERE task = $1 AND key = $2`,
-      [name, encodeStoreKey(key)],
+      [encodeStoreKey(name), encodeStoreKey(key)],
     )
     const row = rows[0]
     return row === undefined ? undefined : { at: row.due_at, failures: failuresRead(row.failures) }
@@ -189,7 +192,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
              ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED) AS due
        WHERE t.task = $1 AND t.key = due.key
        RETURNING t.key, t.failures`,
-      [name, now, now + leaseMs, Math.max(1, Math.floor(limit))],
+      [encodeStoreKey(name), now, now + leaseMs, Math.max(1, Math.floor(limit))],
     )
     return rows.map((row) => ({
       key: decodeStoreKey(row.key),
@@ -203,7 +206,7 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
       WHO,
       this.#retries,
       `DELETE FROM ${this.#retries} WHERE task = $1 AND key = $2`,
-      [name, encodeStoreKey(key)],
+      [encodeStoreKey(name), encodeStoreKey(key)],
     )
   }
 
@@ -217,41 +220,66 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
   }
 }
 
-/** A rate's row, apart from the shards' names. */
-const rateRow = (name: string) => `rate:${name}`
+/** A rate's row, apart from the shards' names (each name written losslessly: `encodeStoreKey`). */
+const rateRow = (name: string) => `rate:${encodeStoreKey(name)}`
 
 /**
  * A turn, as core's `reserveTurn` computes it ($1 the row, $2 the ceiling, $3 raiseEveryMs,
- * $4 now): the rate raised a tenth of the ceiling a step, the turn spaced after the last, not
- * before now nor in the pause. The row is locked first, so turns taken at once queue on it.
+ * $4 now, $5 the floor, $6 the longest pause): the rate raised a tenth of the ceiling a step,
+ * the turn spaced after the last, not before now nor in the pause. The row is locked first, so
+ * turns taken at once queue on it. Each number is checked first as `saneTurns` checks it
+ * (`checked`): a rate off its limits (NaN and infinities too) starts again at the ceiling, a
+ * move in the future, a pause past the longest, a last turn past the longest pause and a
+ * spacing count as absent.
  */
 const RESERVE = (table: string) => `
   UPDATE ${table} AS t SET
     rate_per_second = r.per_second,
     rate_moved_at = r.moved_at,
-    rate_last_at = GREATEST($4::float8, t.rate_paused_until,
-      COALESCE(t.rate_last_at + 1000 / r.per_second, $4::float8))
+    rate_paused_until = r.paused_until,
+    rate_last_at = GREATEST($4::float8, r.paused_until,
+      COALESCE(r.last_at + 1000 / r.per_second, $4::float8))
   FROM (
-    SELECT name,
-      CASE WHEN steps > 0 AND rate_per_second < $2::float8
-        THEN LEAST($2::float8, rate_per_second + (steps * $2::float8) / 10)
-        ELSE rate_per_second END AS per_second,
-      CASE WHEN steps > 0 AND rate_per_second < $2::float8
-        THEN rate_moved_at + steps * $3::float8
-        ELSE rate_moved_at END AS moved_at
+    SELECT name, paused_until, last_at,
+      CASE WHEN steps > 0 AND ps < $2::float8
+        THEN LEAST($2::float8, ps + (steps * $2::float8) / 10)
+        ELSE ps END AS per_second,
+      CASE WHEN steps > 0 AND ps < $2::float8
+        THEN mv + steps * $3::float8
+        ELSE mv END AS moved_at
     FROM (
-      SELECT name, rate_per_second, rate_moved_at,
-        floor(($4::float8 - rate_moved_at) / $3::float8) AS steps
-      FROM ${table} WHERE name = $1 AND rate_per_second IS NOT NULL FOR UPDATE
-    ) AS locked
+      SELECT name, ps, mv, paused_until, last_at, floor(($4::float8 - mv) / $3::float8) AS steps
+      FROM (
+        SELECT name, ok,
+          CASE WHEN ok THEN rate_per_second ELSE $2::float8 END AS ps,
+          CASE WHEN ok AND rate_moved_at > '-Infinity' AND rate_moved_at <= $4::float8
+            THEN rate_moved_at ELSE $4::float8 END AS mv,
+          CASE WHEN ok AND rate_paused_until > '-Infinity'
+              AND rate_paused_until <= $4::float8 + $6::float8
+            THEN rate_paused_until ELSE $4::float8 END AS paused_until,
+          CASE WHEN ok AND rate_last_at > '-Infinity'
+              AND rate_last_at <= $4::float8 + $6::float8 + 1000 / $5::float8
+            THEN rate_last_at END AS last_at
+        FROM (
+          SELECT name, rate_per_second, rate_moved_at, rate_paused_until, rate_last_at,
+            rate_per_second BETWEEN $5::float8 AND $2::float8 AS ok
+          FROM ${table} WHERE name = $1 AND rate_per_second IS NOT NULL FOR UPDATE
+        ) AS locked
+      ) AS checked
+    ) AS stepped
   ) AS r
   WHERE t.name = r.name
   RETURNING t.rate_last_at AS at, t.rate_per_second AS per_second`
 
-/** A 429, as core's `throttleTurns` computes it ($2 the floor, $3 now, $4 the pause in ms). */
+/**
+ * A 429, as core's `throttleTurns` computes it ($2 the floor, $3 now, $4 the pause in ms, $5 the
+ * ceiling, $6 the longest pause), the rate and the pause read checked as RESERVE checks them.
+ */
 const THROTTLE = (table: string) => `
   UPDATE ${table} SET
-    rate_per_second = GREATEST($2::float8, rate_per_second / 2),
+    rate_per_second = GREATEST($2::float8, (CASE WHEN rate_per_second BETWEEN $2::float8 AND $5::float8
+      THEN rate_per_second ELSE $5::float8 END) / 2),
     rate_moved_at = $3::float8,
-    rate_paused_until = GREATEST(rate_paused_until, $3::float8 + $4::float8)
+    rate_paused_until = GREATEST($3::float8 + $4::float8, CASE WHEN rate_paused_until > '-Infinity'
+      AND rate_paused_until <= $3::float8 + $6::float8 THEN rate_paused_until ELSE $3::float8 END)
   WHERE name = $1 AND rate_per_second IS NOT NULL`

@@ -1,8 +1,8 @@
 import { runSealedStoreAttacks } from '@scheduling-kit/conformance'
 import { createCredentialCipher, generateCredentialKey } from '@scheduling-kit/core'
 import { runSubscriptionStoreConformance, runTokenStoreConformance } from '@scheduling-kit/testing'
-import { beforeAll, describe, it } from 'vitest'
-import { PostgresSubscriptionStore, PostgresTokenStore } from '../src/index.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { PostgresLedgerStore, PostgresSubscriptionStore, PostgresTokenStore } from '../src/index.js'
 import { rowKey } from '../src/sql.js'
 import { migratedSchema, pool } from './helpers.js'
 
@@ -52,4 +52,13 @@ runSealedStoreAttacks({
       [rowKey(key), value],
     )
   },
+})
+
+it('PostgresLedgerStore refuses a cipher (the ledger seals the bodies): taken and ignored, it would store them in plain text', () => {
+  expect(
+    () =>
+      new PostgresLedgerStore({ pool: pool(), cipher } as ConstructorParameters<
+        typeof PostgresLedgerStore
+      >[0]),
+  ).toThrow(/cipher is not an option of the store: give it to createDeliveryLedger/)
 })

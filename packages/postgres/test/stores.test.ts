@@ -55,12 +55,34 @@ runSweepStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }),
   describe,
   it,
   name: 'PostgresSweepStore: SweepStore conformance',
+  // Typed columns hold no NaN or text (those cases skipped); a version of 0 they do.
+  corrupt: async (name, field, value) => {
+    const { rowCount } = await shared.query(
+      `UPDATE "${schema}"."scheduling_kit_subscriptions$sweeps" SET ${field} = $2 WHERE name = $1`,
+      [name, value],
+    )
+    expect(rowCount).toBe(1)
+  },
 })
 
+const RATE_COLUMNS = {
+  perSecond: 'rate_per_second',
+  movedAt: 'rate_moved_at',
+  pausedUntil: 'rate_paused_until',
+  lastAt: 'rate_last_at',
+} as const
 runRateCapStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }), {
   describe,
   it,
   name: 'PostgresSweepStore: RateCapStore conformance',
+  // A double precision column holds NaN and the infinities; text it refuses (the case skipped).
+  corrupt: async (name, field, value) => {
+    const { rowCount } = await shared.query(
+      `UPDATE "${schema}"."scheduling_kit_subscriptions$sweeps" SET ${RATE_COLUMNS[field]} = $2::float8 WHERE name = $1`,
+      [`rate:${name}`, value],
+    )
+    expect(rowCount).toBe(1)
+  },
 })
 
 runLedgerStoreConformance((o) => new PostgresLedgerStore({ pool: shared, schema, ...o }), {

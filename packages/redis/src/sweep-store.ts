@@ -9,10 +9,12 @@ import type {
   SweepStore,
 } from '@scheduling-kit/core'
 import {
+  consoleLogger,
   decodeStoreKey,
   encodeStoreKey,
   failuresRead,
   MAX_PAUSE_MS,
+  pauseOf,
 } from '@scheduling-kit/core/store'
 import releaseLease from './lua/lease/release.lua'
 import reserveTurn from './lua/rate/reserve.lua'
@@ -24,6 +26,7 @@ import setCheckpoint from './lua/sweep/checkpoint.lua'
 import {
   checkOptions,
   DEFAULT_PREFIX,
+  hashTagged,
   type RedisClient,
   type RedisStoreOptions,
   script,
@@ -59,19 +62,24 @@ const DROP_RETRY = script(dropRetry)
 export class RedisSweepStore implements SweepStore, RateCapStore, RetryStore {
   readonly #client: RedisClient
   readonly #prefix: string
+  readonly #logger: RedisStoreOptions['logger']
+  readonly #told = new Set<string>()
 
   constructor(options: RedisStoreOptions) {
     checkOptions('RedisSweepStore', options)
     this.#client = options.client
     this.#prefix = options.prefix ?? DEFAULT_PREFIX
+    this.#logger = options.logger
   }
 
-  #lease = (name: string) => `${this.#prefix}sweep-lease:{${name}}`
-  #checkpoint = (name: string) => `${this.#prefix}sweep:{${name}}`
-  #rate = (name: string) => `${this.#prefix}rate:{${name}}`
+  // Each name in a hash tag of its own, written losslessly (`hashTagged`): names that differ
+  // only in a lone surrogate (a catch-up account's key) stay apart.
+  #lease = (name: string) => `${this.#prefix}sweep-lease:${hashTagged(name)}`
+  #checkpoint = (name: string) => `${this.#prefix}sweep:${hashTagged(name)}`
+  #rate = (name: string) => `${this.#prefix}rate:${hashTagged(name)}`
   #retries = (name: string) => [
-    `${this.#prefix}retry:{${name}}`,
-    `${this.#prefix}retry-failures:{${name}}`,
+    `${this.#prefix}retry:${hashTagged(name)}`,
+    `${this.#prefix}retry-failures:${hashTagged(name)}`,
   ]
 
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -83,13 +91,25 @@ export class RedisSweepStore implements SweepStore, RateCapStore, RetryStore {
   }
 
   async checkpoint(name: string): Promise<SweepCheckpoint | undefined> {
-    const [through, version] = await this.#client.hmget(
-      this.#checkpoint(name),
-      'through',
-      'version',
+    const key = this.#checkpoint(name)
+    const [through, version] = await this.#client.hmget(key, 'through', 'version')
+    if (through == null && version == null) return undefined
+    const read = { through: Number(through), version: Number(version) }
+    // What is not a time and a whole version of at least 1 is none: the next write replaces it
+    // (checkpoint.lua reads it so too), told once, never written back.
+    if (Number.isFinite(read.through) && Number.isSafeInteger(read.version) && read.version >= 1)
+      return read
+    this.#tellOnce(key, `its checkpoint is not a number (through ${through}, version ${version})`)
+    return undefined
+  }
+
+  /** Tells a problem of `key` once in this store's life, with the store and the key. */
+  #tellOnce(key: string, problem: string): void {
+    if (this.#logger === false || this.#told.has(key) || this.#told.size >= 1_000) return
+    this.#told.add(key)
+    ;(this.#logger ?? consoleLogger).warn(
+      `RedisSweepStore: ${JSON.stringify(key)}: ${problem}; read as none, and the next step's write replaces it.`,
     )
-    if (through == null || version == null) return undefined
-    return { through: Number(through), version: Number(version) }
   }
 
   async setCheckpoint(
@@ -109,7 +129,7 @@ export class RedisSweepStore implements SweepStore, RateCapStore, RetryStore {
     const [at, perSecond] = (await RESERVE_TURN(
       this.#client,
       [this.#rate(name)],
-      [limits.ceiling, limits.raiseEveryMs, now],
+      [limits.ceiling, limits.raiseEveryMs, now, limits.floor, MAX_PAUSE_MS],
     )) as [string, string]
     return { at: Number(at), perSecond: Number(perSecond) }
   }
@@ -123,7 +143,7 @@ export class RedisSweepStore implements SweepStore, RateCapStore, RetryStore {
     await THROTTLE_RATE(
       this.#client,
       [this.#rate(name)],
-      [limits.ceiling, limits.floor, now, retryAfterMs ?? '', MAX_PAUSE_MS],
+      [limits.ceiling, limits.floor, now, pauseOf(retryAfterMs), MAX_PAUSE_MS],
     )
   }
 

@@ -44,16 +44,26 @@ runRetryStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefi
   name: 'RedisSweepStore: RetryStore conformance',
 })
 
-runSweepStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefix('sweep') }), {
-  describe,
-  it,
-  name: 'RedisSweepStore: SweepStore conformance',
-})
+const sweepPrefix = uniquePrefix('sweep')
+runSweepStoreConformance(
+  () => new RedisSweepStore({ client, prefix: sweepPrefix, logger: false }),
+  {
+    describe,
+    it,
+    name: 'RedisSweepStore: SweepStore conformance',
+    corrupt: async (name, field, value) =>
+      void (await client.hset(`${sweepPrefix}sweep:{${name}}`, field, value)),
+  },
+)
 
-runRateCapStoreConformance(() => new RedisSweepStore({ client, prefix: uniquePrefix('rate') }), {
+const ratePrefix = uniquePrefix('rate')
+const RATE_FIELDS = { perSecond: 'ps', movedAt: 'mv', pausedUntil: 'pu', lastAt: 'la' } as const
+runRateCapStoreConformance(() => new RedisSweepStore({ client, prefix: ratePrefix }), {
   describe,
   it,
   name: 'RedisSweepStore: RateCapStore conformance',
+  corrupt: async (name, field, value) =>
+    void (await client.hset(`${ratePrefix}rate:{${name}}`, RATE_FIELDS[field], value)),
 })
 
 runLedgerStoreConformance(

@@ -39,7 +39,11 @@ export type {
   RefreshRaceRound,
 } from './race-types.js'
 export { type RateCapRaceOptions, type RateCapRaceReport, runRateCapRace } from './rate-race.js'
-export { runRateCapStoreConformance } from './rate-store-conformance.js'
+export {
+  type RateCapStoreConformanceOptions,
+  type RateField,
+  runRateCapStoreConformance,
+} from './rate-store-conformance.js'
 export {
   type OutageStores,
   type RefreshAheadOutageOptions,
@@ -69,4 +73,7 @@ export {
   runSubscriptionStoreConformance,
   type SubscriptionConformanceOptions,
 } from './subscription-conformance.js'
-export { runSweepStoreConformance } from './sweep-store-conformance.js'
+export {
+  runSweepStoreConformance,
+  type SweepStoreConformanceOptions,
+} from './sweep-store-conformance.js'

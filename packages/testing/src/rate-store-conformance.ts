@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { ConfigError, type RateCapStore, type RateLimits } from '@scheduling-kit/core'
-import { type RateTurns, reserveTurn, throttleTurns } from '@scheduling-kit/core/store'
+import { latestTurn, type RateTurns, reserveTurn, throttleTurns } from '@scheduling-kit/core/store'
 import type { StoreConformanceOptions } from './conformance-options.js'
 
 // The battery a `RateCapStore` must pass: a rate never used starts at its ceiling; over any run
@@ -21,6 +21,30 @@ function seeded(seed: number): () => number {
   }
 }
 
+/** A field of a stored rate, as `corrupt` writes it. */
+export type RateField = 'perSecond' | 'movedAt' | 'pausedUntil' | 'lastAt'
+
+export interface RateCapStoreConformanceOptions extends StoreConformanceOptions {
+  /**
+   * Writes `value` straight into the stored rate `name` (as a hostile or broken instance
+   * could), where the store keeps `field`; rejects when the store cannot hold such a value (a
+   * typed column). With it, the battery checks that every number the store reads is checked.
+   */
+  corrupt?: (name: string, field: RateField, value: string) => Promise<void>
+}
+
+/** Values no rate's plan writes: not numbers, infinities, zero, far past and a day ahead. */
+const HOSTILE = (now: number) => [
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '0',
+  '-1',
+  'not a number',
+  String(-now),
+  String(now + 86_400_000),
+]
+
 /**
  * Runs the rate store battery. `createStore` gives a store over private or empty rates: the
  * kit's rate names are drawn at random.
@@ -32,7 +56,7 @@ function seeded(seed: number): () => number {
  */
 export function runRateCapStoreConformance(
   createStore: () => RateCapStore | Promise<RateCapStore>,
-  options: StoreConformanceOptions,
+  options: RateCapStoreConformanceOptions,
 ): void {
   if (typeof options?.describe !== 'function' || typeof options.it !== 'function')
     throw new ConfigError(
@@ -98,6 +122,8 @@ export function runRateCapStoreConformance(
       assert.equal(at[0], start)
     })
 
+    if (options.corrupt !== undefined) hostileRates(it, createStore, options.corrupt, rate)
+
     it('names are separate rates', async () => {
       const store = await createStore()
       const [a, b] = [rate(), rate()]
@@ -105,5 +131,40 @@ export function runRateCapStoreConformance(
       await store.throttleRate(a, limits, start, 60_000)
       assert.deepEqual(await store.reserveTurn(b, limits, start), { at: start, perSecond: 20 })
     })
+  })
+}
+
+/** The stored rate written with hostile values: every read checked (the `corrupt` option). */
+function hostileRates(
+  it: StoreConformanceOptions['it'],
+  createStore: () => RateCapStore | Promise<RateCapStore>,
+  corrupt: NonNullable<RateCapStoreConformanceOptions['corrupt']>,
+  rate: () => string,
+): void {
+  const limits: RateLimits = { ceiling: 20, floor: 0.5, raiseEveryMs: 1_000 }
+  const start = 1_893_456_000_000.25
+  it('a stored rate written with what no plan writes (NaN, infinities, 0, a day ahead): the next turn is at most one bounded wait away, at a rate within its limits, and the rate goes on', async () => {
+    const store = await createStore()
+    for (const field of ['perSecond', 'movedAt', 'pausedUntil', 'lastAt'] as const)
+      for (const value of HOSTILE(start)) {
+        const name = rate()
+        await store.reserveTurn(name, limits, start)
+        await store.throttleRate(name, limits, start, 10)
+        const written = await corrupt(name, field, value).then(
+          () => true,
+          () => false,
+        )
+        if (!written) continue
+        const what = `${field} = ${value}`
+        for (const throttleFirst of [false, true]) {
+          if (throttleFirst) await store.throttleRate(name, limits, start + 1, Number.NaN)
+          const turn = await store.reserveTurn(name, limits, start + 2)
+          assert.ok(turn.at >= start + 2 && turn.at <= latestTurn(limits, start + 2), what)
+          assert.ok(turn.perSecond >= limits.floor && turn.perSecond <= limits.ceiling, what)
+        }
+        // And on: a turn an hour later goes at once.
+        const later = await store.reserveTurn(name, limits, start + 3_600_000)
+        assert.equal(later.at, start + 3_600_000, what)
+      }
   })
 }

@@ -8,6 +8,19 @@ import type { StoreConformanceOptions } from './conformance-options.js'
 // it lapses; a checkpoint absent until set, moved only from the version read (of many racing
 // writers at one version, one wins), kept exactly.
 
+export interface SweepStoreConformanceOptions extends StoreConformanceOptions {
+  /**
+   * Writes `value` straight into the stored checkpoint `name` (as a hostile or broken
+   * instance could), where the store keeps `field`; rejects when the store cannot hold such a
+   * value (a typed column). With it, the battery checks that a checkpoint that is not a
+   * number is read as none and replaced by the next write.
+   */
+  corrupt?: (name: string, field: 'through' | 'version', value: string) => Promise<void>
+}
+
+/** Names a store must keep apart: lone surrogates, key syntax, length. */
+const ALIKE = ['n\ud800', 'n\udc00', 'n', 'n:', 'n{', 'n}', '{n}', 'n'.repeat(300), 'n'.repeat(301)]
+
 /**
  * Runs the sweep store battery. `createStore` gives a store over private or empty shards: the
  * kit's shard names are drawn at random.
@@ -19,7 +32,7 @@ import type { StoreConformanceOptions } from './conformance-options.js'
  */
 export function runSweepStoreConformance(
   createStore: () => SweepStore | Promise<SweepStore>,
-  options: StoreConformanceOptions,
+  options: SweepStoreConformanceOptions,
 ): void {
   if (typeof options?.describe !== 'function' || typeof options.it !== 'function')
     throw new ConfigError('runSweepStoreConformance: pass { describe, it } from your test runner.')
@@ -38,24 +51,7 @@ export function runSweepStoreConformance(
       assert.equal(await store.acquireLease(name, 'b', 60_000), true)
     })
 
-    it('a lapsed lease is taken by another owner', async () => {
-      const store = await createStore()
-      const name = shard()
-      assert.equal(await store.acquireLease(name, 'a', 30), true)
-      // Waits for the lapse itself, asking again, not for a set time.
-      while (!(await store.acquireLease(name, 'b', 60_000)))
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      assert.equal(await store.acquireLease(name, 'a', 60_000), false)
-    })
-
-    it('of 20 owners racing for one free lease, one holds it', async () => {
-      const store = await createStore()
-      const name = shard()
-      const won = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.acquireLease(name, `owner_${i}`, 60_000)),
-      )
-      assert.equal(won.filter(Boolean).length, 1)
-    })
+    leaseRaces(it, createStore, shard)
 
     it('a checkpoint: absent until set (a lease alone sets none), moved only from the version read, kept exactly', async () => {
       const store = await createStore()
@@ -75,6 +71,8 @@ export function runSweepStoreConformance(
       assert.deepEqual(await store.checkpoint(name), { through: through + 60_000, version: second })
       assert.equal(await store.setCheckpoint(name, through, first), undefined, 'a stale version')
     })
+
+    alikeAndHostile(it, createStore, options.corrupt, shard)
 
     it('of 20 writers racing at one version, one moves the checkpoint', async () => {
       const store = await createStore()
@@ -96,5 +94,77 @@ export function runSweepStoreConformance(
         'each new shard takes its first write',
       )
     })
+  })
+}
+
+/** Names kept apart, and checkpoints written with what is not a number (the `corrupt` option). */
+function alikeAndHostile(
+  it: StoreConformanceOptions['it'],
+  createStore: () => SweepStore | Promise<SweepStore>,
+  corrupt: SweepStoreConformanceOptions['corrupt'],
+  shard: () => string,
+): void {
+  it('names that differ only in lone surrogates, :, {, } or length: their own leases and checkpoints', async () => {
+    const store = await createStore()
+    const base = shard()
+    for (const [i, n] of ALIKE.entries()) {
+      assert.equal(await store.acquireLease(`${base}${n}`, `owner_${i}`, 60_000), true, n)
+      assert.equal(
+        typeof (await store.setCheckpoint(`${base}${n}`, 1_000 + i, undefined)),
+        'number',
+        n,
+      )
+    }
+    for (const [i, n] of ALIKE.entries())
+      assert.equal((await store.checkpoint(`${base}${n}`))?.through, 1_000 + i, n)
+  })
+
+  if (corrupt !== undefined) {
+    it('a checkpoint whose time or version is not a number (NaN, text, infinities, 0, a fraction): read as none, and the next write from none replaces it', async () => {
+      const store = await createStore()
+      for (const field of ['through', 'version'] as const)
+        for (const value of ['NaN', 'not a number', 'Infinity', '-Infinity', '0', '1.5']) {
+          if (field === 'through' && (value === '0' || value === '1.5')) continue // times both
+          const name = shard()
+          const first = await store.setCheckpoint(name, 5_000, undefined)
+          const written = await corrupt(name, field, value).then(
+            () => true,
+            () => false,
+          )
+          if (!written) continue
+          const what = `${field} = ${value}`
+          assert.equal(await store.checkpoint(name), undefined, what)
+          const next = await store.setCheckpoint(name, 6_000, undefined)
+          assert.equal(typeof next, 'number', what)
+          assert.deepEqual(await store.checkpoint(name), { through: 6_000, version: next }, what)
+          assert.equal(typeof first, 'number')
+        }
+    })
+  }
+}
+
+/** A lapsed lease taken by another owner, and one free lease raced for by many. */
+function leaseRaces(
+  it: StoreConformanceOptions['it'],
+  createStore: () => SweepStore | Promise<SweepStore>,
+  shard: () => string,
+): void {
+  it('a lapsed lease is taken by another owner', async () => {
+    const store = await createStore()
+    const name = shard()
+    assert.equal(await store.acquireLease(name, 'a', 30), true)
+    // Waits for the lapse itself, asking again, not for a set time.
+    while (!(await store.acquireLease(name, 'b', 60_000)))
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.equal(await store.acquireLease(name, 'a', 60_000), false)
+  })
+
+  it('of 20 owners racing for one free lease, one holds it', async () => {
+    const store = await createStore()
+    const name = shard()
+    const won = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.acquireLease(name, `owner_${i}`, 60_000)),
+    )
+    assert.equal(won.filter(Boolean).length, 1)
   })
 }

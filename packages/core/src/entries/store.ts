@@ -19,9 +19,12 @@ export {
 export { consoleLogger } from '../log.js'
 export { decodeStoreKey, encodeStoreKey } from '../stores/keys.js'
 export {
+  latestTurn,
   MAX_PAUSE_MS,
+  pauseOf,
   type RateTurns,
   reserveTurn,
+  saneTurns,
   startTurns,
   throttleTurns,
 } from '../sweep/rate.js'

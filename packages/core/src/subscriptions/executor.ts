@@ -105,10 +105,32 @@ export class SubscriptionExecutor {
     }
   }
 
-  /** The account's webhooks as the service lists them, by id. */
+  /**
+   * The account's webhooks as the service lists them, by id. An item that is no webhook (not
+   * an object with a string id: nothing can be matched or deleted by it) is passed over and
+   * told, not left to fail the account's check at every step.
+   */
   async list(key: string): Promise<Map<string, ApiWebhook>> {
     const remote = new Map<string, ApiWebhook>()
-    for await (const webhook of this.api(key).webhooks.list()) remote.set(webhook.id, webhook)
+    let unreadable = 0
+    for await (const webhook of this.api(key).webhooks.list()) {
+      const item = webhook as unknown
+      if (
+        typeof item !== 'object' ||
+        item === null ||
+        typeof (item as ApiWebhook).id !== 'string'
+      ) {
+        unreadable++
+        continue
+      }
+      remote.set(webhook.id, webhook)
+    }
+    if (unreadable > 0)
+      emit(
+        this.settings.logger,
+        'warn',
+        `Subscriptions: the service listed ${unreadable} item(s) for "${key}" that are no webhook (not an object with an id); passed over.`,
+      )
     return remote
   }
 

@@ -2,7 +2,14 @@ import { ConfigError } from '../errors/errors.js'
 import type { FetchLike } from '../http/fetch.js'
 import { retryAfterMs } from '../http/retry-after.js'
 import { sleep } from '../sleep.js'
-import { type RateLimits, type RateState, raised, startRate, throttled } from './rate.js'
+import {
+  latestTurn,
+  type RateLimits,
+  type RateState,
+  raised,
+  startRate,
+  throttled,
+} from './rate.js'
 import { MemoryRates, type RateCapStore } from './rate-store.js'
 
 // The executor of the rate plan (`rate.ts`): requests wait their turn, spaced by the rate;
@@ -96,10 +103,18 @@ export class RateCap {
   async acquire(): Promise<void> {
     const now = this.#now()
     const turn = await this.#store.reserveTurn(this.#name, this.#limits, now)
-    if (turn.perSecond !== this.#seen.perSecond)
+    const { floor, ceiling } = this.#limits
+    // A store of one's own may answer anything: a rate off the limits is not taken, a turn
+    // that is not a number is no wait, and none waits past the longest pause and a spacing.
+    if (
+      turn.perSecond !== this.#seen.perSecond &&
+      turn.perSecond >= floor &&
+      turn.perSecond <= ceiling
+    )
       this.#seen = { ...this.#seen, perSecond: turn.perSecond, movedAt: now }
     this.counters.requests++
-    const wait = turn.at - this.#now()
+    const at = Number.isFinite(turn.at) ? Math.min(turn.at, latestTurn(this.#limits, now)) : now
+    const wait = at - this.#now()
     if (wait > 0) await this.#sleep(wait)
   }
 
@@ -110,8 +125,11 @@ export class RateCap {
   async throttled(retryAfterMs?: number): Promise<void> {
     this.counters.throttled++
     const now = this.#now()
-    this.#seen = throttled(this.#seen, this.#limits, now, retryAfterMs)
-    await this.#store.throttleRate(this.#name, this.#limits, now, retryAfterMs).catch(() => {})
+    // What is not a number of ms is no pause (NaN once turned the cap off in the process).
+    const pause =
+      typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? retryAfterMs : undefined
+    this.#seen = throttled(this.#seen, this.#limits, now, pause)
+    await this.#store.throttleRate(this.#name, this.#limits, now, pause).catch(() => {})
   }
 
   /** A fetch that waits its turn before each request and lowers the rate on each 429. */

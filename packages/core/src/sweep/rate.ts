@@ -31,6 +31,12 @@ export const startRate = (limits: RateLimits, now: number): RateState => ({
   pausedUntil: now,
 })
 
+/** A `Retry-After` as a pause: 0 to `MAX_PAUSE_MS`, none for what is not a number of ms. */
+export const pauseOf = (retryAfterMs: number | undefined): number =>
+  typeof retryAfterMs === 'number' && retryAfterMs > 0
+    ? Math.min(MAX_PAUSE_MS, Number.isFinite(retryAfterMs) ? retryAfterMs : MAX_PAUSE_MS)
+    : 0
+
 /** After a 429: the rate halved (not below the floor), paused for its `Retry-After` (at most 5 minutes) if any. */
 export function throttled(
   state: RateState,
@@ -41,10 +47,7 @@ export function throttled(
   return {
     perSecond: Math.max(limits.floor, state.perSecond / 2),
     movedAt: now,
-    pausedUntil: Math.max(
-      state.pausedUntil,
-      now + Math.min(MAX_PAUSE_MS, Math.max(0, retryAfterMs ?? 0)),
-    ),
+    pausedUntil: Math.max(state.pausedUntil, now + pauseOf(retryAfterMs)),
   }
 }
 
@@ -71,6 +74,36 @@ export interface RateTurns extends RateState {
   readonly lastAt: number | undefined
 }
 
+/**
+ * The latest a turn may be set for, from `now`: the longest pause and one spacing at the floor.
+ * A turn past it was not given by this plan (a hostile or broken write).
+ */
+export const latestTurn = (limits: RateLimits, now: number): number =>
+  now + MAX_PAUSE_MS + 1_000 / limits.floor
+
+/**
+ * A shared rate as read, each number checked: a rate that is not between the floor and the
+ * ceiling starts again at the ceiling; a time that is not a number, a move in the future, a
+ * pause past the longest, a last turn past `latestTurn` count as absent. So one hostile write
+ * costs at most one bounded wait, and a rate of 0 or a pause of a day never stops the cap.
+ */
+export function saneTurns(
+  turns: RateTurns | undefined,
+  limits: RateLimits,
+  now: number,
+): RateTurns | undefined {
+  if (turns === undefined) return undefined
+  const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x)
+  const { perSecond, movedAt, pausedUntil, lastAt } = turns
+  if (!finite(perSecond) || perSecond < limits.floor || perSecond > limits.ceiling) return undefined
+  return {
+    perSecond,
+    movedAt: finite(movedAt) && movedAt <= now ? movedAt : now,
+    pausedUntil: finite(pausedUntil) && pausedUntil <= now + MAX_PAUSE_MS ? pausedUntil : now,
+    lastAt: finite(lastAt) && lastAt <= latestTurn(limits, now) ? lastAt : undefined,
+  }
+}
+
 /** The turns of a rate never used: at its ceiling, none given. */
 export const startTurns = (limits: RateLimits, now: number): RateTurns => ({
   ...startRate(limits, now),
@@ -83,7 +116,7 @@ export function reserveTurn(
   limits: RateLimits,
   now: number,
 ): { turns: RateTurns; at: number } {
-  const from = turns ?? startTurns(limits, now)
+  const from = saneTurns(turns, limits, now) ?? startTurns(limits, now)
   const rate = raised(from, limits, now)
   const at = nextSlot(rate, from.lastAt, now)
   return { turns: { ...rate, lastAt: at }, at }
@@ -96,6 +129,6 @@ export function throttleTurns(
   now: number,
   retryAfterMs?: number,
 ): RateTurns {
-  const from = turns ?? startTurns(limits, now)
+  const from = saneTurns(turns, limits, now) ?? startTurns(limits, now)
   return { ...throttled(from, limits, now, retryAfterMs), lastAt: from.lastAt }
 }

@@ -66,7 +66,7 @@ describe('credentials quoted back', () => {
       const base = `http://127.0.0.1:${(api.address() as AddressInfo).port}/v1`
       const client = createSchedulingClient({ baseUrl: base, token, retry: { attempts: 1 } })
       const error = await client.webhooks
-        .create({ url: 'https://app.example.test/h', events: ['event.created'] })
+        .create({ url: 'https://app.example.test/h' })
         .catch((e: unknown) => e)
       expect((error as { fields: Record<string, string[]> }).fields.url).toEqual([
         `not allowed for Bearer ${REDACTED}`,

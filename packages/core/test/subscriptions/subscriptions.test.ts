@@ -94,6 +94,37 @@ describe('ensure', () => {
     expect((await subs.lookup(first))?.account).toBe('acct_1')
   })
 
+  it('a list holding items that are no webhook (null, a number, no id): passed over and told; the disabled webhook is repaired', async () => {
+    const warnings: string[] = []
+    // The service's answer with junk put among its items, on its way over real HTTP.
+    const junked: typeof fetch = async (input, init) => {
+      const answer = await fetch(input, init)
+      if ((init?.method ?? 'GET') !== 'GET' || !String(input).includes('/webhooks')) return answer
+      const body = (await answer.json()) as { entries?: unknown[] }
+      if (Array.isArray(body.entries)) body.entries = [null, 7, { url: 'x' }, ...body.entries]
+      return new Response(JSON.stringify(body), { status: answer.status, headers: answer.headers })
+    }
+    const subs = subscriptions(new MemorySubscriptionStore(), {
+      fetch: junked,
+      logger: {
+        debug() {},
+        info() {},
+        warn: (line: string) => void warnings.push(line),
+        error() {},
+      },
+    })
+    connect('acct_junk')
+    const { webhookId } = await subs.ensure('acct_junk')
+    server.webhooks.setState(webhookId, 'disabled')
+    const report = await subs.reconcile()
+    expect(report.failed).toEqual([])
+    expect(live('acct_junk').map((w) => w.id)).not.toContain(webhookId)
+    expect(live('acct_junk')).toHaveLength(1)
+    expect(warnings.some((w) => w.includes('3 item(s) for "acct_junk" that are no webhook'))).toBe(
+      true,
+    )
+  })
+
   it('three instances, thirty ensures at once: one webhook at the service', async () => {
     const store = new MemorySubscriptionStore()
     const instances = [subscriptions(store), subscriptions(store), subscriptions(store)]
