@@ -4,7 +4,8 @@ import type { ApiEvent } from '../api/events.js'
 // what is yet to start (`period=upcoming`) and what started since `since` (`period=past`). The
 // service publishes no order for its lists: the past listing ends with the page where an Event
 // that started before `since` shows, if every Event read up to that page's end came newest
-// first; any Event out of that order means the listing is read to its end. A service that
+// first and one came before it to compare with; any Event out of that order means the listing
+// is read to its end. A service that
 // ignores `period` (its upcoming listing holds an Event that started well before the listing)
 // is read once, whole, as a listing without filters.
 
@@ -59,8 +60,11 @@ export function windowStep(
   if (state.phase === 'whole' || Number.isNaN(start)) return [state, endedBefore ? 'skip' : 'feed']
   const ordered = state.ordered && (state.lastStart === undefined || start <= state.lastStart)
   if (!ordered) return [unordered, endedBefore ? 'skip' : 'feed']
-  // In order, and started before `since`: so is everything after it, if the order holds.
-  if (since !== undefined && start < since)
+  // In order, and started before `since`: so is everything after it, if the order holds. Only
+  // with evidence of the order, an Event read before it to compare with (on this page or the
+  // last): a listing whose first Event is already old (one to a page, oldest first) gives none,
+  // and is read on until it does, or to its end.
+  if (since !== undefined && start < since && state.lastStart !== undefined)
     return [
       { phase: 'past', ordered, lastStart: start, ending: true },
       endedBefore ? 'skip' : 'feed',

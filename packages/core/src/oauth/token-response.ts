@@ -4,6 +4,9 @@ import { type Answer, parseJson } from '../http/fetch.js'
 import { retryAfterMs } from '../http/retry-after.js'
 import type { TokenSet } from '../tokens/record.js'
 
+/** The shortest token lifetime taken, in seconds. */
+export const MIN_LIFETIME_S = 60
+
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
@@ -58,12 +61,15 @@ export function readTokenResponse(
     throw new InvalidResponseError(what, 'expires_in is not a positive number of seconds')
   }
   const refreshToken = str(object.refresh_token) ?? previousRefreshToken
+  // A lifetime under a minute is taken as a minute: a token of 1 s (or 0.001) would otherwise
+  // cost a token call on nearly every read. A token the API refuses sooner is refreshed on its
+  // 401, as any other.
   if (refreshToken === undefined) throw new InvalidResponseError(what, 'no refresh_token')
   const tokens: TokenSet = {
     accessToken,
     refreshToken,
     tokenType,
-    expiresAt: receivedAt + expiresIn * 1000,
+    expiresAt: receivedAt + Math.max(expiresIn, MIN_LIFETIME_S) * 1000,
     obtainedAt: receivedAt,
   }
   // RFC 6749 section 5.1: the granted scope, when the server says it. Left out otherwise, so a

@@ -9,7 +9,7 @@ export interface AccountInfo {
 export interface TokenRecord {
   accessToken: string
   refreshToken: string
-  /** When the access token expires, epoch milliseconds (computed at receipt from `expires_in`). */
+  /** When the access token expires, epoch milliseconds (computed at receipt from `expires_in`; a lifetime under a minute is taken as a minute). */
   expiresAt: number
   /**
    * The token type as the server wrote it (`bearer`, `Bearer`): only a token response whose

@@ -88,7 +88,7 @@ describe('catch-up window', () => {
     )
   })
 
-  it('property: newest first, the past listing is read down to the page of the first Event that started before since, and nothing that started since is missed', () => {
+  it('property: newest first, the past listing is read down to the page of the first Event that started before since (with one before it), and nothing that started since is missed', () => {
     fc.assert(
       fc.property(pastEvents, sinceArb, size, (events, since, n) => {
         const listing = events
@@ -96,7 +96,10 @@ describe('catch-up window', () => {
           .sort((a, b) => startOf(b) - startOf(a))
         const pages = pagesOf(listing, n)
         const result = read({ phase: 'past', ordered: true }, pages, since)
-        const firstOld = listing.findIndex((e) => since !== undefined && startOf(e) < since)
+        // The first old Event with one before it to compare with (the order's evidence).
+        const firstOld = listing.findIndex(
+          (e, i) => i > 0 && since !== undefined && startOf(e) < since,
+        )
         expect(result.pages).toBe(firstOld < 0 ? pages.length : Math.floor(firstOld / n) + 1)
         for (const event of listing)
           if (since === undefined || startOf(event) >= since) expect(result.fed).toContain(event.id)
@@ -114,6 +117,20 @@ describe('catch-up window', () => {
     expect(readWhole(seen.state)).toBe(true)
     const hidden = read({ phase: 'past', ordered: true }, [[h2!, h50!], [h1!]], since)
     expect(hidden).toMatchObject({ fed: ['event_0'], pages: 1 })
+  })
+
+  it('pages of one Event, oldest first: the first page gives no evidence of order, so the listing goes on, finds the order broken, and is read whole; none that started since is missed', () => {
+    const since = LISTED_AT - 10 * HOUR
+    const oldestFirst = [100, 50, 5, 2, 1].map((h, n) => eventAt(n, LISTED_AT - h * HOUR))
+    const seen = read({ phase: 'past', ordered: true }, pagesOf(oldestFirst, 1), since)
+    expect(seen.pages).toBe(5)
+    expect(seen.fed).toEqual(['event_2', 'event_3', 'event_4'])
+    expect(readWhole(seen.state)).toBe(true)
+    // Newest first, one to a page: ends with the page after the first old one (its evidence).
+    const newestFirst = [...oldestFirst].reverse()
+    const ordered = read({ phase: 'past', ordered: true }, pagesOf(newestFirst, 1), since)
+    expect(ordered.pages).toBe(4)
+    expect(readWhole(ordered.state)).toBe(false)
   })
 
   it('upcoming, then past, then done; an upcoming listing holding an Event long started is the whole list: no past listing follows', () => {

@@ -287,6 +287,35 @@ describe('createOAuthClient', () => {
     expect('scope' in (await unscoped.refresh('r'))).toBe(false)
   })
 
+  it('a lifetime under a minute (expires_in 1, or 0.001) is taken as a minute: reads within it make no token call', async () => {
+    for (const expiresIn of [1, 0.001]) {
+      let calls = 0
+      let now = 1_900_000_000_000
+      const oauth = client({
+        now: () => now,
+        fetch: async () => {
+          calls++
+          return Response.json({
+            access_token: `at_${calls}`,
+            refresh_token: `rt_${calls}`,
+            token_type: 'bearer',
+            expires_in: expiresIn,
+          })
+        },
+      })
+      const tokens = await oauth.refresh('rt_0')
+      expect(tokens.expiresAt - tokens.obtainedAt!).toBe(60_000)
+      const store = new MemoryTokenStore()
+      await store.set('k', tokens)
+      const manager = createTokenManager({ oauth, store, now: () => now })
+      for (let i = 0; i < 50; i++) {
+        now += 1_000 // 50 s of reads, a second apart
+        await manager.getAccessToken('k')
+      }
+      expect(calls, `expires_in ${expiresIn}`).toBeLessThanOrEqual(2)
+    }
+  })
+
   it('refuses options that cannot work', () => {
     expect(() => client({ clientSecret: '' })).toThrow(/clientSecret/)
     expect(() => client({ authUrl: 'auth.example.com' })).toThrow(/absolute URL/)
