@@ -132,14 +132,37 @@ export class RateCap {
     await this.#store.throttleRate(this.#name, this.#limits, now, pause).catch(() => {})
   }
 
-  /** A fetch that waits its turn before each request and lowers the rate on each 429. */
+  /**
+   * A fetch that waits its turn before each request and lowers the rate on each 429. The wait
+   * ends with the request's `signal`: a client's time-out covers the wait for a turn too.
+   */
   wrap(fetch: FetchLike): FetchLike {
     return async (input, init) => {
-      await this.acquire()
+      await untilAborted(this.acquire(), init?.signal ?? undefined)
       const response = await fetch(input, init)
       if (response.status === 429)
         await this.throttled(retryAfterMs(response.headers.get('retry-after'), this.#now()))
       return response
     }
   }
+}
+
+/** `waiting`, or its signal's reason once it aborts first (the turn taken is left unused). */
+function untilAborted(waiting: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return waiting
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<void>((resolve, reject) => {
+    const abort = () => reject(signal.reason)
+    signal.addEventListener('abort', abort, { once: true })
+    waiting.then(
+      () => {
+        signal.removeEventListener('abort', abort)
+        resolve()
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort)
+        reject(error)
+      },
+    )
+  })
 }

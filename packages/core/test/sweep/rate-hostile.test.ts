@@ -1,5 +1,8 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createSchedulingClient } from '../../src/api/client.js'
 import {
   latestTurn,
   MAX_PAUSE_MS,
@@ -78,4 +81,26 @@ describe('a shared rate read back whatever was written', () => {
     await cap.throttled(Number.NaN)
     expect(cap.perSecond).toBe(10)
   })
+
+  it("a client's timeoutMs covers the wait for a turn: a pause of five minutes ends in a TimeoutError at the time-out, not after the pause", async () => {
+    const api = createServer((_req, res) => res.writeHead(200).end('{}'))
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve))
+    try {
+      const paused: RateCapStore = {
+        reserveTurn: async () => ({ at: Date.now() + MAX_PAUSE_MS, perSecond: 20 }),
+        throttleRate: async () => {},
+      }
+      const cap = new RateCap({ perSecond: 20, store: paused })
+      const client = createSchedulingClient({
+        baseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}/v1`,
+        token: 'pat_live_1',
+        fetch: cap.wrap((input, init) => fetch(input, init)),
+        timeoutMs: 50,
+        retry: { attempts: 1 },
+      })
+      await expect(client.me()).rejects.toMatchObject({ code: 'timeout' })
+    } finally {
+      api.close()
+    }
+  }, 20_000)
 })
