@@ -78,7 +78,10 @@ export async function receive(
   state.event = event
   const context = { webhookId, secretIndex, headers: request.headers }
   if (settings.identities === undefined) return { event, context, key: event.id, text }
-  const identity = settings.identities.of(secrets[secretIndex]!)
+  // Keyed by the first secret of those that were tried (the webhook's current one, as a
+  // lookup answers `[new, old]` during a rotation), not by the one that matched: a retry of
+  // one delivery signed with the other secret is the same delivery.
+  const identity = settings.identities.of(secrets[0]!)
   return {
     event,
     context,

@@ -362,6 +362,19 @@ describe('createWebhookHandler over HTTP', () => {
     expect(indexes).toEqual([1, 0])
   })
 
+  it('a retry of one delivery signed with the other secret of a rotating webhook (a lookup answering [new, old]) runs its handlers once', async () => {
+    let runs = 0
+    const { url } = await start({
+      secret: (id) => (id === 'wh_rotating' ? ['s_new', 's_old'] : undefined),
+      onAny: () => void runs++,
+    })
+    const body = JSON.stringify(envelope())
+    const webhookId = 'wh_rotating'
+    expect((await deliver(url, body, { secret: 's_old', webhookId })).status).toBe(200)
+    expect((await deliver(url, body, { secret: 's_new', webhookId })).status).toBe(200)
+    expect(runs).toBe(1)
+  })
+
   it('400 for a signed body that is not JSON or not an envelope', async () => {
     const { url } = await start()
     const notJson = await deliver(url, 'not json')
