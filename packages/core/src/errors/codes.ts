@@ -15,6 +15,11 @@ export const WEBHOOK_ERROR_STATUS = {
   invalid_envelope: 400,
   invalid_type: 400,
   invalid_id: 400,
+  /**
+   * A verified body of the vendor's other product (its envelope: an `evt_` id, `data.type`): a
+   * set-up mistake no retry mends, answered 200 so the service stops, told to `onError`.
+   */
+  other_product: 200,
   delivery_in_progress: 409,
   body_parsed: 500,
   handler_failed: 500,

@@ -1,4 +1,4 @@
-import { WebhookError } from '../errors/errors.js'
+import { serverText, WebhookError } from '../errors/errors.js'
 import { toBytes, utf8 } from '../platform/bytes.js'
 import type { AnyWebhookEvent } from './events.js'
 import type { RawBody } from './signature.js'
@@ -32,7 +32,13 @@ export function parseEnvelope(body: RawBody): AnyWebhookEvent {
       'The webhook body is JSON but not an object; expected { "type": ..., "id": ... }.',
     )
   }
-  const { type, id } = value as { type?: unknown; id?: unknown }
+  const { type, id, data } = value as { type?: unknown; id?: unknown; data?: unknown }
+  const other = (data as { type?: unknown } | null | undefined)?.type
+  if (type === undefined && typeof other === 'string')
+    throw new WebhookError(
+      'other_product',
+      `A delivery of the vendor's other product (data.type "${serverText(other, 64)}"), not of the scheduling service: its webhook points here by mistake.`,
+    )
   if (typeof type !== 'string' || type === '' || type.length > MAX_TYPE_LENGTH) {
     throw new WebhookError(
       'invalid_type',

@@ -73,10 +73,12 @@ async function bundle(
 // `@scheduling-kit/core/webhooks` (what the adapters' webhook path imports), nothing changed.
 // The parsed-body fallback (`webhooks/body/parsed.ts`: a body an app's JSON parser ran first on)
 // added 560 B to the node bundle (15,945 B) and 550 B to the web one (12,450 B); the composed
-// webhook path of issue 62 is to make it a part an app leaves out.
+// webhook path of issue 62 is to make it a part an app leaves out. The vendor's other product
+// named in its own answer (`other_product`, envelope.ts: the check and its message) added 165 B
+// to the node bundle (16,110 B) and 158 B to the web one (12,608 B).
 const BUDGETS = {
   verifySignature: { node: 1_024, browser: 1_040 },
-  createWebhookHandler: { node: 16_000, browser: 12_500 },
+  createWebhookHandler: { node: 16_150, browser: 12_650 },
 } as const
 
 describe('bytes an app pays for one import', () => {

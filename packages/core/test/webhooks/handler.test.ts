@@ -375,6 +375,33 @@ describe('createWebhookHandler over HTTP', () => {
     expect(runs).toBe(1)
   })
 
+  it("a verified body of the vendor's other product: 200 so it is not retried, named in the answer and told to onError, no handler run", async () => {
+    const errors: string[] = []
+    const fn = vi.fn()
+    const { url } = await start({ onAny: fn })
+    const other = JSON.stringify({
+      id: 'evt_123',
+      account_id: 'acct_1',
+      version: '1.0',
+      created_at: '2026-12-01T10:00:00Z',
+      data: { type: 'appointment.created', object: { id: 'appt_1' } },
+    })
+    const handler = createWebhookHandler({
+      secret: 'test-secret',
+      onAny: fn,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    }).onError((error) => void errors.push(error.code))
+    const served = await serveHandler(handler)
+    const answer = await deliver(served.url, other)
+    expect(answer.status).toBe(200)
+    expect(answer.json.error.code).toBe('other_product')
+    expect(answer.json.error.message).toContain('"appointment.created"')
+    expect(errors).toEqual(['other_product'])
+    expect(fn).not.toHaveBeenCalled()
+    expect((await deliver(url, other)).status).toBe(200)
+    await served.close()
+  })
+
   it('400 for a signed body that is not JSON or not an envelope', async () => {
     const { url } = await start()
     const notJson = await deliver(url, 'not json')
