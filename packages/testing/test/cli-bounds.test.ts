@@ -111,3 +111,38 @@ it('webhooks list stops at --max-pages on endless pages, saying how to read furt
   expect(run.stderr).toContain('stopped after 7 pages')
   expect(run.stderr).toContain('--max-pages')
 }, 60_000)
+
+it('deliveries list reads a page answer of 16 MiB at most (a 64 MiB one stopped there, told), and gives up on one that never ends at its time-out', async () => {
+  const chunk = Buffer.alloc(1024 * 1024, 0x20)
+  let sent = 0
+  const huge = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    const more = () => {
+      while (sent < 64 && res.write(chunk)) sent++
+      if (sent >= 64) res.end()
+      else res.once('drain', more)
+    }
+    more()
+  })
+  const endless = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write('{"entries": [')
+  })
+  for (const server of [huge, endless]) {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    closers.push(() => {
+      server.closeAllConnections()
+      server.close()
+    })
+  }
+  const url = (s: typeof huge) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`
+  const big = await cli(['deliveries', 'list', '--page', url(huge)])
+  expect(big.code).toBe(1)
+  expect(big.stderr).toContain('over 16777216 bytes')
+  expect(sent).toBeLessThan(64) // the reading stopped: the rest was never sent
+  const hung = await cli(['deliveries', 'list', '--page', url(endless)], {
+    SCHEDULING_KIT_TIMEOUT_MS: '300',
+  })
+  expect(hung.code).toBe(1)
+  expect(hung.stderr).toContain('did not answer in full within 300 ms')
+}, 60_000)
