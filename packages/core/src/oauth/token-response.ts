@@ -1,4 +1,4 @@
-import { redactValue } from '../errors/redact.js'
+import { redactText } from '../errors/redact.js'
 import { InvalidResponseError, OAuthError } from '../errors/transport.js'
 import { type Answer, parseJson } from '../http/fetch.js'
 import { retryAfterMs } from '../http/retry-after.js'
@@ -6,6 +6,16 @@ import type { TokenSet } from '../tokens/record.js'
 
 /** The shortest token lifetime taken, in seconds. */
 export const MIN_LIFETIME_S = 60
+
+/**
+ * A text of an error answer as the toolkit may quote it: without any credential of the request
+ * (a server can echo the refresh token or the client secret). Only error answers: the tokens of
+ * a successful one are kept exactly as sent (a new refresh token may hold the old one's text).
+ */
+const quoted = (value: unknown, sent: readonly string[]): string | undefined => {
+  const text = str(value)
+  return text === undefined ? undefined : redactText(text, sent)
+}
 
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
@@ -23,8 +33,7 @@ export function readTokenResponse(
   previousRefreshToken?: string,
   sent: readonly string[] = [],
 ): TokenSet {
-  // What the server quotes of the request (a refresh token, the client secret) is taken out.
-  const body = redactValue(parseJson(answer.text), sent)
+  const body = parseJson(answer.text)
   const object =
     typeof body === 'object' && body !== null && !Array.isArray(body)
       ? (body as Record<string, unknown>)
@@ -36,8 +45,8 @@ export function readTokenResponse(
         : undefined
     throw new OAuthError(
       answer.status,
-      str(object?.error),
-      str(object?.error_description),
+      quoted(object?.error, sent),
+      quoted(object?.error_description, sent),
       what,
       wait,
     )
@@ -45,7 +54,12 @@ export function readTokenResponse(
   if (object === undefined) throw new InvalidResponseError(what, 'not a JSON object', answer.status)
   if (str(object.error)) {
     // Some servers answer 200 with an error body.
-    throw new OAuthError(400, str(object.error), str(object.error_description), what)
+    throw new OAuthError(
+      400,
+      quoted(object.error, sent),
+      quoted(object.error_description, sent),
+      what,
+    )
   }
   const accessToken = str(object.access_token)
   if (accessToken === undefined) throw new InvalidResponseError(what, 'no access_token')

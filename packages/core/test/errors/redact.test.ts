@@ -50,6 +50,25 @@ describe('credentials quoted back', () => {
     }
   })
 
+  it("a successful answer is kept exactly: a new refresh token holding the old one's text is not touched", async () => {
+    const oauth = createOAuthClient({
+      clientId: 'c',
+      clientSecret: 'client_secret_123',
+      redirectUri: 'https://app.example.test/callback',
+      authUrl: 'https://auth.example.test',
+      fetch: async () =>
+        Response.json({
+          access_token: 'at_rt_old_12345_x',
+          refresh_token: 'rt_old_123456',
+          token_type: 'bearer',
+          expires_in: 7200,
+        }),
+    })
+    const tokens = await oauth.refresh('rt_old_12345')
+    expect(tokens.refreshToken).toBe('rt_old_123456')
+    expect(tokens.accessToken).toBe('at_rt_old_12345_x')
+  })
+
   it('an API echoing the bearer token in a 422 body: not in the error, its fields or its body', async () => {
     const token = 'pat_live_echoed_secret_123'
     const api = createServer((req, res) => {
