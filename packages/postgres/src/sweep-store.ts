@@ -210,11 +210,19 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
     )
   }
 
-  /** A rate never used: its row, at its ceiling (another instance's start is kept). */
+  /**
+   * A rate never used: its row, at its ceiling (another instance's start is kept). A row whose
+   * rate was wiped (NULL: a hostile or broken write) starts again the same way, so it cannot
+   * stop the cap.
+   */
   async #startRate(key: string, limits: RateLimits, now: number) {
     await this.#query(
-      `INSERT INTO ${this.#table} (name, rate_per_second, rate_moved_at, rate_paused_until)
-       VALUES ($1, $2::float8, $3::float8, $3::float8) ON CONFLICT (name) DO NOTHING`,
+      `INSERT INTO ${this.#table} AS t (name, rate_per_second, rate_moved_at, rate_paused_until)
+       VALUES ($1, $2::float8, $3::float8, $3::float8)
+       ON CONFLICT (name) DO UPDATE SET rate_per_second = EXCLUDED.rate_per_second,
+         rate_moved_at = EXCLUDED.rate_moved_at, rate_paused_until = EXCLUDED.rate_paused_until,
+         rate_last_at = NULL
+       WHERE t.rate_per_second IS NULL`,
       [key, limits.ceiling, now],
     )
   }

@@ -85,6 +85,25 @@ runRateCapStoreConformance(() => new PostgresSweepStore({ pool: shared, schema }
   },
 })
 
+describe('PostgresSweepStore: a rate row whose rate was wiped', () => {
+  it('a NULL rate (a hostile or broken write) starts again at the ceiling: the next turn is given, not an error for ever', async () => {
+    const store = new PostgresSweepStore({ pool: shared, schema })
+    const limits = { ceiling: 20, floor: 0.2, raiseEveryMs: 10_000 }
+    const now = 1_900_000_000_000
+    await store.reserveTurn('wiped', limits, now)
+    await shared.query(
+      `UPDATE "${schema}"."scheduling_kit_subscriptions$sweeps"
+       SET rate_per_second = NULL, rate_last_at = 'Infinity' WHERE name = 'rate:wiped'`,
+    )
+    expect(await store.reserveTurn('wiped', limits, now + 1)).toEqual({
+      at: now + 1,
+      perSecond: 20,
+    })
+    await store.throttleRate('wiped', limits, now + 2, undefined)
+    expect((await store.reserveTurn('wiped', limits, now + 3)).perSecond).toBe(10)
+  })
+})
+
 runLedgerStoreConformance((o) => new PostgresLedgerStore({ pool: shared, schema, ...o }), {
   describe,
   it,

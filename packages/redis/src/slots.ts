@@ -1,3 +1,4 @@
+import { ConfigError } from '@scheduling-kit/core'
 // Redis Cluster's slots: a key's slot is the CRC16 (XMODEM) of its hash tag (the text between
 // its first `{` and the next `}`, when not empty; else the whole key) modulo 16 384. Pure, so a
 // store can choose tags that land where it wants them.
@@ -54,7 +55,10 @@ export function spreadOverSlots(keyOf: (n: number) => string, count: number): nu
       const slot = slotOf(keyOf(n))
       if (slot >= low && slot < high) break
     }
-    if (n === most) throw new Error(`spreadOverSlots: no key in slots ${low} to ${high - 1}`)
+    if (n === most)
+      throw new ConfigError(
+        `spreadOverSlots: no key found in slots ${low} to ${high - 1} for shard ${shard} of ${count}: each key's number must be inside its hash tag, and the shards at most a few hundred.`,
+      )
     found.push(n)
   }
   return found

@@ -1,3 +1,4 @@
+import { ConfigError } from '@scheduling-kit/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { crc16, SLOTS, shardOf, slotOf, spreadOverSlots } from '../src/slots.js'
@@ -45,7 +46,8 @@ describe('slots', () => {
   })
 
   it('a key whose number is outside its hash tag: told, not looped on', () => {
-    expect(() => spreadOverSlots((n) => `{fixed}:${n}`, 4)).toThrow(/no key in slots/)
+    expect(() => spreadOverSlots((n) => `{fixed}:${n}`, 4)).toThrow(ConfigError)
+    expect(() => spreadOverSlots((n) => `{fixed}:${n}`, 4)).toThrow(/no key found in slots/)
   })
 
   it('accounts spread evenly over shards: 100,000 over 64, none over 1.1x its share', () => {
