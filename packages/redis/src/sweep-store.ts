@@ -15,6 +15,7 @@ import {
   failuresRead,
   MAX_PAUSE_MS,
   pauseOf,
+  serverText,
 } from '@scheduling-kit/core/store'
 import releaseLease from './lua/lease/release.lua'
 import reserveTurn from './lua/rate/reserve.lua'
@@ -99,7 +100,11 @@ export class RedisSweepStore implements SweepStore, RateCapStore, RetryStore {
     // (checkpoint.lua reads it so too), told once, never written back.
     if (Number.isFinite(read.through) && Number.isSafeInteger(read.version) && read.version >= 1)
       return read
-    this.#tellOnce(key, `its checkpoint is not a number (through ${through}, version ${version})`)
+    // The stored text cleaned (control characters, length): anyone with the store's credentials wrote it.
+    this.#tellOnce(
+      key,
+      `its checkpoint is not a number (through ${serverText(String(through), 40)}, version ${serverText(String(version), 40)})`,
+    )
     return undefined
   }
 

@@ -56,6 +56,25 @@ runSweepStoreConformance(
   },
 )
 
+describe('RedisSweepStore: a checkpoint that is not a number', () => {
+  it('is told once, with its key, the stored text cleaned; read as none', async () => {
+    const warnings: string[] = []
+    const prefix = uniquePrefix('sweep-told')
+    const store = new RedisSweepStore({
+      client,
+      prefix,
+      logger: { warn: (line: string) => void warnings.push(line) },
+    })
+    await store.setCheckpoint('shard_a', 1_000, undefined)
+    await client.hset(`${prefix}sweep:{shard_a}`, 'through', '\u001b]0;owned\u0007NaN')
+    expect(await store.checkpoint('shard_a')).toBeUndefined()
+    expect(await store.checkpoint('shard_a')).toBeUndefined()
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('shard_a')
+    expect(warnings[0]).not.toMatch(/[\u0000-\u001f]/)
+  })
+})
+
 const ratePrefix = uniquePrefix('rate')
 const RATE_FIELDS = { perSecond: 'ps', movedAt: 'mv', pausedUntil: 'pu', lastAt: 'la' } as const
 runRateCapStoreConformance(() => new RedisSweepStore({ client, prefix: ratePrefix }), {
