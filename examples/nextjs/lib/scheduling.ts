@@ -40,6 +40,9 @@ export function schema(): string {
 
 export const scheduling = createScheduling(() => {
   const appUrl = required('APP_URL')
+  // How much of its schedule one step covers (default a hundredth of the period): a short
+  // period (a test's) needs more, or each step takes longer than the time it covers.
+  const step = process.env.PERIODIC_STEP_MS ? { maxStepMs: ms('PERIODIC_STEP_MS', 0) } : {}
   return {
     clientId: process.env.SCHEDULING_CLIENT_ID!,
     clientSecret: process.env.SCHEDULING_CLIENT_SECRET!,
@@ -51,7 +54,7 @@ export const scheduling = createScheduling(() => {
     stores: postgresStores({ pool: database(), schema: schema() }),
     // The periodic work, run by the cron route (app/api/cron/route.ts) at any cadence: each
     // account's webhook checked once an hour, each token refreshed once every 100 minutes.
-    sweep: { periodMs: ms('SWEEP_PERIOD_MS', 3_600_000) },
-    refreshAhead: { everyMs: ms('REFRESH_EVERY_MS', 6_000_000) },
+    sweep: { periodMs: ms('SWEEP_PERIOD_MS', 3_600_000), ...step },
+    refreshAhead: { everyMs: ms('REFRESH_EVERY_MS', 6_000_000), ...step },
   }
 })

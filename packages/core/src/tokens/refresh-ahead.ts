@@ -51,6 +51,13 @@ export interface RefreshAheadOptions {
   everyMs?: number
   /** Shards, each stepped by one instance at a time. Default 16. */
   shards?: number
+  /**
+   * The most of the period one step covers, in ms (default a hundredth): a step killed halfway
+   * is done again by the next, so at most that share of the connections is asked twice. A
+   * step that takes longer than this falls behind at any cadence: raise it for a short period
+   * (at most a quarter of `everyMs`).
+   */
+  maxStepMs?: number
   /** A shard's lease, renewed while its step runs, in ms. Default 60 000. */
   leaseTtlMs?: number
   /** Refreshes at once. Default 4. */
@@ -68,6 +75,19 @@ export interface RefreshAheadOptions {
    * (`needs_reauth`). `createScheduling` passes its own.
    */
   onConnectionChange?: (change: ConnectionChange) => void
+}
+
+/**
+ * The most one step covers: a hundredth of the period by default, and at most a quarter (a
+ * connection refreshed within two steps of its turn is left as fresh: a larger step would
+ * leave it at every turn).
+ */
+function stepOf(who: string, value: unknown, everyMs: number): number {
+  const most = Math.floor(everyMs / 4)
+  const maxStepMs = wholeNumber(who, 'maxStepMs', value, Math.ceil(everyMs / 100), { unit: 'ms' })
+  if (value !== undefined && maxStepMs > most)
+    throw new ConfigError(`${who}: maxStepMs must be at most a quarter of everyMs (${most} ms).`)
+  return maxStepMs
 }
 
 /** What one `step()` did. */
@@ -104,7 +124,12 @@ export interface RefreshAheadReport {
  */
 export class RefreshAhead {
   readonly #everyMs: number
-  readonly #settings: { shards: number; leaseTtlMs: number; concurrency: number }
+  readonly #settings: {
+    shards: number
+    maxStepMs: number
+    leaseTtlMs: number
+    concurrency: number
+  }
   readonly #now: () => number
   /** Where failed refreshes wait for their next try: the store's, or this process's. */
   readonly #retries: RetryStore
@@ -126,6 +151,7 @@ export class RefreshAhead {
     this.#everyMs = wholeNumber(who, 'everyMs', options.everyMs, 100 * MINUTE, { unit: 'ms' })
     this.#settings = {
       shards: wholeNumber(who, 'shards', options.shards, 16),
+      maxStepMs: stepOf(who, options.maxStepMs, this.#everyMs),
       leaseTtlMs: wholeNumber(who, 'leaseTtlMs', options.leaseTtlMs, MINUTE, { unit: 'ms' }),
       concurrency: wholeNumber(who, 'concurrency', options.concurrency, 4),
     }
@@ -157,7 +183,7 @@ export class RefreshAhead {
       behindMs: 0,
       ms: 0,
     }
-    const maxStepMs = Math.ceil(this.#everyMs / 100)
+    const { maxStepMs } = this.#settings
     if (options.retry !== false) {
       const taken = await this.#retries.takeRetries(
         RETRIES,

@@ -6,7 +6,7 @@ import { lastTurn, slotOf } from '../../src/sweep/schedule.js'
 import { MemorySweepStore } from '../../src/sweep/store.js'
 import type { ConnectionChange } from '../../src/tokens/connection.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
-import { RefreshAhead } from '../../src/tokens/refresh-ahead.js'
+import { RefreshAhead, type RefreshAheadOptions } from '../../src/tokens/refresh-ahead.js'
 import { MemoryTokenStore } from '../../src/tokens/store.js'
 
 // Refresh ahead over real HTTP against the fake token server, on a driven clock: every
@@ -63,7 +63,7 @@ async function world() {
   })
   const sweeps = new MemorySweepStore({ now: () => clock.now })
   const changes: ConnectionChange[] = []
-  const instance = () => {
+  const instance = (more: Partial<RefreshAheadOptions> = {}) => {
     const tokens = createTokenManager({
       oauth,
       store,
@@ -78,6 +78,7 @@ async function world() {
       store: sweeps,
       now: () => clock.now,
       onConnectionChange: (change) => changes.push(change),
+      ...more,
     })
     return { tokens, ahead }
   }
@@ -115,6 +116,35 @@ describe('RefreshAhead', () => {
     expect(tokenCalls() - before).toBe(refreshed)
     expect(writes.size).toBe(ACCOUNTS)
     expect([...writes.values()].reduce((n, w) => n + w, 0)).toBe(refreshed)
+  })
+
+  it('maxStepMs a quarter of the period, stepped every quarter: each step catches up (behind 0), each connection refreshed once a period; more than a quarter is refused', async () => {
+    const { clock, keys, instance } = await world()
+    const a = instance({ maxStepMs: PERIOD / 4 })
+    await a.ahead.step()
+    let refreshed = 0
+    let fresh = 0
+    for (let step = 1; step <= 8; step++) {
+      clock.now += PERIOD / 4
+      const report = await a.ahead.step()
+      expect(report.behindMs).toBe(0)
+      expect(report.failed).toEqual([])
+      refreshed += report.refreshed
+      fresh += report.fresh
+    }
+    // Two periods: each turn taken once, refreshed unless its tokens were obtained within two
+    // steps of it (the first turns after connecting).
+    expect(refreshed + fresh).toBe(2 * keys.length)
+    expect(refreshed).toBeGreaterThanOrEqual(keys.length)
+    const { tokens } = instance()
+    const store = new MemorySweepStore()
+    const keysOf = async function* () {}
+    expect(
+      () => new RefreshAhead(tokens, { keys: keysOf, store, everyMs: 1000, maxStepMs: 251 }),
+    ).toThrow(/maxStepMs must be at most a quarter of everyMs \(250 ms\)/)
+    expect(
+      () => new RefreshAhead(tokens, { keys: keysOf, store, everyMs: 1000, maxStepMs: 250 }),
+    ).not.toThrow()
   })
 
   it('the token endpoint failing at a turn: the connection is reported failed (told once, refresh_failing), held for a twentieth of the period, tried then with one token call, and refreshed once the endpoint answers (told refresh_recovered)', async () => {
