@@ -24,6 +24,8 @@ const ENTRIES = readdirSync(join(src, 'entries')).map((file) => file.replace(/\.
 const LAYERS = [
   ['webhooks', ['webhooks', 'adapter']],
   ['errors', ['errors']],
+  // The toolkit loaded at first use: its entry loads the rest (the app layer) by a dynamic import.
+  ['lazy', ['lazy']],
   ['telemetry', ['telemetry']],
   ['tokens', ['tokens', 'credentials', 'client', 'store']],
   ['subscriptions', ['subscriptions']],

@@ -6,7 +6,7 @@ const table = () => `"${schema()}".bookings`
 
 /** Makes the app's table (`pnpm migrate`, beside the toolkit's `migrate`). */
 export async function migrateBookings(): Promise<void> {
-  await database().query(
+  await (await database()).query(
     `CREATE TABLE IF NOT EXISTS ${table()} (
        payload_id text PRIMARY KEY, account text NOT NULL, type text NOT NULL,
        event_id text, start_at text, received_at timestamptz NOT NULL DEFAULT now())`,
@@ -23,7 +23,7 @@ export interface Booking {
 
 /** Records one delivery's event; a retry of the same payload changes nothing. */
 export async function recordBooking(booking: Booking): Promise<void> {
-  await database().query(
+  await (await database()).query(
     `INSERT INTO ${table()} (payload_id, account, type, event_id, start_at)
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (payload_id) DO NOTHING`,
     [
@@ -38,7 +38,7 @@ export async function recordBooking(booking: Booking): Promise<void> {
 
 /** The bookings of one account, newest first. */
 export async function bookingsOf(account: string): Promise<Booking[]> {
-  const { rows } = await database().query(
+  const { rows } = await (await database()).query(
     `SELECT payload_id, account, type, event_id, start_at FROM ${table()}
      WHERE account = $1 ORDER BY received_at DESC LIMIT 50`,
     [account],

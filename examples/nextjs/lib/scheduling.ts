@@ -1,11 +1,13 @@
-// The app's one module of scheduling-kit, configured from process.env. The options are a
-// function: `next build` imports every route without the runtime's environment, so nothing is
-// read (and no pool opened) until the first request or cron call needs it. A missing variable
-// is told there: the toolkit's options as `createScheduling` tells them (`apiUrl is the API
-// address...`), the app's own (APP_URL, DATABASE_URL) by name.
-import { createScheduling } from '@scheduling-kit/core/setup'
-import { postgresStores } from '@scheduling-kit/postgres'
-import pg from 'pg'
+// The app's one module of scheduling-kit, configured from process.env, loaded at first use.
+// `next build` imports every route without the runtime's environment, and a serverless route
+// starts with what its module imports: `lazyScheduling` reads the options at the first
+// delivery, request or cron call, and only then loads the toolkit's parts (the OAuth flow, the
+// subscriptions, the refresh ahead, the sweep) and, through the options function, the
+// PostgreSQL stores and `pg`. A route importing this module starts with the webhook path alone.
+// A missing variable is told at first use: the toolkit's options as `createScheduling` tells
+// them (`apiUrl is the API address...`), the app's own (APP_URL, DATABASE_URL) by name.
+import { lazyScheduling } from '@scheduling-kit/core/lazy'
+import type pg from 'pg'
 
 /** A variable the app cannot run without: its absence is told at first use. */
 function required(name: string): string {
@@ -20,10 +22,16 @@ function ms(name: string, fallback: number): number {
   return value === undefined || value === '' ? fallback : Number(value)
 }
 
-let pool: pg.Pool | undefined
-/** The app's pool: one per process, opened at first use. */
-export function database(): pg.Pool {
-  pool ??= new pg.Pool({ connectionString: required('DATABASE_URL'), max: 5 })
+let pool: Promise<pg.Pool> | undefined
+/** The app's pool: one per process, opened (and `pg` loaded) at first use. */
+export function database(): Promise<pg.Pool> {
+  pool ??= import('pg').then(
+    ({ default: { Pool } }) => new Pool({ connectionString: required('DATABASE_URL'), max: 5 }),
+  )
+  // A failed first use (the variable unset) is told again at the next, not kept.
+  pool.catch(() => {
+    pool = undefined
+  })
   return pool
 }
 
@@ -38,8 +46,9 @@ export function schema(): string {
   return name
 }
 
-export const scheduling = createScheduling(() => {
+export const scheduling = lazyScheduling(async () => {
   const appUrl = required('APP_URL')
+  const { postgresStores } = await import('@scheduling-kit/postgres')
   // How much of its schedule one step covers (default a hundredth of the period): a short
   // period (a test's) needs more, or each step takes longer than the time it covers.
   const step = process.env.PERIODIC_STEP_MS ? { maxStepMs: ms('PERIODIC_STEP_MS', 0) } : {}
@@ -51,7 +60,7 @@ export const scheduling = createScheduling(() => {
     redirectUri: `${appUrl}/auth/scheduling/callback`,
     webhookUrl: `${appUrl}/webhooks/scheduling`,
     cookieSecret: process.env.COOKIE_SECRET!,
-    stores: postgresStores({ pool: database(), schema: schema() }),
+    stores: postgresStores({ pool: await database(), schema: schema() }),
     // The periodic work, run by the cron route (app/api/cron/route.ts) at any cadence: each
     // account's webhook checked once an hour, each token refreshed once every 100 minutes.
     sweep: { periodMs: ms('SWEEP_PERIOD_MS', 3_600_000), ...step },

@@ -3,7 +3,8 @@ import { migrate } from '@scheduling-kit/postgres'
 import { migrateBookings } from '../lib/bookings'
 import { database, schema } from '../lib/scheduling'
 
-await migrate(database(), { schema: schema() })
+const pool = await database()
+await migrate(pool, { schema: schema() })
 await migrateBookings()
-await database().end()
+await pool.end()
 console.log(`migrated: schema ${schema()}`)

@@ -32,38 +32,106 @@ export interface Deferral<T> {
   wait?: object
 }
 
-/** Builds once: the first build that returns is kept, one that throws is tried again. */
-export class Once<T> {
-  readonly #build: () => T
-  #value: { built: T } | undefined
+/** Whether `value` is a promise (a build given as an async function). */
+export function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
 
-  constructor(build: () => T) {
+/**
+ * Builds once: the first build that returns (or resolves) is kept, one that throws (or
+ * rejects) is tried again. A build may be asynchronous: `get()` waits for it, `value` reads
+ * only what is built, and throws `pending()` while an asynchronous build has not resolved.
+ */
+export class Once<T> {
+  readonly #build: () => T | Promise<T>
+  readonly #pendingError: () => Error
+  #value: { built: T } | undefined
+  #pending: Promise<T> | undefined
+
+  constructor(build: () => T | Promise<T>, pending: () => Error = () => new Error('not built')) {
     this.#build = build
+    this.#pendingError = pending
   }
 
+  /** The built value, built now by a synchronous build. */
   get value(): T {
-    if (this.#value === undefined) this.#value = { built: this.#build() }
-    return this.#value.built
+    if (this.#value !== undefined) return this.#value.built
+    if (this.#pending === undefined) {
+      const out = this.#build()
+      if (!isPromise(out)) {
+        this.#value = { built: out }
+        return out
+      }
+      this.#wait(out)
+    }
+    throw this.#pendingError()
+  }
+
+  /** The built value, once its build (synchronous or not) has returned. */
+  async get(): Promise<T> {
+    if (this.#value !== undefined) return this.#value.built
+    if (this.#pending !== undefined) return await this.#pending
+    const out = this.#build()
+    if (!isPromise(out)) {
+      this.#value = { built: out }
+      return out
+    }
+    return await this.#wait(out)
   }
 
   /** Whether the build has returned. */
   get built(): boolean {
     return this.#value !== undefined
   }
+
+  /** The built value, or undefined while it is not (nothing is built by reading this). */
+  get done(): T | undefined {
+    return this.#value?.built
+  }
+
+  #wait(out: Promise<T>): Promise<T> {
+    const pending = out.then(
+      (built) => {
+        this.#value = { built }
+        this.#pending = undefined
+        return built
+      },
+      (error: unknown) => {
+        this.#pending = undefined
+        throw error
+      },
+    )
+    // A build started by a read of `value` that nobody waits for is not an unhandled rejection:
+    // its error is thrown again by the next read, which builds again.
+    pending.catch(() => {})
+    this.#pending = pending
+    return pending
+  }
 }
 
 /**
  * An object that reads as the one `build` returns, built at the first read of any member but
- * those `deferral` keeps (it is handed the build). A symbol and `then` read as absent without
+ * those `deferral` keeps (it is handed the build, a wait for it, and what is built so far). An asynchronous build
+ * (`lazyScheduling`) is started by that read, which throws `pending()` until it resolves: the
+ * members `deferral` keeps wait for it instead. A symbol and `then` read as absent without
  * building: inspecting or awaiting the object does not build it.
  */
 export function deferredObject<T extends object>(
-  build: () => T,
-  deferral: (built: () => T) => Deferral<T> = () => ({}),
+  build: () => T | Promise<T>,
+  deferral: (
+    built: () => T,
+    ready: () => Promise<T>,
+    now: () => T | undefined,
+  ) => Deferral<T> = () => ({}),
+  pending?: () => Error,
 ): T {
-  const once = new Once(build)
+  const once = new Once(build, pending)
   const real = () => once.value as object
-  const { members: kept = {}, wait = {} } = deferral(() => once.value)
+  const { members: kept = {}, wait = {} } = deferral(
+    () => once.value,
+    () => once.get(),
+    () => once.done,
+  )
   const proxy = new Proxy({} as T, {
     get: (_target, key) => {
       if (typeof key === 'symbol' || key === 'then') return undefined

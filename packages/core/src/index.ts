@@ -7,6 +7,7 @@
 export * from './entries/client.js'
 export * from './entries/credentials.js'
 export * from './entries/errors.js'
+export * from './entries/lazy.js'
 export * from './entries/ledger.js'
 export * from './entries/oauth.js'
 export * from './entries/page.js'

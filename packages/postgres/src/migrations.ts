@@ -2,7 +2,6 @@ import { LEDGER_MIGRATIONS } from './ledger-migrations.js'
 import {
   identifier,
   type Migration,
-  marksTableName,
   retriesTableName,
   sweepsTableName,
   type TableKind,

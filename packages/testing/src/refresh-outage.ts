@@ -122,7 +122,10 @@ export async function runRefreshAheadOutage(
       clientSecret: service.clientSecret,
       accounts: run.accounts,
       everyMs,
-      leaseMs: Math.round(everyMs / 8),
+      // A held try is taken under the shards' lease: one that outlasts it (a process stalled
+      // past it on a busy machine) may be taken again by another. A quarter of the period
+      // leaves that room and the next turn still in reach.
+      leaseMs: Math.round(everyMs / 4),
       stepMs: 50,
     }
     const spawn = () => {

@@ -11,8 +11,9 @@ import type { OAuthRoutes } from './routes.js'
 export class DeferredOAuthRoutes<Req> implements OAuthRoutes<Req> {
   readonly #once: Once<OAuthRoutes<Req>>
 
-  constructor(build: () => OAuthRoutes<Req>) {
-    this.#once = new Once(build)
+  /** `build` may be asynchronous (`lazyScheduling`): requests wait for it; `oauth`, read before it resolved, throws `pending()`. */
+  constructor(build: () => OAuthRoutes<Req> | Promise<OAuthRoutes<Req>>, pending?: () => Error) {
+    this.#once = new Once(build, pending)
   }
 
   get oauth(): OAuthClient {
@@ -20,14 +21,14 @@ export class DeferredOAuthRoutes<Req> implements OAuthRoutes<Req> {
   }
 
   async handle(request: OAuthRequest<Req>): Promise<OAuthResponse | undefined> {
-    return this.#once.value.handle(request)
+    return (await this.#once.get()).handle(request)
   }
 
   async fetch(request: Request, options?: { mountPath?: string }): Promise<Response> {
-    return this.#once.value.fetch(request, options)
+    return (await this.#once.get()).fetch(request, options)
   }
 
   async connectedKey(headers: HeadersInput): Promise<string | undefined> {
-    return this.#once.value.connectedKey(headers)
+    return (await this.#once.get()).connectedKey(headers)
   }
 }

@@ -5,7 +5,7 @@ import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { FetchLike } from '../http/fetch.js'
 import { withoutTrailingSlashes } from '../http/paths.js'
-import { createDeliveryLedger, type DeliveryLedger } from '../ledger/ledger.js'
+import type { DeliveryLedger } from '../ledger/ledger.js'
 import type { DeliveryLedgerOptions } from '../ledger/options.js'
 import type { Logger } from '../log.js'
 import { createOAuthClient, type OAuthClient } from '../oauth/client.js'
@@ -32,7 +32,6 @@ import {
   pendingCatchUpOf,
   periodicHealth,
   periodicOf,
-  type RefreshAheadOption,
   refreshAheadOf,
   sweepOf,
 } from './parts.js'

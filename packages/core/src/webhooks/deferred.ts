@@ -2,7 +2,7 @@
 // a deferred `createScheduling(() => options)`): handlers registered before are kept and given
 // to the real handler when it is built, so a route module can register them at import, where
 // the runtime's environment may be absent (`next build`).
-import { Once } from '../deferred.js'
+import { isPromise, Once } from '../deferred.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up-options.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
@@ -18,13 +18,23 @@ import type { WebhookRequest } from './request.js'
 export class DeferredWebhookHandler implements WebhookHandler {
   readonly #once: Once<WebhookHandler>
   readonly #registered: ((handler: WebhookHandler) => void)[] = []
+  /** The real handler, once built: handlers registered from then on go to it at once. */
+  #handler: WebhookHandler | undefined
 
-  constructor(build: () => WebhookHandler) {
-    this.#once = new Once(() => {
-      const handler = build()
-      for (const register of this.#registered) register(handler)
+  /**
+   * `build` may be asynchronous (`lazyScheduling`): deliveries wait for it, and `path` and
+   * `bodyLimit`, read before it resolved, throw `pending()`.
+   */
+  constructor(build: () => WebhookHandler | Promise<WebhookHandler>, pending?: () => Error) {
+    const registered = (handler: WebhookHandler) => {
+      this.#handler = handler
+      for (const register of this.#registered.splice(0)) register(handler)
       return handler
-    })
+    }
+    this.#once = new Once(() => {
+      const out = build()
+      return isPromise(out) ? out.then(registered) : registered(out)
+    }, pending)
   }
 
   get #real(): WebhookHandler {
@@ -32,7 +42,7 @@ export class DeferredWebhookHandler implements WebhookHandler {
   }
 
   #register(register: (handler: WebhookHandler) => void): this {
-    if (this.#once.built) register(this.#real)
+    if (this.#handler !== undefined) register(this.#handler)
     else this.#registered.push(register)
     return this
   }
@@ -61,26 +71,26 @@ export class DeferredWebhookHandler implements WebhookHandler {
   }
 
   async handle(request: WebhookRequest): Promise<WebhookResponse | undefined> {
-    return this.#real.handle(request)
+    return (await this.#once.get()).handle(request)
   }
 
   async fetch(request: Request): Promise<Response> {
-    return this.#real.fetch(request)
+    return (await this.#once.get()).fetch(request)
   }
 
   async dispatch(event: AnyWebhookEvent, context?: Partial<WebhookContext>): Promise<void> {
-    return this.#real.dispatch(event, context)
+    return (await this.#once.get()).dispatch(event, context)
   }
 
   async health(options?: HealthOptions): Promise<HealthReport> {
-    return this.#real.health(options)
+    return (await this.#once.get()).health(options)
   }
 
   async replay(target: string | LedgerFilter, options?: ReplayOptions): Promise<ReplayReport> {
-    return this.#real.replay(target, options)
+    return (await this.#once.get()).replay(target, options)
   }
 
   async catchUp(options?: CatchUpOptions): Promise<CatchUpReport> {
-    return this.#real.catchUp(options)
+    return (await this.#once.get()).catchUp(options)
   }
 }

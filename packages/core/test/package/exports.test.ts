@@ -46,6 +46,7 @@ const ENTRIES = {
     'StoredLedgerEntry',
     'StoredResourceMark',
   ],
+  lazy: ['LazyScheduling', 'lazyScheduling'],
   page: [
     'createDeliveryPage',
     'DeliveryPage',
@@ -370,6 +371,7 @@ const CONCERNS = [
   'telemetry',
   'errors',
   'ledger',
+  'lazy',
   'page',
   'setup',
 ] as const

@@ -21,6 +21,15 @@ describe('start-up by concern', () => {
     expect(coreFilesLoadedBy('@scheduling-kit/core/adapter', here)).toEqual(WEBHOOK_PATH_FILES)
   })
 
+  it('core/lazy (lazyScheduling) rides on the webhook layer too: the rest loads at first use', () => {
+    expect(coreFilesLoadedBy('@scheduling-kit/core/lazy', here)).toEqual([
+      'chunks/lazy.js',
+      'chunks/webhooks.js',
+      'lazy.js',
+      'runtime/platform.node.js',
+    ])
+  })
+
   it('the other concerns load their own layers: the check above can fail', () => {
     const oauth = coreFilesLoadedBy('@scheduling-kit/core/oauth', here)
     expect(oauth).toContain('chunks/oauth.js')
