@@ -8,6 +8,7 @@ import type {
   SweepCheckpoint,
   SweepStore,
 } from '@scheduling-kit/core'
+import { SchedulingError } from '@scheduling-kit/core/errors'
 import {
   decodeStoreKey,
   encodeStoreKey,
@@ -135,7 +136,12 @@ export class PostgresSweepStore implements SweepStore, RateCapStore, RetryStore 
         values,
       )
       if (rows[0] !== undefined) return { at: rows[0].at, perSecond: rows[0].per_second }
-      if (tries > 0) throw new Error(`${WHO}: the rate's row could not be written`)
+      if (tries > 0)
+        throw new SchedulingError(
+          'store_write_failed',
+          `${WHO}: the rate's row "${name}" could not be written (removed again as it was made?); the next turn tries again.`,
+          { status: 500 },
+        )
       await this.#startRate(key, limits, now)
     }
   }

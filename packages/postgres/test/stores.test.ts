@@ -1,3 +1,4 @@
+import { isSchedulingError } from '@scheduling-kit/core'
 import {
   runDedupeStoreConformance,
   runLedgerScenarios,
@@ -101,6 +102,32 @@ describe('PostgresSweepStore: a rate row whose rate was wiped', () => {
     })
     await store.throttleRate('wiped', limits, now + 2, undefined)
     expect((await store.reserveTurn('wiped', limits, now + 3)).perSecond).toBe(10)
+  })
+})
+
+describe('PostgresSweepStore: a rate row no write lands on', () => {
+  it('a turn whose row a trigger keeps from changing is refused with a coded error naming the rate, not a plain Error', async () => {
+    const store = new PostgresSweepStore({ pool: shared, schema })
+    const limits = { ceiling: 20, floor: 0.2, raiseEveryMs: 10_000 }
+    const table = `"${schema}"."scheduling_kit_subscriptions$sweeps"`
+    await shared.query(
+      `CREATE FUNCTION "${schema}".keep_stuck() RETURNS trigger LANGUAGE plpgsql AS
+       $$ BEGIN IF NEW.name = 'rate:stuck' THEN RETURN NULL; END IF; RETURN NEW; END $$`,
+    )
+    await shared.query(
+      `CREATE TRIGGER keep_stuck BEFORE UPDATE ON ${table}
+       FOR EACH ROW EXECUTE FUNCTION "${schema}".keep_stuck()`,
+    )
+    try {
+      const error = await store.reserveTurn('stuck', limits, 1_900_000_000_000).catch((e) => e)
+      expect(isSchedulingError(error) && error.code).toBe('store_write_failed')
+      expect((error as Error).message).toMatch(/PostgresSweepStore: the rate's row "stuck"/)
+      // Another rate's turns are untouched.
+      expect((await store.reserveTurn('free', limits, 1_900_000_000_000)).perSecond).toBe(20)
+    } finally {
+      await shared.query(`DROP TRIGGER keep_stuck ON ${table}`)
+      await shared.query(`DROP FUNCTION "${schema}".keep_stuck()`)
+    }
   })
 })
 

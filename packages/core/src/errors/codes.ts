@@ -99,6 +99,8 @@ export type StoreErrorCode =
   | 'store_not_migrated'
   /** A scan (`keys()`, `reencrypt()`) could not cover every record: run it again. */
   | 'scan_incomplete'
+  /** A write a store makes for itself (a shared rate's row) did not land, tried again once. */
+  | 'store_write_failed'
   | CredentialErrorCode
 
 /**

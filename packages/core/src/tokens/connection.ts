@@ -24,6 +24,12 @@ export interface ConnectionStatus {
   expiresAt?: number
   /** With subscriptions: the state of the key's webhook. */
   webhook?: WebhookStatus
+  /**
+   * Why the stored record was refused, with `state` `disconnected`: it was made for another
+   * app, or it is an older connection than this process already used (a restored backup, a
+   * replica behind). Its account and expiry are not told: they are not this connection's.
+   */
+  refused?: string
 }
 
 /** The key's webhook, as the subscriptions know it. */

@@ -243,7 +243,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       return refresher.getRecord(key, opts).then(accessTokenOf)
     },
     state: (key) => refresher.keys.peek(key)?.state ?? INITIAL_TOKEN_STATE,
-    status: async (key) => statusOf(key, await options.store.get(key)),
+    status: async (key) => {
+      const record = await options.store.get(key)
+      const refused = record === undefined ? undefined : refresher.refusedWhy(key, record)
+      // A record the manager refuses (another app's, rolled back) is no connection to tell.
+      return refused === undefined ? statusOf(key, record) : { key, state: 'disconnected', refused }
+    },
     forget: (key) => refresher.forget(key),
     get trackedKeys() {
       return refresher.keys.size

@@ -118,6 +118,16 @@ export class TokenStoreAccess {
     throw error
   }
 
+  /**
+   * Why a stored record is no connection this manager would use (another app's, or older than
+   * the one this process already used), without changing what it knows: what `status` tells.
+   */
+  refusedWhy(key: string, record: TokenRecord): string | undefined {
+    const { app } = this.s.options
+    if (app !== undefined && madeForOtherApp(record, app)) return otherAppWhy(record, app)
+    return rolledBackWhy(record, this.keys.peek(key)?.connected)
+  }
+
   protected async read(key: string): Promise<TokenRecord> {
     const record = await this.s.store.get(key)
     if (record === undefined) {

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { NotConnectedError, ReauthorizationRequiredError } from '../../src/errors/connection.js'
 import { OAuthError, TimeoutError } from '../../src/errors/transport.js'
 import { createOAuthClient } from '../../src/oauth/client.js'
+import { newConnection } from '../../src/tokens/connection.js'
 import { createTokenManager } from '../../src/tokens/manager.js'
 import type { TokenManagerOptions } from '../../src/tokens/options.js'
 import type { TokenRecord } from '../../src/tokens/record.js'
@@ -189,6 +190,32 @@ describe('createTokenManager', () => {
     const { app: _, ...unnamed } = (await store.get('u1'))!
     await store.set('u2', { ...unnamed, expiresAt: Date.now() + HOUR })
     expect(await tokens.getAccessToken('u2')).toBe(unnamed.accessToken)
+  })
+
+  it('status(key) of a record the manager refuses (rolled back, another app) says disconnected and why, never the account it names', async () => {
+    const store = new MemoryTokenStore()
+    const record = await connect(store, 'u1', HOUR)
+    const app = { tokenUrl: `${server.url}/oauth/token`, apiUrl: 'https://api.example/v1' }
+    const tokens = manager(store, { app, revalidateMs: 0 })
+    const newer = newConnection(undefined, Date.now())
+    const older = newConnection(undefined, Date.now() - HOUR)
+    await store.set('u1', { ...record, connection: newer, account: { id: 'acct_new' } })
+    expect(await tokens.getAccessToken('u1')).toBe(record.accessToken)
+    expect((await tokens.status('u1')).state).toBe('connected')
+    // A restored backup puts the account the user left back.
+    await store.set('u1', { ...record, connection: older, account: { id: 'acct_left' } })
+    await expect(tokens.getAccessToken('u1')).rejects.toBeInstanceOf(NotConnectedError)
+    const rolled = await tokens.status('u1')
+    expect(rolled).toEqual({
+      key: 'u1',
+      state: 'disconnected',
+      refused: expect.stringMatching(/rolled back/),
+    })
+    await store.set('u2', { ...record, app: { ...app, apiUrl: 'https://api.other.example/v1' } })
+    const other = await tokens.status('u2')
+    expect(other.state).toBe('disconnected')
+    expect(other.refused).toContain('https://api.other.example/v1')
+    expect(other.accountId).toBeUndefined()
   })
 
   it('the same tokens stored with an earlier expiry (an app forcing a refresh) are refreshed, not taken for a rolled-back record', async () => {

@@ -340,6 +340,29 @@ describe('createWebhookHandler over HTTP', () => {
     expect(lookups).toEqual(['wh_a', 'wh_b', 'wh_b', 'wh_zzz', undefined])
   })
 
+  it('a delivery without the webhook-id header (an older sample): the lookup, asked with undefined, answers the secrets still worth trying, and the one that signed it verifies; with subscriptions it is refused, saying why', async () => {
+    const seen: Array<string | undefined> = []
+    const { url } = await start({
+      secret: (id) => (id === undefined ? ['secret-a', 'secret-b'] : undefined),
+      onAny: (_e, ctx) => void seen.push(`${ctx.webhookId} ${ctx.secretIndex}`),
+    })
+    const body = () => JSON.stringify(envelope())
+    const b = await deliver(url, body(), { webhookId: null, secret: 'secret-b' })
+    expect(b.status).toBe(200)
+    const forged = await deliver(url, body(), { webhookId: null, secret: 'secret-c' })
+    expect(forged.status).toBe(401)
+    expect(seen).toEqual(['undefined 1'])
+    const subscribed = await start({
+      secret: undefined,
+      subscriptions: { lookup: async () => undefined } as never,
+      onAny: () => {},
+    })
+    const refused = await deliver(subscribed.url, body(), { webhookId: null })
+    expect(refused.status).toBe(401)
+    expect(refused.json.error.code).toBe('secret_unknown')
+    expect(refused.json.error.message).toMatch(/has no x-service-webhook-id header/)
+  })
+
   it('500, not 401, when the secret lookup itself fails, so the delivery is retried', async () => {
     const { url } = await start({
       secret: () => {
