@@ -44,6 +44,9 @@ function eventResource(type: string, now: Date): EventResource {
         response_status: 'accepted',
         time_zone: 'Europe/London',
         fields: [],
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        marketing_opt_in: false,
       },
       {
         id: id('attendee'),
@@ -68,6 +71,16 @@ function eventResource(type: string, now: Date): EventResource {
       metadata: { source: 'website' },
     },
   }
+  if (type === 'event.rescheduled') {
+    resource.rescheduled_at = now.toISOString()
+    resource.original_start_at = new Date(start.getTime() - 24 * 3600_000).toISOString()
+    resource.original_end_at = new Date(end.getTime() - 24 * 3600_000).toISOString()
+  }
+  if (type.startsWith('event.checkout.'))
+    resource.payment = {
+      state: type === 'event.checkout.completed' ? 'paid' : 'awaiting_checkout',
+      amount_total: 5000,
+    }
   if (type === 'event.canceled') {
     resource.cancel_reason = 'Something came up'
     resource.canceled_at = now.toISOString()
@@ -87,9 +100,15 @@ function payloadFor(type: string, now: Date): unknown {
     }
   }
   if (type === 'workflow.action.triggered') {
+    // The published schema: the action (`send_custom_email` or `trigger_automation`, its
+    // properties) and the Event it ran for.
     return {
-      workflow_id: id('workflow'),
-      action: { type: 'send_email', to: 'ada@example.test' },
+      action: {
+        id: id('action'),
+        created_at: now.toISOString(),
+        type: 'send_custom_email',
+        properties: { subject: 'See you tomorrow', to: 'ada@example.test' },
+      },
       event: eventResource('event.created', now),
     }
   }

@@ -22,7 +22,10 @@ export interface RefreshAheadOutageOptions {
   processes?: number
   /** Connections. Default 120. */
   accounts?: number
-  /** Refresh ahead's period (`everyMs`), in ms. Default 12 000. */
+  /**
+   * Refresh ahead's period (`everyMs`), in ms. Default 24 000: the processes' real clocks judge
+   * the promises, and a busy machine stretches each step by up to a second.
+   */
   everyMs?: number
   /** How long the token endpoint is down from the start, in ms. Default 0.6 of `everyMs`. */
   outageMs?: number
@@ -94,7 +97,7 @@ export async function runRefreshAheadOutage(
     throw new ConfigError(
       'runRefreshAheadOutage: storeModule must name a module exporting createStores().',
     )
-  const everyMs = options.everyMs ?? 12_000
+  const everyMs = options.everyMs ?? 24_000
   const run = {
     processes: options.processes ?? 3,
     accounts: options.accounts ?? 120,
@@ -123,9 +126,9 @@ export async function runRefreshAheadOutage(
       accounts: run.accounts,
       everyMs,
       // A held try is taken under the shards' lease: one that outlasts it (a process stalled
-      // past it on a busy machine) may be taken again by another. A quarter of the period
-      // leaves that room and the next turn still in reach.
-      leaseMs: Math.round(everyMs / 4),
+      // past it on a busy machine) may be taken again by another; a kill holds its shards for
+      // as long. An eighth of the period weighs the two.
+      leaseMs: Math.round(everyMs / 8),
       stepMs: 50,
     }
     const spawn = () => {

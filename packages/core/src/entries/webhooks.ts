@@ -21,6 +21,7 @@ export {
   EVENT_TYPES,
   type EventAttendee,
   type EventConferencing,
+  type EventPayment,
   type EventResource,
   type EventState,
   isEventType,
@@ -32,6 +33,8 @@ export {
   type WebhookEvent,
   type WebhookEventType,
   type WebhookPayload,
+  type WorkflowAction,
+  type WorkflowActionPayload,
 } from '../webhooks/events.js'
 export { createWebhookHandler } from '../webhooks/handler.js'
 export type {

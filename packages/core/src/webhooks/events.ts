@@ -38,14 +38,24 @@ export type EventState =
   | 'declined'
   | 'tentative'
 
+/**
+ * One attendee of an Event. Every field is optional (the service publishes examples, not a
+ * schema), and a field it adds later is kept and typed `unknown`.
+ */
 export interface EventAttendee {
   id?: string
   display_name?: string
+  first_name?: string
+  last_name?: string
   email?: string
+  phone_number?: string
   fields?: unknown[]
   is_organizer?: boolean
+  marketing_opt_in?: boolean
+  /** `accepted` in the service's examples; others may appear. */
   response_status?: string
   time_zone?: string
+  [field: string]: unknown
 }
 
 export interface EventConferencing {
@@ -53,6 +63,7 @@ export interface EventConferencing {
   join_url?: string
   meeting_id?: string
   instructions?: string
+  [field: string]: unknown
 }
 
 export interface SchedulingLink {
@@ -61,23 +72,72 @@ export interface SchedulingLink {
   name?: string
   /** Key/values given on the link; they reach the webhook. */
   metadata?: Record<string, unknown>
+  [field: string]: unknown
 }
 
-/** The Event resource carried by every `event.*` webhook. All fields are optional. */
+/** An Event's payment, when the link takes one. */
+export interface EventPayment {
+  state?: 'awaiting_checkout' | 'paid' | (string & {})
+  /** In cents. */
+  amount_total?: number
+  [field: string]: unknown
+}
+
+/**
+ * The Event resource carried by every `event.*` webhook. Every field is optional, and a field
+ * the service adds later is kept and typed `unknown`. It has no `updated_at`: the envelope's
+ * `occurred_at` is the only order a receiver has.
+ */
 export interface EventResource {
   id?: string
+  uuid?: string
   state?: EventState | (string & {})
+  summary?: string
   start_at?: string
   end_at?: string
   created_at?: string
   description?: string
+  additional_info?: string
   duration?: number
+  location?: unknown
   cancel_reason?: string
   canceled_at?: string
+  rescheduled_at?: string
+  reschedule_reason?: string
+  original_start_at?: string
+  original_end_at?: string
   url?: string
   attendees?: EventAttendee[]
   conferencing?: EventConferencing
   link?: SchedulingLink
+  poll?: unknown
+  scope?: unknown
+  scheduler?: unknown
+  organizer?: unknown
+  payment?: EventPayment
+  metadata?: Record<string, unknown>
+  is_group_session?: boolean
+  buffer_before?: number
+  buffer_after?: number
+  description_settings?: unknown
+  location_settings?: unknown
+  [field: string]: unknown
+}
+
+/** The action of a `workflow.action.triggered` webhook (its published schema). */
+export interface WorkflowAction {
+  id?: string
+  created_at?: string
+  type?: 'send_custom_email' | 'trigger_automation' | (string & {})
+  properties?: Record<string, unknown>
+  [field: string]: unknown
+}
+
+/** The payload of `workflow.action.triggered`: the action and the Event it ran for. */
+export interface WorkflowActionPayload {
+  action?: WorkflowAction
+  event?: EventResource
+  [field: string]: unknown
 }
 
 /** Shape of payloads the service has not published. */
@@ -100,7 +160,7 @@ export interface DefaultWebhookPayloads {
   'event.attendee.rescheduled': EventResource
   'poll.response.created': OpenRecord
   'poll.response.updated': OpenRecord
-  'workflow.action.triggered': OpenRecord
+  'workflow.action.triggered': WorkflowActionPayload
 }
 
 /**

@@ -9,23 +9,38 @@ import {
   parseEnvelope,
   type WebhookEvent,
   type WebhookEventType,
+  type WorkflowActionPayload,
 } from '../../src/index.js'
 
 describe('WebhookEvent', () => {
-  it('narrows on type: the Event resource for event.*, an open record for poll.* and workflow.*', () => {
+  it('narrows on type: the Event resource for event.*, the published action schema for workflow.*, an open record for poll.*', () => {
     const event = {} as WebhookEvent
     switch (event.type) {
       case 'event.canceled':
         expectTypeOf(event).toEqualTypeOf<WebhookEvent<'event.canceled'>>()
         expectTypeOf(event.payload).toEqualTypeOf<EventResource | undefined>()
         expectTypeOf(event.payload!.cancel_reason).toEqualTypeOf<string | undefined>()
+        // The published fields, and one the service adds later: kept, typed unknown.
+        expectTypeOf(event.payload!.payment!.amount_total).toEqualTypeOf<number | undefined>()
+        expectTypeOf(event.payload!.attendees![0]!.first_name).toEqualTypeOf<string | undefined>()
+        expectTypeOf(event.payload!.added_later).toEqualTypeOf<unknown>()
         break
       case 'workflow.action.triggered':
+        expectTypeOf(event.payload).toEqualTypeOf<WorkflowActionPayload | undefined>()
+        expectTypeOf(event.payload!.action!.type).toEqualTypeOf<
+          'send_custom_email' | 'trigger_automation' | (string & {}) | undefined
+        >()
+        expectTypeOf(event.payload!.event).toEqualTypeOf<EventResource | undefined>()
+        break
+      case 'poll.response.created':
         expectTypeOf(event.payload).toEqualTypeOf<OpenRecord | undefined>()
         break
       default:
         expectTypeOf(event.type).toEqualTypeOf<
-          Exclude<WebhookEventType, 'event.canceled' | 'workflow.action.triggered'>
+          Exclude<
+            WebhookEventType,
+            'event.canceled' | 'workflow.action.triggered' | 'poll.response.created'
+          >
         >()
     }
     expectTypeOf(event.id).toEqualTypeOf<PayloadId>()
