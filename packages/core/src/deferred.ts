@@ -79,11 +79,6 @@ export class Once<T> {
     return await this.#wait(out)
   }
 
-  /** Whether the build has returned. */
-  get built(): boolean {
-    return this.#value !== undefined
-  }
-
   /** The built value, or undefined while it is not (nothing is built by reading this). */
   get done(): T | undefined {
     return this.#value?.built
