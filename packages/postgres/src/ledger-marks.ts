@@ -1,13 +1,24 @@
 import type { ResourceMark, StoredResourceMark } from '@scheduling-kit/core'
 import { markHorizonOf } from '@scheduling-kit/core/store'
 import type { LedgerQuery } from './ledger-list.js'
+import { rowKey } from './sql.js'
 
 // A PostgreSQL ledger's resource marks (what was last applied to each Event: `<table>$marks`)
 // and holds (one runner of a resource at a time: `<table>$holds`).
 
-/** A mark's columns: resource, JSON, time, rank, delivery, horizon. */
+/**
+ * A mark's columns: resource, JSON, time, rank, delivery, horizon. The resource and the
+ * delivery as row keys (`rowKey`): two that differ only in a lone surrogate stay two.
+ */
 export function markValues(mark: ResourceMark): unknown[] {
-  return [mark.resourceId, JSON.stringify(mark), mark.at, mark.rank, mark.by, markHorizonOf(mark)]
+  return [
+    rowKey(mark.resourceId),
+    JSON.stringify(mark),
+    mark.at,
+    mark.rank,
+    rowKey(mark.by),
+    markHorizonOf(mark),
+  ]
 }
 
 /** A resource's mark in `table`, with its version. */
@@ -18,7 +29,7 @@ export async function readMark(
 ): Promise<StoredResourceMark | undefined> {
   const { rows } = await query<{ version: number; mark: string }>(
     `SELECT version, mark FROM ${table} WHERE resource_id = $1`,
-    [resourceId],
+    [rowKey(resourceId)],
   )
   const row = rows[0]
   return row === undefined
@@ -62,14 +73,14 @@ export async function holdResource(
   const { rowCount } =
     until === 0
       ? await query(`DELETE FROM ${table} WHERE resource_id = $1 AND owner = $2`, [
-          resourceId,
+          rowKey(resourceId),
           owner,
         ])
       : await query(
           `INSERT INTO ${table} AS h (resource_id, owner, until) VALUES ($1, $2, $3)
            ON CONFLICT (resource_id) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
            WHERE h.owner = EXCLUDED.owner OR h.until <= $4`,
-          [resourceId, owner, until, now],
+          [rowKey(resourceId), owner, until, now],
         )
   return rowCount === 1
 }

@@ -166,7 +166,7 @@ export class PostgresLedgerStore implements LedgerStore {
     resourceId: string,
   ): Promise<{ version: number | undefined; mark: StoredResourceMark | undefined }> {
     const [statement, values] = this.#write(entry, expected)
-    values.push(resourceId)
+    values.push(rowKey(resourceId))
     const { rows } = await this.#run<{
       version: number | null
       mark_version: number | null

@@ -16,6 +16,13 @@ import { shardOf, spreadOverSlots } from './slots.js'
 // capped. Sorted sets of each shard index its entries by first recording (all, and per account),
 // its bodies by expiry (all, and each account's kept ones), and its resource marks by horizon.
 
+/**
+ * An id, account or resource as the keys and the indexes' members hold it: lossless
+ * (`encodeStoreKey`), so two that differ only in a lone surrogate (both U+FFFD in UTF-8) stay
+ * two; a well-formed one is itself, the layout of every ledger before.
+ */
+export const storedKey = (key: string): string => encodeStoreKey(key)
+
 /** The keys of one shard of a ledger. */
 export class LedgerShard {
   /** What every key of the shard starts with: `<prefix>ledger:{<tag>}:`. */
@@ -34,29 +41,29 @@ export class LedgerShard {
     this.marks = `${base}marks`
   }
 
-  /** An entry's hash; the scripts that walk an index add the id to `entry('')`. */
+  /** An entry's hash; the scripts that walk an index add the stored id to `entry('')`. */
   entry(id: string): string {
-    return `${this.base}e:${id}`
+    return `${this.base}e:${storedKey(id)}`
   }
 
   /** An account's index of entries by first recording. */
   account(account: string): string {
-    return `${this.base}account:${account}`
+    return `${this.base}account:${storedKey(account)}`
   }
 
-  /** An account's kept bodies, by expiry. */
+  /** An account's kept bodies, by expiry; the scripts add the stored account to `kept('')`. */
   kept(account: string): string {
-    return `${this.base}kept:${account}`
+    return `${this.base}kept:${storedKey(account)}`
   }
 
   /** A resource's mark (what was last applied to it). */
   mark(resourceId: string): string {
-    return `${this.base}m:${resourceId}`
+    return `${this.base}m:${storedKey(resourceId)}`
   }
 
   /** A resource's hold (one runner at a time). */
   hold(resourceId: string): string {
-    return `${this.base}h:${resourceId}`
+    return `${this.base}h:${storedKey(resourceId)}`
   }
 }
 

@@ -14,7 +14,7 @@ import type {
 import { accountOfKey, markHorizonOf, maxBodiesOption } from '@scheduling-kit/core/store'
 import { warnIfEvicting } from './eviction.js'
 import { redisHealth } from './health.js'
-import { LedgerKeys, type LedgerShard } from './ledger-keys.js'
+import { LedgerKeys, type LedgerShard, storedKey } from './ledger-keys.js'
 import { assemble, listLedger } from './ledger-list.js'
 import { purgeLedger } from './ledger-purge.js'
 import { shardsOption, warnIfUnspread } from './ledger-shards.js'
@@ -180,12 +180,12 @@ export class RedisLedgerStore implements LedgerStore {
       JSON.stringify(rest),
       expected === undefined ? '' : String(expected),
       entry.receivedAt,
-      entry.id,
+      storedKey(entry.id),
       body === undefined ? '' : body,
       body === undefined ? '' : (bodyExpiresAt ?? Number.MAX_SAFE_INTEGER),
       entry.status,
       entry.type,
-      entry.account ?? '',
+      entry.account === undefined ? '' : storedKey(entry.account),
       this.#maxBodies,
     ]
   }
@@ -233,5 +233,12 @@ export class RedisLedgerStore implements LedgerStore {
 
 /** A mark as the scripts take it: JSON, time, rank, delivery, horizon, resource. */
 function markArgs(mark: ResourceMark): Array<string | number> {
-  return [JSON.stringify(mark), mark.at, mark.rank, mark.by, markHorizonOf(mark), mark.resourceId]
+  return [
+    JSON.stringify(mark),
+    mark.at,
+    mark.rank,
+    mark.by,
+    markHorizonOf(mark),
+    storedKey(mark.resourceId),
+  ]
 }

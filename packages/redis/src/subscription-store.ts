@@ -8,7 +8,7 @@ import type {
   SubscriptionRecord,
   SubscriptionStore,
 } from '@scheduling-kit/core'
-import { decodeStoreKey, inPhases, phaseOf } from '@scheduling-kit/core/store'
+import { decodeStoreKey, encodeStoreKey, inPhases, phaseOf } from '@scheduling-kit/core/store'
 import { redisHealth } from './health.js'
 import compareAndSet from './lua/subscription/compare-and-set.lua'
 import deleteRecord from './lua/subscription/delete.lua'
@@ -79,9 +79,12 @@ export class RedisSubscriptionStore implements SubscriptionStore {
     return redisHealth(this.#h.client, options)
   }
 
-  /** An index entry's value: the account key and its record's Redis key. */
+  /**
+   * An index entry's value: the account key (encoded: Lua's JSON decoder refuses the escape
+   * of a lone surrogate) and its record's Redis key.
+   */
   #entry(key: string): string {
-    return JSON.stringify([key, this.#h.record(key)])
+    return JSON.stringify([encodeStoreKey(key), this.#h.record(key)])
   }
 
   #index(webhookId: string): string {
@@ -169,7 +172,7 @@ export class RedisSubscriptionStore implements SubscriptionStore {
     if (this.#cluster) {
       const entry = await this.#h.client.get(this.#index(webhookId))
       if (entry === null) return undefined
-      key = (JSON.parse(entry) as [string, string])[0]
+      key = decodeStoreKey((JSON.parse(entry) as [string, string])[0])
       ;[version, json] = await this.#h.client.hmget(this.#h.record(key), 'v', 'r')
     } else {
       const found = (await FIND(this.#h.client, [this.#index(webhookId)], [])) as
@@ -177,6 +180,7 @@ export class RedisSubscriptionStore implements SubscriptionStore {
         | null
       if (found === null) return undefined
       ;[key, version, json] = found
+      key = decodeStoreKey(key)
     }
     if (json === null || json === undefined) return undefined
     const record = { ...(await this.#h.sealer.read(key, json)), version: Number(version) }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { ClaimResult, DedupeStore } from '@scheduling-kit/core'
 import { ConfigError } from '@scheduling-kit/core'
+import { alikeKeys } from './alike-keys.js'
 import type { StoreConformanceOptions } from './conformance-options.js'
 
 /** The times the kit asks a store for: pass them to your store's options. */
@@ -48,6 +49,7 @@ export function runDedupeStoreConformance(
   dedupeClaimsAndOwners(createStore, options)
   dedupeLapses(createStore, options)
   dedupeRaces(createStore, options)
+  dedupeAlikeKeys(createStore, options)
 }
 
 function dedupeClaimsAndOwners(
@@ -244,6 +246,25 @@ function dedupeRaces(
           if (Date.now() - racing < SHORT.leaseMs) assert.notEqual(after, 'claimed')
         }
       }
+    })
+  })
+}
+
+/** Keys alike but for a lone surrogate, `:`, `{`, `}` or length (alike-keys.ts): kept apart. */
+export function dedupeAlikeKeys(
+  createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  const store = async () => await createStore(LONG)
+  describe(options.name ?? 'DedupeStore conformance', () => {
+    it('keys that differ only in lone surrogates, :, {, } or length: each its own claim', async () => {
+      const s = await store()
+      const keys = alikeKeys(key('alike'))
+      for (const k of keys) assert.equal(await s.claim(k, 'a'), 'claimed', JSON.stringify(k))
+      await s.complete(keys[0]!, 'a')
+      assert.equal(await s.claim(keys[0]!, 'b'), 'completed')
+      for (const k of keys.slice(1)) assert.equal(await s.claim(k, 'b'), 'in_progress')
     })
   })
 }

@@ -1,6 +1,7 @@
 import type { LedgerStore } from '@scheduling-kit/core'
 import { ConfigError } from '@scheduling-kit/core'
 import type { StoreConformanceOptions } from './conformance-options.js'
+import { ledgerAlikeKeys } from './ledger-alike-conformance.js'
 import { ledgerBodyBounds, ledgerLists, ledgerWrites } from './ledger-entries-conformance.js'
 import type { LedgerStoreKitOptions } from './ledger-kit.js'
 import {
@@ -45,5 +46,6 @@ export function runLedgerStoreConformance(
     ledgerCombinedWrites(createStore, it)
     ledgerBodyBounds(createStore, it)
     ledgerHolds(createStore, it)
+    ledgerAlikeKeys(createStore, it)
   })
 }

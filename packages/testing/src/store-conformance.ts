@@ -1,7 +1,7 @@
 import { ConfigError, type TokenStore } from '@scheduling-kit/core'
 import type { StoreConformanceOptions } from './conformance-options.js'
 import { tokenStoreLeases, tokenStoreVersions } from './token-store-concurrency.js'
-import { tokenStoreRecords } from './token-store-records.js'
+import { tokenStoreAlikeKeys, tokenStoreRecords } from './token-store-records.js'
 
 export type { StoreConformanceOptions }
 
@@ -32,6 +32,7 @@ export function runTokenStoreConformance(
     throw new ConfigError('runTokenStoreConformance: pass { describe, it } from your test runner.')
   }
   tokenStoreRecords(createStore, options)
+  tokenStoreAlikeKeys(createStore, options)
   tokenStoreVersions(createStore, options)
   tokenStoreLeases(createStore, options)
 }

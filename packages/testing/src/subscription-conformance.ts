@@ -1,7 +1,11 @@
 import { ConfigError, type SubscriptionStore } from '@scheduling-kit/core'
 import type { SubscriptionConformanceOptions } from './subscription-conformance-options.js'
 import { subscriptionStoreConcurrency } from './subscription-store-concurrency.js'
-import { subscriptionStoreIndex, subscriptionStoreRecords } from './subscription-store-records.js'
+import {
+  subscriptionStoreAlikeKeys,
+  subscriptionStoreIndex,
+  subscriptionStoreRecords,
+} from './subscription-store-records.js'
 
 export type { SubscriptionConformanceOptions }
 
@@ -29,6 +33,7 @@ export function runSubscriptionStoreConformance(
     )
   }
   subscriptionStoreRecords(createStore, options)
+  subscriptionStoreAlikeKeys(createStore, options)
   subscriptionStoreIndex(createStore, options)
   subscriptionStoreConcurrency(createStore, options)
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type { SubscriptionStore } from '@scheduling-kit/core'
 import { inPhases, PHASES, phaseOf } from '@scheduling-kit/core/store'
+import { alikeKeys } from './alike-keys.js'
 import type { SubscriptionConformanceOptions } from './subscription-conformance-options.js'
 import { hookId, key, plain, record, webhook } from './subscription-store-kit.js'
 
@@ -169,6 +170,30 @@ export function subscriptionStoreIndex(
       assert.equal(await store.compareAndSet(k, record([stray]), 999_999), false)
       assert.equal(await store.findByWebhook(stray.id), undefined)
       assert.equal((await store.findByWebhook(a.id))?.key, k)
+    })
+  })
+}
+
+/** Keys alike but for a lone surrogate, `:`, `{`, `}` or length (alike-keys.ts): kept apart. */
+export function subscriptionStoreAlikeKeys(
+  createStore: () => SubscriptionStore | Promise<SubscriptionStore>,
+  options: SubscriptionConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  describe(options.name ?? 'SubscriptionStore conformance', () => {
+    it('keys that differ only in lone surrogates, :, {, } or length: each its own record, found by its own webhook, listed as written', async () => {
+      const store = await createStore()
+      const keys = alikeKeys(key('alike'))
+      const values = keys.map(() => record())
+      for (const [i, k] of keys.entries())
+        assert.equal(await store.compareAndSet(k, values[i]!, undefined), true, JSON.stringify(k))
+      for (const [i, k] of keys.entries()) {
+        assert.deepEqual(plain(await store.get(k)), values[i], JSON.stringify(k))
+        assert.equal((await store.findByWebhook(values[i]!.webhooks[0]!.id))?.key, k)
+      }
+      const listed = new Set<string>()
+      for await (const k of store.keys()) listed.add(k)
+      for (const k of keys) assert.ok(listed.has(k), `keys() lists ${JSON.stringify(k)} as written`)
     })
   })
 }

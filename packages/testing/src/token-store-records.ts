@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createTokenManager, newConnection, type TokenStore } from '@scheduling-kit/core'
+import { alikeKeys } from './alike-keys.js'
 import type { StoreConformanceOptions } from './conformance-options.js'
 import { key, plain, record } from './token-store-kit.js'
 
@@ -107,6 +108,27 @@ export function tokenStoreRecords(
       assert.notEqual(read.accessToken, 'changed-after-set')
       ;(read.data as { plan: string }).plan = 'changed-after-get'
       assert.equal(((await store.get(k))!.data as { plan: string }).plan, 'pro')
+    })
+  })
+}
+
+/** Keys alike but for a lone surrogate, `:`, `{`, `}` or length (alike-keys.ts): kept apart. */
+export function tokenStoreAlikeKeys(
+  createStore: () => TokenStore | Promise<TokenStore>,
+  options: StoreConformanceOptions,
+): void {
+  const { describe, it } = options ?? {}
+  describe(options.name ?? 'TokenStore conformance', () => {
+    it('keys that differ only in lone surrogates, :, {, } or length: each its own record', async () => {
+      const store = await createStore()
+      const keys = alikeKeys(key('alike'))
+      const values = keys.map((_, i) => record({ accessToken: `at_alike_${i}` }))
+      for (const [i, k] of keys.entries()) await store.set(k, values[i]!)
+      for (const [i, k] of keys.entries())
+        assert.deepEqual(plain(await store.get(k)), values[i], JSON.stringify(k))
+      await store.delete(keys[0]!)
+      assert.equal(await store.get(keys[0]!), undefined)
+      assert.deepEqual(plain(await store.get(keys[1]!)), values[1])
     })
   })
 }
