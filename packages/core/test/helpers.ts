@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import type { WebhookHandler } from '../src/webhooks/contract.js'
 
+// A date of today (UTC): a delivery's time within any horizon the handler refuses past (maxAgeMs).
+export const TODAY = new Date().toISOString().slice(0, 10)
+
 /**
  * Serves a core webhook handler on loopback the way an adapter does: the Node request stream
  * goes to `handle()` untouched; a path that is not the handler's reaches the "app" (404 text).
@@ -57,7 +60,7 @@ export function envelope(type = 'event.created', extra: Record<string, unknown> 
     type,
     id: `payload_${Date.now().toString(36)}${counter}`,
     version: '2020-11-18',
-    occurred_at: '2024-05-01T14:03:22Z',
+    occurred_at: `${TODAY}T14:03:22Z`,
     payload: { id: `event_${counter}`, state: 'confirmed' },
     ...extra,
   }

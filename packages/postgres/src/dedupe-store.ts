@@ -90,6 +90,11 @@ export class PostgresDedupeStore implements DedupeStore {
     })
   }
 
+  /** How long a completed key is remembered, in ms (option `ttlMs`). */
+  get ttlMs(): number {
+    return this.#ttlMs
+  }
+
   /** Starts a background sweep when the last is `everyMs` old and none is running. */
   #maybePrune(): void {
     if (this.#pruneEveryMs === undefined || this.#pruning !== undefined) return

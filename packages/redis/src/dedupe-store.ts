@@ -61,6 +61,11 @@ export class RedisDedupeStore implements DedupeStore {
     warnIfEvicting(this.#client, options.logger)
   }
 
+  /** How long a completed key is remembered, in ms (option `ttlMs`). */
+  get ttlMs(): number {
+    return this.#ttlMs
+  }
+
   /** Whether Redis answers (`PING`), for a readiness route: see `checkHealth`. */
   health(options?: HealthOptions): Promise<HealthReport> {
     return redisHealth(this.#client, options)

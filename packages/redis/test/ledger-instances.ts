@@ -2,6 +2,15 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import { REDIS_URL } from './helpers.js'
 
+/**
+ * Today (UTC) at `hour`:00:`second`: a delivery's time within the handler's horizon (maxAgeMs),
+ * the same in every process of a test.
+ */
+const todayAt = (hour: number, second: number) => {
+  const now = new Date()
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), hour, 0, second)
+}
+
 // App instances for the ledger's multi-process tests (fixtures/ledger-instance.mjs), each an OS
 // process with its own HTTP server, and the service's side: signed deliveries posted to them.
 
@@ -76,6 +85,6 @@ export const envelope = (n: number, prefix: string) =>
   JSON.stringify({
     type: 'event.created',
     id: `payload_${prefix.replaceAll(/[^a-z0-9]/g, '')}${n}`,
-    occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, n)).toISOString(),
+    occurred_at: new Date(todayAt(10, n)).toISOString(),
     payload: { id: `event_${n}`, state: 'confirmed' },
   })

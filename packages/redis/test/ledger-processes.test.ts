@@ -7,6 +7,15 @@ import { RedisLedgerStore } from '../src/index.js'
 import { redis, uniquePrefix } from './helpers.js'
 import { envelope, instance, post, stopInstances } from './ledger-instances.js'
 
+/**
+ * Today (UTC) at `hour`:00:`second`: a delivery's time within the handler's horizon (maxAgeMs),
+ * the same in every process of a test.
+ */
+const todayAt = (hour: number, second: number) => {
+  const now = new Date()
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), hour, 0, second)
+}
+
 afterEach(stopInstances)
 
 it('six instances receiving the same 20 deliveries at once: each runs once in all, every entry done', async () => {
@@ -87,7 +96,7 @@ function changes(event: string, prefix: string): string[] {
     JSON.stringify({
       type,
       id: `payload_${tag}_${event}_${i}`,
-      occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, i)).toISOString(),
+      occurred_at: new Date(todayAt(10, i)).toISOString(),
       payload: { id: event, state: type === 'event.canceled' ? 'canceled' : 'confirmed' },
     }),
   )

@@ -7,6 +7,15 @@ import { ledgerRaces } from './ledger-races.js'
 import { startFakeSchedulingService } from './service.js'
 import { sendTestEvent } from './sign.js'
 
+/**
+ * Today (UTC) at `hour`:00:`second`: a delivery's time within the handler's horizon (maxAgeMs),
+ * the same in every process of a test.
+ */
+const todayAt = (hour: number, second: number) => {
+  const now = new Date()
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), hour, 0, second)
+}
+
 // The ledger's promises end to end, over real HTTP against the fake service, for any ledger
 // store: an outage longer than the service's whole retry schedule recovered by `catchUp` with
 // every Event's final state applied once; deliveries of one Event shuffled and retried ending
@@ -131,7 +140,7 @@ export function runLedgerScenarios(
         await service.close()
       }
     })
-
+    ledgerOldBody(createStore, it)
     ledgerRaces(createStore, it)
 
     it("an Event's deliveries shuffled, each sent twice: the state applied last is the newest", async () => {
@@ -145,7 +154,7 @@ export function runLedgerScenarios(
           const payload = { id: `event_storm_${round}` }
           const events = types.map((type, i) =>
             createTestEvent(type, {
-              occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, i)).toISOString(),
+              occurred_at: new Date(todayAt(10, i)).toISOString(),
               payload: { ...payload, state: type === 'event.canceled' ? 'canceled' : 'confirmed' },
             }),
           )
@@ -168,5 +177,51 @@ export function runLedgerScenarios(
         await service.close()
       }
     })
+  })
+}
+
+/** An old body sent again: not run; its account's Events read again, what differs applied. */
+function ledgerOldBody(
+  createStore: () => LedgerStore | Promise<LedgerStore>,
+  it: StoreConformanceOptions['it'],
+): void {
+  it("a body captured 60 days ago, sent again to a fresh process after a missed cancellation: its body not run, its account's Events read again, the cancellation applied", async () => {
+    const service = await startFakeSchedulingService({
+      retrySchedule: [20, 40],
+      deliveryTimeoutMs: 2_000,
+    })
+    const account = 'acct_old_body'
+    const app = await startApp(service, await createStore(), [account])
+    try {
+      const payload = { id: 'event_old_body' }
+      await service.trigger('event.created', { account, payload })
+      await service.idle()
+      assert.equal(app.states.get(payload.id), 'confirmed')
+      await app.stop()
+      await service.trigger('event.canceled', { account, payload })
+      await service.idle()
+      await app.start()
+      const webhook = service.webhooks(account)[0]!
+      const captured = createTestEvent('event.created', {
+        occurred_at: new Date(Date.now() - 60 * 86_400_000).toISOString(),
+        payload: { ...payload, state: 'confirmed' },
+      })
+      const applied = app.applied.size
+      const { status, body } = await sendTestEvent(app.url, captured, {
+        secret: webhook.secret,
+        webhookId: webhook.id,
+      })
+      assert.equal(status, 200)
+      const answer = JSON.parse(body) as { error: { code: string; message: string } }
+      assert.equal(answer.error.code, 'too_old')
+      assert.match(answer.error.message, /read again, 1 difference\(s\) run/)
+      assert.equal(app.applied.get(captured.id), undefined, 'the old body never ran')
+      assert.equal(app.states.get(payload.id), 'canceled', 'the state the API lists now')
+      assert.equal(app.applied.size, applied + 1, 'one difference ran')
+      assert.deepEqual(app.resources.get(`${account}|${payload.id}`), service.events(account)[0])
+    } finally {
+      await app.stop()
+      await service.close()
+    }
   })
 }

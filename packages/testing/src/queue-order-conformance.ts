@@ -9,6 +9,15 @@ import { createTestEvent } from './events.js'
 import { type It, type QueueKit, quiet, SECRET, serve, until, withQueue } from './queue-kit.js'
 import { sendTestEvent } from './sign.js'
 
+/**
+ * Today (UTC) at `hour`:00:`second`: a delivery's time within the handler's horizon (maxAgeMs),
+ * the same in every process of a test.
+ */
+const todayAt = (hour: number, second: number) => {
+  const now = new Date()
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), hour, 0, second)
+}
+
 // The queue battery's once and in order: each delivery run once across instances and workers,
 // each Event's changes one at a time with the newest applied last.
 
@@ -84,7 +93,7 @@ export function queueOrder(kit: QueueKit, it: It): void {
       const events = Array.from({ length: 6 }, (_, e) =>
         types.map((type, i) =>
           createTestEvent(type, {
-            occurred_at: new Date(Date.UTC(2024, 4, 1, 10, 0, i)).toISOString(),
+            occurred_at: new Date(todayAt(10, i)).toISOString(),
             payload: { id: `event_order_${e}`, state: i === 2 ? 'canceled' : 'confirmed' },
           }),
         ),

@@ -38,6 +38,11 @@ export interface DedupeStore {
    * when `owner` no longer holds it.
    */
   extend?(key: string, owner: string): Promise<boolean> | boolean
+  /**
+   * Optional: how long a completion is remembered, in ms. The handler refuses bodies older
+   * than it (`maxAgeMs`); without it, 24 h.
+   */
+  readonly ttlMs?: number
 }
 
 /** Default of `maxEntries`: about 16 MB of heap at the 230 bytes an entry measured with payload-id keys. */
@@ -113,6 +118,11 @@ export class MemoryDedupeStore implements DedupeStore {
     this.#leaseMs = options.leaseMs ?? 5 * 60 * 1000
     this.#now = options.now ?? Date.now
     this.#refuseWhenFull = options.whenFull === 'refuse'
+  }
+
+  /** How long a completed key is remembered, in ms (option `ttlMs`). */
+  get ttlMs(): number {
+    return this.#ttlMs
   }
 
   /** Most keys kept (option `maxEntries`). */

@@ -20,6 +20,11 @@ export const WEBHOOK_ERROR_STATUS = {
    * set-up mistake no retry mends, answered 200 so the service stops, told to `onError`.
    */
   other_product: 200,
+  /**
+   * A body whose signed `occurred_at` is older than the handler's `maxAgeMs` (past what the
+   * record can tell a retry from a replay): not run, answered 200, told to `onError`.
+   */
+  too_old: 200,
   delivery_in_progress: 409,
   body_parsed: 500,
   handler_failed: 500,

@@ -22,10 +22,18 @@ import type { LedgerFilter, LedgerPage, LedgerPurged, LedgerStore } from './stor
 // to run a delivery, and tells it how the handlers ended. Replay and catch-up (`recovery.ts`)
 // are loaded when first called; the delivery page takes the ledger as an argument (`page/`).
 
+/** Accounts read again at once for old bodies (`reread`); past it, an old body is only refused. */
+const MAX_REREADS = 4
+
+/** How long one account's reading may take, in ms (its catch-up's `timeoutMs`). */
+const REREAD_TIMEOUT_MS = 10_000
+
 /** The ledger of one app's deliveries; see `createDeliveryLedger`. */
 export class DeliveryLedger implements DeliveryRecord {
   readonly #runs: LedgerRuns
   readonly #recent = new RecentAnswers()
+  /** The accounts being read again for an old body (`reread`), each with its reading. */
+  readonly #rereads = new Map<string, Promise<number | undefined>>()
 
   constructor(options: DeliveryLedgerOptions) {
     this.#runs = new LedgerRuns(options)
@@ -34,6 +42,11 @@ export class DeliveryLedger implements DeliveryRecord {
   /** Where the entries are kept. */
   get store(): LedgerStore {
     return this.#runs.store
+  }
+
+  /** How long an entry is kept (`retention.entryMs`): how old a delivery it can still tell. */
+  get horizonMs(): number {
+    return this.#runs.entryMs
   }
 
   /**
@@ -123,6 +136,29 @@ export class DeliveryLedger implements DeliveryRecord {
   ): Promise<CatchUpReport> {
     const { catchUpWith } = await import('./recovery.js')
     return catchUpWith(this.#runs, runner, subscriptions, options)
+  }
+
+  /**
+   * Reads an account's Events again for a body older than the handler's `maxAgeMs`: `catchUp`
+   * of that account alone (the handler's, through this ledger), so what differs from what was
+   * applied runs as the API lists it now. One reading per account at a time (old bodies of one
+   * account arriving together share it), at most 4 accounts at once. Resolves to the
+   * differences run, or `undefined` when none was read (too many readings under way, no
+   * client for the account, a problem listing it).
+   */
+  reread(
+    account: string,
+    catchUp: (options: CatchUpOptions) => Promise<CatchUpReport>,
+  ): Promise<number | undefined> {
+    let reading = this.#rereads.get(account)
+    if (reading !== undefined) return reading
+    if (this.#rereads.size >= MAX_REREADS) return Promise.resolve(undefined)
+    reading = catchUp({ keys: [account], timeoutMs: REREAD_TIMEOUT_MS })
+      .then((report) => (report.problems.length === 0 ? report.ran : undefined))
+      .catch(() => undefined)
+      .finally(() => this.#rereads.delete(account))
+    this.#rereads.set(account, reading)
+    return reading
   }
 
   /**

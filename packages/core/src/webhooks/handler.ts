@@ -17,6 +17,7 @@ import type { AnyWebhookEvent } from './events.js'
 import { watchEvictions } from './evictions.js'
 import { answerFetch } from './fetch.js'
 import { WebhookLog } from './log.js'
+import { ageOf, refuseOld } from './old-body.js'
 import type {
   WebhookErrorContext,
   WebhookErrorFn,
@@ -127,6 +128,9 @@ class Endpoint implements WebhookHandler {
         watch === undefined
           ? await receive(request, this.#settings, state)
           : await watch.verify(() => receive(request, this.#settings, state))
+      const { maxAgeMs } = this.#settings
+      const age = maxAgeMs && !received.removed && ageOf(received.event, maxAgeMs)
+      if (age) await refuseOld(received, age, this.#settings, this.catchUp)
       const delivered = deliverOnce(received, this.#settings, this.#registry, watch)
       return isThenable(delivered) ? await delivered : delivered
     } catch (caught) {

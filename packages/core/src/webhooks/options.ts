@@ -63,6 +63,15 @@ export interface WebhookHandlerOptions extends HeaderNames {
    * become dead letters, `replay` runs them again. It is the dedupe record then (`dedupe` unused).
    */
   ledger?: DeliveryLedger
+  /**
+   * How old, in ms, a delivery's signed `occurred_at` may be for its body to run: past the
+   * time the record still knows a delivery, a captured body sent again would run as a first
+   * one. An older body is answered 200 `too_old` and told to `onError`; with a ledger and
+   * subscriptions its account's Events are read again from the API and what differs is run as
+   * catch-up runs it. Default: the ledger's `retention.entryMs`, else the dedupe store's
+   * `ttlMs` (24 h in memory), else 24 h. `false` runs bodies of any age.
+   */
+  maxAgeMs?: number | false
   /** Largest body accepted, in bytes; enforced while reading. Default 1 MiB. */
   bodyLimit?: number
   /** How long a body may take to arrive, in ms: past it, 408 and the connection is closed. Default 30 000. */

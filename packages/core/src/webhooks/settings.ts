@@ -57,6 +57,8 @@ export interface Settings {
   record: DeliveryRecord
   /** The `logger` option; `undefined` lets the adapter's or the console's apply. */
   logger: Logger | undefined
+  /** How old a body may be to run (option `maxAgeMs`); `undefined`: any age. */
+  maxAgeMs: number | undefined
 }
 
 /** A request path without its query string or a trailing slash. */
@@ -177,20 +179,39 @@ export function resolveSettings(
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     budget: new BodyBudget(maxPending),
     dedupe,
-    identities:
-      typeof options.secret === 'function' &&
-      subscriptions === undefined &&
-      options.verify !== false
-        ? new SecretIdentities()
-        : undefined,
+    identities: identitiesOf(options),
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     webhookIdHeader: options.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
     queue: options.queue,
     ledger,
     record: recordOf(ledger, dedupe, HANDLER_CLAIM),
     logger: checkLogger(options.logger, 'createWebhookHandler'),
+    maxAgeMs: maxAgeOf(options.maxAgeMs, ledger, dedupe),
   }
 }
+
+/** With a secret lookup, the identities of the secrets that verify (`Settings.identities`). */
+function identitiesOf(options: WebhookHandlerOptions): SecretIdentities | undefined {
+  return typeof options.secret === 'function' &&
+    options.subscriptions === undefined &&
+    options.verify !== false
+    ? new SecretIdentities()
+    : undefined
+}
+
+/** Option `maxAgeMs`, checked; its default the record's horizon (old-body.ts). */
+function maxAgeOf(
+  maxAgeMs: number | false | undefined,
+  ledger: DeliveryLedger | undefined,
+  dedupe: DedupeStore | undefined,
+): number | undefined {
+  if (maxAgeMs === false) return undefined
+  positiveInteger(maxAgeMs, 'maxAgeMs', 'milliseconds')
+  const ttl = dedupe?.ttlMs
+  return maxAgeMs ?? ledger?.horizonMs ?? (typeof ttl === 'number' && ttl > 0 ? ttl : DAY_MS)
+}
+
+const DAY_MS = 86_400_000
 
 function checkLedger(ledger: DeliveryLedger | undefined): DeliveryLedger | undefined {
   if (ledger !== undefined && typeof ledger?.deliver !== 'function')

@@ -13,6 +13,9 @@ import { queuedDelivery } from '../../src/webhooks/queued.js'
 import { runQueued } from '../../src/webhooks/queued-run.js'
 import { deliver, envelope, serveHandler } from '../helpers.js'
 
+// A date of today (UTC): a delivery's time within any horizon the handler refuses past (maxAgeMs).
+const TODAY = new Date().toISOString().slice(0, 10)
+
 // The ledger through a real handler on loopback: every delivery recorded with its outcome,
 // failures become dead letters, replays run in process with `context.replay`, the ordering
 // guard keeps a late creation from undoing a cancellation, bodies sealed and expired.
@@ -158,9 +161,9 @@ describe('the delivery ledger through the webhook handler', () => {
       })
       const { url } = await serve(handler)
       const payload = { id: `event_${stale}`, state: 'canceled' }
-      const canceled = envelope('event.canceled', { occurred_at: '2024-05-01T10:00:05Z', payload })
+      const canceled = envelope('event.canceled', { occurred_at: `${TODAY}T10:00:05Z`, payload })
       const created = envelope('event.created', {
-        occurred_at: '2024-05-01T10:00:00Z',
+        occurred_at: `${TODAY}T10:00:00Z`,
         payload: { ...payload, state: 'confirmed' },
       })
       expect((await deliver(url, JSON.stringify(canceled))).status).toBe(200)
@@ -177,7 +180,7 @@ describe('the delivery ledger through the webhook handler', () => {
         ])
       }
       // A creation at the same instant as the cancellation is stale too: it cannot undo it.
-      const tie = envelope('event.created', { occurred_at: '2024-05-01T10:00:05Z', payload })
+      const tie = envelope('event.created', { occurred_at: `${TODAY}T10:00:05Z`, payload })
       await deliver(url, JSON.stringify(tie))
       if (stale === 'skip') expect((await ledger.get(tie.id))?.status).toBe('stale')
     }
@@ -321,7 +324,8 @@ describe('the delivery ledger through the webhook handler', () => {
     })
     const handler = createWebhookHandler({ secret: SECRET, ledger, onAny: () => {} })
     const { url } = await serve(handler)
-    const event = envelope()
+    // A delivery of now: within the 10 s the ledger keeps entries (the handler's maxAgeMs).
+    const event = envelope('event.created', { occurred_at: new Date(now).toISOString() })
     await deliver(url, JSON.stringify(event))
     now += 1_001
     expect(await handler.replay(event.id)).toMatchObject({
@@ -512,7 +516,7 @@ describe('the delivery ledger through the webhook handler', () => {
       },
     })
     const { url } = await serve(handler)
-    const at = (s: number) => `2024-05-01T10:00:0${s}Z`
+    const at = (s: number) => `${TODAY}T10:00:0${s}Z`
     const a = { id: 'event_turn_a' }
     const b = { id: 'event_turn_b' }
     const answers = await Promise.all([
@@ -552,8 +556,8 @@ describe('the delivery ledger through the webhook handler', () => {
     })
     const { url } = await serve(handler)
     const payload = { id: 'event_waiting' }
-    const first = envelope('event.created', { occurred_at: '2024-05-01T10:00:01Z', payload })
-    const second = envelope('event.canceled', { occurred_at: '2024-05-01T10:00:02Z', payload })
+    const first = envelope('event.created', { occurred_at: `${TODAY}T10:00:01Z`, payload })
+    const second = envelope('event.canceled', { occurred_at: `${TODAY}T10:00:02Z`, payload })
     const one = deliver(url, JSON.stringify(first))
     await vi.waitFor(() => expect(running).toBe(1))
     // Two copies of the second: whichever arrives first waits its turn (no answer yet); the

@@ -7,6 +7,9 @@ import type { OAuthRequest, OAuthRoutesOptions } from '../../src/oauth/options.j
 import { createOAuthRoutes } from '../../src/oauth/routes.js'
 import { MemoryTokenStore } from '../../src/tokens/store.js'
 
+// A date of today (UTC): a delivery's time within any horizon the handler refuses past (maxAgeMs).
+const TODAY = new Date().toISOString().slice(0, 10)
+
 function routes(overrides: Partial<OAuthRoutesOptions> = {}) {
   const lines: string[] = []
   const logger = { debug() {}, info() {}, error() {}, warn: (l: string) => void lines.push(l) }
@@ -110,7 +113,7 @@ describe("a queue worker's handler (verify: false)", () => {
         type: 'event.created',
         id: 'payload_w',
         version: '2020-11-18',
-        occurred_at: '2024-05-01T14:03:22Z',
+        occurred_at: `${TODAY}T14:03:22Z`,
         payload: {},
       } as never,
       { webhookId: 'wh_1', secretIndex: 0 },

@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest'
 import { createWebhookHandler } from '../../src/index.js'
 import { dispatchQueued, queuedDelivery, withinMs } from '../../src/webhooks/queued.js'
 
+// A date of today (UTC): a delivery's time within any horizon the handler refuses past (maxAgeMs).
+const TODAY = new Date().toISOString().slice(0, 10)
+
 const event = {
   id: 'payload_q1',
   type: 'event.created',
-  occurred_at: '2024-05-01T14:03:22Z',
+  occurred_at: `${TODAY}T14:03:22Z`,
   payload: { id: 'evt_1' },
 } as never
 
