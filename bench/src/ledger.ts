@@ -15,6 +15,9 @@ import pg from 'pg'
 import { type Case, measure, ratio, type Target, table } from './harness.js'
 import { SECRET, signedRequest } from './signed.js'
 
+/** An hour ago: deliveries dated inside every horizon the handler refuses old bodies past. */
+const RECENT = Date.now() - 3_600_000
+
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -35,7 +38,7 @@ async function bulkReplayMemory(): Promise<number> {
       type: 'event.created',
       id,
       version: '2020-11-18',
-      occurred_at: '2024-05-01T14:03:22Z',
+      occurred_at: new Date().toISOString(),
       payload: { uri: `https://service.test/events/${i}`, name: 'x'.repeat(200) },
     })
     await store.write(
@@ -100,7 +103,7 @@ function delivery(n: number, run: string, resource: boolean) {
     JSON.stringify({
       id: `payload_${run}_${n}`,
       type: 'event.created',
-      occurred_at: new Date(1_700_000_000_000 + n).toISOString(),
+      occurred_at: new Date(RECENT + n).toISOString(),
       payload: resource
         ? { id: `event_${run}_${n}`, state: 'confirmed', note: 'x'.repeat(1900) }
         : { note: 'x'.repeat(1900) },

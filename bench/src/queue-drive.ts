@@ -18,7 +18,7 @@ export function body(n: number, run: string): Buffer {
     JSON.stringify({
       id: `payload_q${run}_${n}`,
       type: 'event.created',
-      occurred_at: '2024-05-01T14:03:22Z',
+      occurred_at: new Date().toISOString(),
       payload: { id: `event_q${run}_${n}`, note: 'x'.repeat(1900) },
     }),
   )

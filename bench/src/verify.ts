@@ -26,7 +26,7 @@ export function eventBody(size: number, id = 'payload_01HYBENCH00000000000000'):
     type: 'event.created',
     id,
     version: '2020-11-18',
-    occurred_at: '2024-05-01T14:03:22Z',
+    occurred_at: new Date().toISOString(),
     payload: {
       id: 'event_01HYBENCH',
       state: 'confirmed',

@@ -18,8 +18,10 @@ export class EncryptedFileTokenStore implements TokenStore {
     this.#key = key
   }
 
+  // The key's UTF-16 code units, in the file's name and the associated data: UTF-8 would turn
+  // every lone surrogate into U+FFFD, and two keys into one file.
   #path(key: string): string {
-    return join(this.directory, `${createHash('sha256').update(key).digest('hex')}.bin`)
+    return join(this.directory, `${createHash('sha256').update(key, 'utf16le').digest('hex')}.bin`)
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {
@@ -31,7 +33,7 @@ export class EncryptedFileTokenStore implements TokenStore {
       throw error
     }
     const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.subarray(0, 12))
-    decipher.setAAD(Buffer.from(key))
+    decipher.setAAD(Buffer.from(key, 'utf16le'))
     decipher.setAuthTag(sealed.subarray(12, 28))
     return JSON.parse(
       Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8'),
@@ -41,7 +43,7 @@ export class EncryptedFileTokenStore implements TokenStore {
   async set(key: string, record: TokenRecord): Promise<void> {
     const nonce = randomBytes(12)
     const cipher = createCipheriv('aes-256-gcm', this.#key, nonce)
-    cipher.setAAD(Buffer.from(key))
+    cipher.setAAD(Buffer.from(key, 'utf16le'))
     const body = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()])
     await mkdir(this.directory, { recursive: true, mode: 0o700 })
     const path = this.#path(key)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { TokenRecord, TokenStore } from '@scheduling-kit/koa'
@@ -6,9 +7,11 @@ import type { TokenRecord, TokenStore } from '@scheduling-kit/koa'
 export class DirectoryTokenStore implements TokenStore {
   constructor(readonly directory: string) {}
 
-  // Keys become file names: encode them so no key can name a path outside the directory.
+  // Keys become file names: hashed, so no key can name a path outside the directory or be too
+  // long for one, over the key's UTF-16 code units (UTF-8 would turn every lone surrogate into
+  // U+FFFD, and two keys into one file).
   #path(key: string): string {
-    return join(this.directory, `${Buffer.from(key).toString('base64url')}.json`)
+    return join(this.directory, `${createHash('sha256').update(key, 'utf16le').digest('hex')}.json`)
   }
 
   async get(key: string): Promise<TokenRecord | undefined> {

@@ -47,7 +47,7 @@ function delivery(id: string) {
     type: 'event.created',
     id,
     version: '2020-11-18',
-    occurred_at: '2026-11-29T10:00:00Z',
+    occurred_at: new Date().toISOString(),
     payload: { id: `evt_${id}` },
   })
   const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`

@@ -91,7 +91,7 @@ export function envelope(type = 'event.created', extra: Record<string, unknown> 
     type,
     id: `payload_conf${process.pid}x${n}`,
     version: '2020-11-18',
-    occurred_at: '2024-05-01T14:03:22Z',
+    occurred_at: new Date().toISOString(),
     payload: { id: `event_${n}`, state: 'confirmed', description: 'Café ☕ <b>' },
     ...extra,
   })
