@@ -1,4 +1,4 @@
-import { accountOfKey, encodeStoreKey } from '@scheduling-kit/core/store'
+import { encodeStoreKey, scopeOfKey } from '@scheduling-kit/core/store'
 import { shardOf, spreadOverSlots } from './slots.js'
 
 // Where a Redis ledger's keys are. The ledger is split in shards by account: every key of one
@@ -6,7 +6,9 @@ import { shardOf, spreadOverSlots } from './slots.js'
 // round trip, in one Cluster slot; the shards' tags are chosen to fall evenly over the slots, so
 // on a Cluster the shards, and the accounts with them, spread over the masters. An account's
 // entries, marks and holds are all in its shard (an entry's id and a mark's resource name the
-// account: `accountKey`); entries and marks of no account are in the shard of ''.
+// account: `accountKey`); those of a delivery of no account verified by a secret lookup are in
+// the shard of its webhook's identity (`identityKey`), so a lookup's webhooks spread too; the
+// rest (one static secret) are in the shard of ''.
 //
 // With one shard (a single server's default), the tag is the prefix itself (encoded: no brace
 // can end it early), the layout of every ledger before shards.
@@ -88,8 +90,11 @@ export class LedgerKeys {
     return this.shards[shardOf(account ?? '', this.shards.length)]!
   }
 
-  /** The shard of an entry's id or a mark's resource: its account's (`accountKey`). */
+  /**
+   * The shard of an entry's id or a mark's resource: its account's (`accountKey`), else its
+   * webhook identity's (`identityKey`).
+   */
   of(key: string): LedgerShard {
-    return this.shards.length === 1 ? this.shards[0]! : this.ofAccount(accountOfKey(key))
+    return this.shards.length === 1 ? this.shards[0]! : this.ofAccount(scopeOfKey(key))
   }
 }

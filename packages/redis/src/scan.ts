@@ -52,13 +52,35 @@ const sameMap = (a: SlotMap, b: SlotMap) =>
   a.length === b.length &&
   a.every((r, i) => r.from === b[i]!.from && r.to === b[i]!.to && r.master === b[i]!.master)
 
-/** The client's connection to `host:port`, after the client learnt the topology again. */
+/** The longest a scan waits for the client to learn the topology again. */
+const REFRESH_WAIT_MS = 5_000
+
+/**
+ * The client asked to learn the cluster's topology again (`CLUSTER SLOTS`): a client made before
+ * a failover keeps the roles it last knew, and a scan must not depend on the client having
+ * noticed by itself. Waits at most `REFRESH_WAIT_MS`; a refresh that fails leaves the old map.
+ */
+function relearn(cluster: Cluster): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, REFRESH_WAIT_MS)
+    cluster.refreshSlotsCache(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+}
+
+/**
+ * The client's connection to `host:port`, whatever role the client last knew it in (a replica
+ * promoted by a failover is a master the client may still call a replica); after the client
+ * learnt the topology again when it has none.
+ */
 async function nodeAt(cluster: Cluster, address: string): Promise<Redis | undefined> {
   const find = () =>
-    cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === address)
+    cluster.nodes('all').find((n) => `${n.options.host}:${n.options.port}` === address)
   const found = find()
   if (found !== undefined) return found
-  await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()))
+  await relearn(cluster)
   return find()
 }
 
@@ -85,7 +107,10 @@ export async function* scanKeys(
   let why = ''
   let cause: unknown
   for (let attempt = 0; attempt <= RESCAN_PAUSES_MS.length; attempt++) {
-    if (attempt > 0) await new Promise((r) => setTimeout(r, RESCAN_PAUSES_MS[attempt - 1]))
+    if (attempt > 0) {
+      await new Promise((r) => setTimeout(r, RESCAN_PAUSES_MS[attempt - 1]))
+      await relearn(client)
+    }
     const before = await slotMap(client).catch((error: unknown) => {
       cause = error
       return undefined
@@ -135,6 +160,7 @@ export async function scanRead<T>(client: RedisClient, read: () => Promise<T>): 
           cause: error,
         })
       await new Promise((r) => setTimeout(r, RESCAN_PAUSES_MS[attempt]))
+      await relearn(client)
     }
   }
 }

@@ -7,7 +7,14 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { RedisLedgerStore } from '../src/index.js'
 import { slotOf } from '../src/slots.js'
 import { uniquePrefix } from './helpers.js'
-import { envelope, type Instance, instance, post, stopInstances } from './ledger-instances.js'
+import {
+  envelope,
+  type Instance,
+  instance,
+  post,
+  SECRET,
+  stopInstances,
+} from './ledger-instances.js'
 
 // The ledger spread over a live Redis Cluster of three masters: shards by account, each its own
 // hash tag, so a many-account load is shared by the masters; and slots migrated by
@@ -117,12 +124,23 @@ it('on a Cluster, a default store over a ledger written in one shard says so; ov
   expect(warned.filter((m) => m.includes('one shard'))).toEqual([])
 })
 
-/** `count` deliveries, each to an account of `accounts`, sent through the instances. */
-async function deliverMany(apps: Instance[], prefix: string, count: number, accounts: number) {
+/**
+ * `count` deliveries, each to an account of `accounts` (or, `lookup`, each to a webhook of that
+ * many, signed with its own secret as a lookup gives it), sent through the instances.
+ */
+async function deliverMany(
+  apps: Instance[],
+  prefix: string,
+  count: number,
+  accounts: number,
+  lookup = false,
+) {
   const statuses = await Promise.all(
-    Array.from({ length: count }, (_, n) =>
-      post(apps[n % apps.length]!.port, envelope(n, prefix), `wh_acct-${n % accounts}`),
-    ),
+    Array.from({ length: count }, (_, n) => {
+      const webhookId = `wh_acct-${n % accounts}`
+      const secret = lookup ? `${SECRET}:${webhookId}` : SECRET
+      return post(apps[n % apps.length]!.port, envelope(n, prefix), webhookId, secret)
+    }),
   )
   expect(statuses.filter((s) => s !== 200)).toEqual([])
 }
@@ -147,6 +165,32 @@ it('a many-account load on 3 masters: the busiest serves at most 40% of the comm
   }
   expect(shares.default).toBeLessThanOrEqual(0.4)
   expect(shares['1']).toBeGreaterThan(0.95)
+}, 120_000)
+
+it('a secret lookup (deliveries of no account) on 3 masters: 300 webhooks x 2 deliveries spread by webhook, the busiest at most 40%; each delivery ran once', async () => {
+  const prefix = uniquePrefix('spread-lookup')
+  const env = { CLUSTER_NODES: cluster.nodes.join(','), RUNS: 'stdout', LOOKUP: '1' }
+  const apps = await Promise.all(
+    Array.from({ length: 3 }, () =>
+      instance({ ...env, PREFIX: prefix, LEASE_MS: '30000', HOLD_MS: '0' }),
+    ),
+  )
+  await onEachMaster((client) => client.config('RESETSTAT'))
+  await deliverMany(apps, prefix, 600, 300, true)
+  const calls = await commandsPerMaster()
+  const total = calls.reduce((a, b) => a + b, 0)
+  expect(total).toBeGreaterThan(600 * 3)
+  expect(Math.max(...calls) / total).toBeLessThanOrEqual(0.4)
+  // The service's retries of 60 of them, to another instance: claimed in their webhook's shard.
+  const again = await Promise.all(
+    Array.from({ length: 60 }, (_, n) => {
+      const webhookId = `wh_acct-${n % 300}`
+      return post(apps[(n + 1) % 3]!.port, envelope(n, prefix), webhookId, `${SECRET}:${webhookId}`)
+    }),
+  )
+  expect(again.filter((s) => s !== 200)).toEqual([])
+  await expect.poll(() => apps.flatMap((app) => app.runs).length).toBe(600)
+  expect(new Set(apps.flatMap((app) => app.runs)).size).toBe(600)
 }, 120_000)
 
 it('slots migrated (redis-cli --cluster reshard) while 3 instances take deliveries sent to 2 of them at once: every delivery runs once, every entry done', async () => {

@@ -62,15 +62,21 @@ export function instance(env: Record<string, string>): Promise<Instance> {
 }
 
 /**
- * Posts a signed delivery (naming webhook `webhookId`: with ACCOUNTS=1, `wh_<account>`);
- * resolves to the status, 0 when the connection failed.
+ * Posts a signed delivery (naming webhook `webhookId`: with ACCOUNTS=1, `wh_<account>`; with
+ * LOOKUP=1, signed with that webhook's own secret); resolves to the status, 0 when the connection
+ * failed.
  */
-export function post(port: number, body: string, webhookId = 'wh_processes'): Promise<number> {
+export function post(
+  port: number,
+  body: string,
+  webhookId = 'wh_processes',
+  secret = SECRET,
+): Promise<number> {
   return fetch(`http://127.0.0.1:${port}/webhooks/scheduling`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-service-signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      'x-service-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
       'x-service-webhook-id': webhookId,
     },
     body,

@@ -21,3 +21,34 @@ export function accountOfKey(key: string): string | undefined {
     return undefined
   return key.slice(colon + 1, colon + 1 + length)
 }
+
+/**
+ * The dedupe key of a delivery of no account verified by a secret lookup: the identity of its
+ * webhook's current secret (32 hex digits, `SecretIdentities`) and the payload id, so a retry
+ * signed with the other secret of a rotation is the same delivery.
+ */
+export const identityKey = (identity: string, payloadId: string) => `${identity}:${payloadId}`
+
+const IDENTITY_KEY = /^[0-9a-f]{32}:/
+
+/** The identity a key was made under (`identityKey`), or `undefined`. */
+export const identityOfKey = (key: string): string | undefined =>
+  IDENTITY_KEY.test(key) ? key.slice(0, 32) : undefined
+
+/**
+ * What a key is scoped by: its account (`accountKey`), else its webhook's identity
+ * (`identityKey`), else nothing. A store may keep the keys of one scope together (the Redis
+ * ledger's shards do), so deliveries of no account spread by their webhook.
+ */
+export const scopeOfKey = (key: string): string | undefined =>
+  accountOfKey(key) ?? identityOfKey(key)
+
+/**
+ * Another id (a payload's, a resource's) under the scope of a delivery: its account's, else the
+ * identity its key was made under, else the id alone.
+ */
+export function keyInScopeOf(delivery: { account?: string | undefined; id: string }, id: string) {
+  if (delivery.account !== undefined) return accountKey(delivery.account, id)
+  // The identity and its colon, as `identityKey` wrote them.
+  return IDENTITY_KEY.test(delivery.id) ? delivery.id.slice(0, 33) + id : id
+}

@@ -3,7 +3,7 @@
 // numbers checked, messages that name no secret. Every name here is pinned by
 // test/package/exports.test.ts.
 
-export { accountKey, accountOfKey } from '../claims/keys.js'
+export { accountKey, accountOfKey, identityKey, scopeOfKey } from '../claims/keys.js'
 export { cipherOption, RecordSealer } from '../credentials/sealed.js'
 export { serverText, textOf } from '../errors/errors.js'
 export { HealthProblem, healthDetail, runCheck } from '../health/health.js'

@@ -9,7 +9,7 @@ import { isThenable } from '../thenable.js'
 import { shapeOf } from './digest.js'
 import type { LedgerEntry, ResourceMark, StoredLedgerEntry } from './entry.js'
 import { type Delivery, entryLayout } from './machine.js'
-import { resourceKey } from './order.js'
+import { resourceKeyOf } from './order.js'
 
 // A delivery through the ledger: recorded once, run under the ledger's lease, its outcome
 // written back. The ledger knows nothing of the webhook handler: it is given the envelope's
@@ -139,7 +139,7 @@ export async function deliverRecorded(
   if (recorded.resourceId !== undefined && ledger.inTurnHere(recorded.id)) return 'busy'
   return recorded.resourceId === undefined
     ? start()
-    : ledger.inTurn(resourceKey(recorded.account, recorded.resourceId), recorded.id, start, 'busy')
+    : ledger.inTurn(resourceKeyOf(recorded, recorded.resourceId), recorded.id, start, 'busy')
 }
 
 /**

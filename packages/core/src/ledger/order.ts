@@ -1,4 +1,4 @@
-import { accountKey } from '../claims/keys.js'
+import { accountKey, keyInScopeOf } from '../claims/keys.js'
 import type { LedgerEntry, ResourceMark } from './entry.js'
 
 // Ordering per resource. A change's time is its `occurred_at`; deliveries of one resource at
@@ -36,6 +36,14 @@ export function resourceKey(account: string | undefined, resourceId: string): st
 }
 
 /**
+ * The key of a recorded delivery's resource: the Event's id under the delivery's scope (its
+ * account, else the identity of its webhook's secret), so the mark, the hold and the entry of one
+ * delivery are kept together by a store that keeps a scope together.
+ */
+export const resourceKeyOf = (entry: Pick<LedgerEntry, 'account' | 'id'>, resourceId: string) =>
+  keyInScopeOf(entry, resourceId)
+
+/**
  * The mark a delivery would set on its resource; `undefined` without a resource or a time.
  * `appliedAt` is when it is applied (set as the delivery finishes).
  */
@@ -44,7 +52,7 @@ export function markOf(entry: LedgerEntry, appliedAt?: number): ResourceMark | u
   const at = timeOf(entry.occurredAt)
   if (Number.isNaN(at)) return undefined
   const mark: ResourceMark = {
-    resourceId: resourceKey(entry.account, entry.resourceId),
+    resourceId: resourceKeyOf(entry, entry.resourceId),
     at,
     rank: precedenceOf(entry.type),
     by: entry.id,

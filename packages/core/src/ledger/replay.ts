@@ -1,11 +1,11 @@
-import { accountKey, accountOfKey } from '../claims/keys.js'
+import { accountOfKey, keyInScopeOf } from '../claims/keys.js'
 import { newOwnerId } from '../claims/owner.js'
 import type { LedgerContext, LedgerEnvelope, ReplayRequest } from '../claims/record.js'
 import { sleep } from '../sleep.js'
 import { type Admission, type LeasedLedger, runLeased } from './deliver.js'
 import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
-import { resourceKey } from './order.js'
+import { resourceKeyOf } from './order.js'
 import { type OneOutcome, queueOf, type ReplayRunner } from './runner.js'
 import type { LedgerFilter, LedgerPage } from './store.js'
 
@@ -68,7 +68,7 @@ export interface ReplayLedger extends LeasedLedger {
 
 /** The Event key a replay waits its turn on, when the entry names one. */
 const turnOf = (entry: LedgerEntry) =>
-  entry.resourceId === undefined ? undefined : resourceKey(entry.account, entry.resourceId)
+  entry.resourceId === undefined ? undefined : resourceKeyOf(entry, entry.resourceId)
 
 /**
  * Runs a recorded delivery again under the same claim a live retry takes: re-checked under it
@@ -136,7 +136,7 @@ async function replayOne<E extends LedgerEnvelope>(
         "its account does not match the key its body was recorded under (the entry was changed in the store): not run as another account's",
     }
   const event = runner.parse(text)
-  if ((entry.account === undefined ? event.id : accountKey(entry.account, event.id)) !== id)
+  if (keyInScopeOf(entry, event.id) !== id)
     return { skipped: "its body's payload id is not the one its entry was recorded under" }
   const request: ReplayRequest = { of: id, reason, ...(again ? { again } : {}) }
   const base = { webhookId: entry.webhookId, account: entry.account }

@@ -67,14 +67,26 @@ export class SubscriptionExecutor {
   }
 
   /**
-   * The service account the key is connected to, when the token manager can tell: read from
-   * the store, not from what this process kept, so that the work that follows (its API calls
-   * too) acts on the current connection.
+   * The service account the key is connected to: read from the store, not from what this
+   * process kept, so that the work that follows (its API calls too) acts on the current
+   * connection. With `ask`, a connection that names none (tokens the app wrote itself, a token
+   * manager without records) is asked of the service (`GET /me`, one request), as a webhook is
+   * about to be made: so it is stamped with the account, and a reconnection to another account
+   * by hand is told. `undefined` when neither can tell.
    */
-  async accountOf(key: string): Promise<string | undefined> {
+  async accountOf(key: string, ask = false): Promise<string | undefined> {
     const { tokens } = this.options
-    if (typeof tokens.getRecord !== 'function') return undefined
-    return accountIdOf(await tokens.getRecord(key, { revalidate: true }))
+    const stored =
+      typeof tokens.getRecord === 'function'
+        ? accountIdOf(await tokens.getRecord(key, { revalidate: true }))
+        : undefined
+    if (stored !== undefined || !ask) return stored
+    return this.api(key)
+      .me()
+      .then(
+        (me) => accountIdOf({ account: me }),
+        () => undefined,
+      )
   }
 
   /** Runs `work` holding the account's lease, renewed meanwhile; waits for it up to `waitMs`. */

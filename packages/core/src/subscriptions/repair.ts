@@ -53,6 +53,13 @@ export async function repairAccount(
     await x.retire(key, new Set(plan.retire.keys()), record.active ? accountId : undefined)
     for (const [id, why] of plan.retire) actions.push(`retired ${id} (${why})`)
   }
+  // A webhook made in the service account the key was connected to before (its tokens replaced
+  // without `remove` first): this account's token cannot see it, nor delete it.
+  for (const [id, why] of plan.retire)
+    if (why.startsWith('of service account') && !remote.has(id))
+      actions.push(
+        `left ${id} at the service (${why}): only that account's token can delete it; its deliveries run no handlers`,
+      )
   for (const { id, heldBy } of plan.leave)
     actions.push(`left ${id} at our url: the webhook of "${heldBy}" (the same service account)`)
   for (const d of plan.delete.filter((d) => !d.known)) actions.push(`deleted ${d.id} (${d.why})`)

@@ -82,7 +82,7 @@ export function createWebhookSubscriptions(
 async function ensure(x: SubscriptionExecutor, key: string): Promise<EnsureResult> {
   checkKey(key)
   return await x.leased(key, 'ensure the webhook of', async () => {
-    const accountId = await x.accountOf(key)
+    let accountId = await x.accountOf(key)
     let record = await x.store.get(key)
     if (record === undefined || !record.active || record.app === undefined) {
       // The intent first: if the create fails, reconcile finds the account and repairs it.
@@ -96,6 +96,12 @@ async function ensure(x: SubscriptionExecutor, key: string): Promise<EnsureResul
         keptId = entry.id
         break
       }
+    }
+    if (keptId === undefined && accountId === undefined) {
+      // None works and the connection names no account (tokens written by hand): asked of the
+      // service, so the webhook made is stamped with it, and one of another account is told.
+      accountId = await x.accountOf(key, true)
+      if (mustList(record, accountId)) return await ensureListed(x, key, record, accountId)
     }
     const retired = live(record)
       .filter((w) => w.id !== keptId)
@@ -152,7 +158,7 @@ async function removeLeased(x: SubscriptionExecutor, key: string): Promise<Remov
 async function rotate(x: SubscriptionExecutor, key: string): Promise<RotateResult> {
   checkKey(key)
   return await x.leased(key, 'rotate the webhook of', async () => {
-    const accountId = await x.accountOf(key)
+    const accountId = await x.accountOf(key, true)
     const record =
       (await x.store.get(key)) ??
       (await x.update(key, (r) => ({ ...r, active: true, app: appOf(x) })))

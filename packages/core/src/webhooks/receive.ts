@@ -1,4 +1,4 @@
-import { accountKey } from '../claims/keys.js'
+import { accountKey, identityKey } from '../claims/keys.js'
 import { serverText, WebhookError } from '../errors/errors.js'
 import { getHeader, type HeadersInput } from '../http/headers.js'
 import { utf8 } from '../platform/bytes.js'
@@ -85,7 +85,7 @@ export async function receive(
   return {
     event,
     context,
-    key: `${typeof identity === 'string' ? identity : await identity}:${event.id}`,
+    key: identityKey(typeof identity === 'string' ? identity : await identity, event.id),
     text,
   }
 }

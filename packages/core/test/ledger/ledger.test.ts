@@ -104,6 +104,42 @@ describe('the delivery ledger through the webhook handler', () => {
     })
   })
 
+  it('with a secret lookup (deliveries of no account): a dead delivery replays, its key and mark under its webhook identity, and a late creation does not undo a cancellation', async () => {
+    const store = new MemoryLedgerStore()
+    const ledger = createDeliveryLedger({ store, maxAttempts: 1, logger: quiet })
+    let broken = true
+    const seen: string[] = []
+    const handler = createWebhookHandler({
+      secret: (webhookId) => `secret-of-${webhookId}`,
+      ledger,
+      logger: quiet,
+      onAny: (event) => {
+        seen.push(event.type)
+        if (broken) throw new Error('database down')
+      },
+    })
+    const { url } = await serve(handler)
+    const send = (body: string) =>
+      deliver(url, body, { secret: 'secret-of-wh_tenant', webhookId: 'wh_tenant' })
+    const dead = JSON.stringify(envelope())
+    expect((await send(dead)).status).toBe(500)
+    const [entry] = (await ledger.list()).entries
+    expect(entry!.id).toMatch(/^[0-9a-f]{32}:payload_/)
+    broken = false
+    const report = await handler.replay(entry!.id)
+    expect(report).toMatchObject({ planned: 1, replayed: 1, skipped: 0 })
+    expect(seen).toEqual(['event.created', 'event.created'])
+    const payload = { id: 'event_lookup_order', state: 'canceled' }
+    const at = (s: number) => `${TODAY}T10:00:0${s}Z`
+    const canceled = envelope('event.canceled', { occurred_at: at(2), payload })
+    const created = envelope('event.created', { occurred_at: at(1), payload })
+    expect((await send(JSON.stringify(canceled))).status).toBe(200)
+    expect((await send(JSON.stringify(created))).status).toBe(200)
+    expect(seen).toEqual(['event.created', 'event.created', 'event.canceled'])
+    const mark = await store.mark(`${entry!.id.slice(0, 32)}:event_lookup_order`)
+    expect(mark).toMatchObject({ rank: 5 })
+  })
+
   it('a bulk replay runs the failed and dead entries a filter matches, a page at a time, within max; dryRun only counts', async () => {
     const ledger = createDeliveryLedger({
       store: new MemoryLedgerStore(),

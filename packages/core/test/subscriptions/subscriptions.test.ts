@@ -125,6 +125,43 @@ describe('ensure', () => {
     )
   })
 
+  it("tokens written by hand (no account in them), then another account's written over them: ensure asks the service whose they are, the old account's deliveries run no handlers and what is left at the service is said, never reported deleted", async () => {
+    const changes: { type: string; actions?: string[] }[] = []
+    const subs = subscriptions(new MemorySubscriptionStore(), {
+      onConnectionChange: (change) => void changes.push(change),
+    })
+    tokens.set('user-1', server.grant('acct_p').access_token)
+    const first = await subs.ensure('user-1')
+    expect(await subs.lookup(first.webhookId)).toMatchObject({ account: 'user-1', handle: true })
+    // The app's own flow connects the user to another service account, over the same key.
+    tokens.set('user-1', server.grant('acct_q').access_token)
+    const second = await subs.ensure('user-1')
+    expect(second.created).toBe(true)
+    expect(live('acct_q').map((w) => w.id)).toEqual([second.webhookId])
+    expect(await subs.lookup(first.webhookId)).toMatchObject({ handle: false })
+    expect(await subs.lookup(second.webhookId)).toMatchObject({ handle: true })
+    // The old webhook is acct_p's: acct_q's token can neither see nor delete it. Said, not hidden.
+    expect(live('acct_p').map((w) => w.id)).toEqual([first.webhookId])
+    const said = changes.flatMap((c) => c.actions ?? [])
+    expect(said).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^left ${first.webhookId} at the service \\(of service account acct_p\\)`),
+      ),
+    )
+    expect(second.retired).toEqual([first.webhookId])
+  })
+
+  it('the order the docs give for tokens written by hand (remove, write the new tokens, ensure): no webhook left in the old account', async () => {
+    const subs = subscriptions()
+    tokens.set('user-1', server.grant('acct_p').access_token)
+    await subs.ensure('user-1')
+    await subs.remove('user-1')
+    tokens.set('user-1', server.grant('acct_q').access_token)
+    await subs.ensure('user-1')
+    expect(live('acct_p')).toEqual([])
+    expect(live('acct_q')).toHaveLength(1)
+  })
+
   it('three instances, thirty ensures at once: one webhook at the service', async () => {
     const store = new MemorySubscriptionStore()
     const instances = [subscriptions(store), subscriptions(store), subscriptions(store)]
