@@ -1,6 +1,13 @@
 import type { Options } from 'tsup'
 
 /**
+ * The declaration build's settings: tsup 8.5 gives the compiler a `baseUrl`, which TypeScript 6
+ * deprecates (an error until silenced); the packages' own tsconfig sets none, and `tsc`
+ * (`pnpm typecheck`) keeps every deprecation an error.
+ */
+export const dts = { compilerOptions: { ignoreDeprecations: '6.0' } }
+
+/**
  * Settings every published package's build starts from: `src/index.ts` as ESM only, with types
  * and source maps (without `sourcesContent`). There is no CommonJS build: Node 22.12+
  * `require()`s an ES module. A package's tsup.config.ts spreads it and says only what differs.
@@ -8,7 +15,7 @@ import type { Options } from 'tsup'
 export const library: Options = {
   entry: ['src/index.ts'],
   format: ['esm'],
-  dts: true,
+  dts,
   target: 'es2022',
   platform: 'node',
   sourcemap: true,

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs'
 import { defineConfig } from 'tsup'
-import { library } from '../../tsup.shared.js'
+import { dts, library } from '../../tsup.shared.js'
 
 // Declarations only: the JavaScript is built by rollup.config.mjs, one chunk per layer. One
 // entry point per concern beside the root: every file of src/entries/.
@@ -12,5 +12,5 @@ export default defineConfig({
   ...library,
   entry,
   platform: 'neutral',
-  dts: { only: true },
+  dts: { ...dts, only: true },
 })

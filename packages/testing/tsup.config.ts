@@ -1,5 +1,5 @@
 import { defineConfig } from 'tsup'
-import { library } from '../../tsup.shared.js'
+import { dts, library } from '../../tsup.shared.js'
 
 export default defineConfig([
   // The fake service's OAuth side (@scheduling-kit/fake-auth, private, shared with core's tests)
@@ -7,7 +7,7 @@ export default defineConfig([
   {
     ...library,
     noExternal: ['@scheduling-kit/fake-auth'],
-    dts: { resolve: [/^@scheduling-kit\/fake-auth/] },
+    dts: { ...dts, resolve: [/^@scheduling-kit\/fake-auth/] },
   },
   // The processes runRefreshRace, runRateCapRace and runRefreshAheadOutage fork.
   {
