@@ -15,9 +15,6 @@ const LIMIT = 80
 const KNOWN = new Map([
   ['packages/bullmq/src/queue.ts createBullMQQueue', 114],
   ['packages/bullmq/src/worker.ts createBullMQWorker', 100],
-  ['packages/core/src/oauth/callback.ts connectAccount', 88],
-  ['packages/core/src/setup/scheduling.ts createScheduling', 89],
-  ['packages/core/src/webhooks/settings.ts resolveSettings', 81],
   ['packages/postgres-queue/src/queue.ts createPostgresQueue', 103],
   ['packages/testing/src/cli-deliveries.ts runDeliveries', 82],
   ['packages/testing/src/connection-app.ts startAppInstance', 83],

@@ -48,8 +48,12 @@ export function median(values: readonly number[]): number {
  */
 export async function measure(
   cases: Case[],
-  { rounds = 21, batchMs = 25 }: { rounds?: number; batchMs?: number } = {},
+  options: { rounds?: number; batchMs?: number } = {},
 ): Promise<Measured[]> {
+  // `--quick` (quick.ts): a third of the rounds, at least 7, and batches half as long.
+  const quick = process.env.BENCH_QUICK === '1'
+  const rounds = quick ? Math.max(7, Math.ceil((options.rounds ?? 21) / 3)) : (options.rounds ?? 21)
+  const batchMs = quick ? (options.batchMs ?? 25) / 2 : (options.batchMs ?? 25)
   const sizes = new Map<Case, number>()
   for (const c of cases) {
     let n = 16

@@ -138,45 +138,13 @@ async function connectAccount<Req>(
   const { tokens, account } = await connect(code, signIn.v, settings, traced)
   const key = await keyFor(request, account, settings)
   setAttributes(traced, { 'scheduling.account': attributeText(key) })
-  const previous = await inChildSpan('scheduling.token_store.get', traced, () =>
-    step(
-      'store_failed',
-      () => 'The token store could not be read.',
-      () => settings.store.get(key),
-    ),
+  const { stored, switched, accountId, previousAccountId } = await storeNewConnection(
+    request,
+    key,
+    { ...tokens, account },
+    settings,
+    traced,
   )
-  const made = (connection: string): TokenRecord => ({
-    ...tokens,
-    account,
-    connection,
-    app: settings.app,
-  })
-  const accountId = accountIdOf({ account })
-  const previousAccountId = accountIdOf(previous)
-  const switched =
-    previous !== undefined && previousAccountId !== undefined && previousAccountId !== accountId
-  // This connection's generation, later than the one it replaces, written over the version it
-  // was computed from: its cookie counts only while the record is this connection, and a
-  // restored older record is refused as rolled back.
-  let record: (TokenRecord & { connection: string }) | undefined
-  const write = async () => {
-    record = await inChildSpan('scheduling.token_store.set', traced, () =>
-      step(
-        'store_failed',
-        () => 'The tokens could not be saved in the token store.',
-        () => storeConnection(settings.store, key, previous, made),
-      ),
-    )
-  }
-  // Another service account than before: its webhook goes while its token still works.
-  if (switched) await switchAccount(request, key, previousAccountId, write, settings)
-  else await write()
-  const stored = record
-  if (stored === undefined)
-    throw new OAuthFlowError(
-      'store_failed',
-      "The subscriptions' replaceConnection never ran its change: the new connection was not stored.",
-    )
   const { connection } = stored
   // Every token manager of this process forgets what it kept of the key, before anything runs.
   announceConnectionChange(settings.store, key)
@@ -200,4 +168,50 @@ async function connectAccount<Req>(
   const target = signIn.r ?? settings.successRedirect
   if (webhookFailure === undefined) return redirect(target, cookies)
   return webhookPendingPage(request, target, cookies, isConfigError(webhookFailure))
+}
+
+/**
+ * The new connection stored over the key's previous one (its generation after it). When it is
+ * another service account than before, its webhook goes first while its token still works.
+ */
+async function storeNewConnection<Req>(
+  request: OAuthRequest<Req>,
+  key: string,
+  tokens: Omit<TokenRecord, 'connection' | 'app'>,
+  settings: RouteSettings<Req>,
+  traced: Traced | undefined,
+) {
+  const previous = await inChildSpan('scheduling.token_store.get', traced, () =>
+    step(
+      'store_failed',
+      () => 'The token store could not be read.',
+      () => settings.store.get(key),
+    ),
+  )
+  const made = (connection: string): TokenRecord => ({ ...tokens, connection, app: settings.app })
+  const accountId = accountIdOf(tokens)
+  const previousAccountId = accountIdOf(previous)
+  const switched =
+    previous !== undefined && previousAccountId !== undefined && previousAccountId !== accountId
+  // This connection's generation, later than the one it replaces, written over the version it
+  // was computed from: its cookie counts only while the record is this connection, and a
+  // restored older record is refused as rolled back.
+  let record: (TokenRecord & { connection: string }) | undefined
+  const write = async () => {
+    record = await inChildSpan('scheduling.token_store.set', traced, () =>
+      step(
+        'store_failed',
+        () => 'The tokens could not be saved in the token store.',
+        () => storeConnection(settings.store, key, previous, made),
+      ),
+    )
+  }
+  if (switched) await switchAccount(request, key, previousAccountId, write, settings)
+  else await write()
+  if (record === undefined)
+    throw new OAuthFlowError(
+      'store_failed',
+      "The subscriptions' replaceConnection never ran its change: the new connection was not stored.",
+    )
+  return { stored: record, switched, accountId, previousAccountId }
 }

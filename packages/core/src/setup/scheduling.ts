@@ -13,6 +13,7 @@ import { DeferredOAuthRoutes } from '../oauth/deferred.js'
 import type { OAuthRoutesOptions } from '../oauth/options.js'
 import type { OAuthRoutes } from '../oauth/routes.js'
 import type { WebhookSubscriptions } from '../subscriptions/options.js'
+import type { SubscriptionStore } from '../subscriptions/store.js'
 import { createWebhookSubscriptions } from '../subscriptions/subscriptions.js'
 import type { SweepOptions } from '../subscriptions/sweep-options.js'
 import type { RateCap } from '../sweep/rate-cap.js'
@@ -175,7 +176,7 @@ export function createScheduling(
 ): Scheduling {
   if (typeof options === 'function') return deferredScheduling(options)
   checkOptions(options)
-  const { webhookUrl, secret, apiUrl } = options
+  const { secret, apiUrl } = options
   const stores = { ...memoryStores(), ...options.stores }
   const { logger, fetch, queue, onConnectionChange, now } = options
   const clock = now === undefined ? {} : { now }
@@ -191,21 +192,7 @@ export function createScheduling(
   }
   const sweep = sweepOf(options.sweep, sweepStore, ledger)
   const tokens = createTokenManager({ oauth, store: stores.tokens, app, ...told, ...clock })
-  const subscriptions =
-    webhookUrl === undefined
-      ? undefined
-      : createWebhookSubscriptions({
-          url: webhookUrl,
-          tokens,
-          apiUrl,
-          store: stores.subscriptions,
-          fetch,
-          logger,
-          ...told,
-          ...clock,
-          ...(options.rateCap === undefined ? {} : { rateCap: options.rateCap }),
-          ...(sweep === undefined ? {} : { sweep }),
-        })
+  const subscriptions = subscriptionsOf(options, tokens, stores.subscriptions, sweep)
   // The options part: what the adapters' and core's factories read.
   const asOptions = {
     ...pick(options),
@@ -250,6 +237,29 @@ export function createScheduling(
     health: (healthOptions) =>
       checkHealth({ ...checked, periodic: periodicChecked }, healthOptions),
   }
+}
+
+/** With `webhookUrl`, each connected account's webhook, made there and kept; else none. */
+function subscriptionsOf(
+  options: SchedulingOptions,
+  tokens: TokenManager,
+  store: SubscriptionStore,
+  sweep: SweepOptions | undefined,
+): WebhookSubscriptions | undefined {
+  const { webhookUrl, apiUrl, fetch, logger, onConnectionChange, now, rateCap } = options
+  if (webhookUrl === undefined) return undefined
+  return createWebhookSubscriptions({
+    url: webhookUrl,
+    tokens,
+    apiUrl,
+    store,
+    fetch,
+    logger,
+    ...(onConnectionChange === undefined ? {} : { onConnectionChange }),
+    ...(now === undefined ? {} : { now }),
+    ...(rateCap === undefined ? {} : { rateCap }),
+    ...(sweep === undefined ? {} : { sweep }),
+  })
 }
 
 /** The options' mistakes `createScheduling` tells at once, each with what to pass. */

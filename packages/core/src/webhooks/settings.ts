@@ -118,31 +118,7 @@ export function resolveSettings(
 ): Settings {
   const options = optionsOf(input, rest)
   const subscriptions = options.subscriptions
-  if (subscriptions !== undefined) {
-    if (typeof subscriptions?.lookup !== 'function') {
-      throw new ConfigError(
-        'createWebhookHandler: subscriptions must be what createWebhookSubscriptions returns.',
-      )
-    }
-    if (options.secret !== undefined) {
-      throw new ConfigError(
-        'createWebhookHandler: pass secret or subscriptions, not both: with subscriptions, each delivery is verified with the secret of the webhook it names.',
-      )
-    }
-  } else if (options.verify === false) {
-    if (options.secret !== undefined) {
-      throw new ConfigError(
-        'createWebhookHandler: verify: false is for a queue worker, which verifies nothing: leave the secret out.',
-      )
-    }
-  } else assertSecretSource(options.secret, 'createWebhookHandler')
-  if (options.verify !== undefined && typeof options.verify !== 'boolean') {
-    throw new ConfigError('createWebhookHandler: verify must be true or false.')
-  }
-  // With subscriptions, no static secret applies: every delivery's comes from its webhook.
-  // A worker's handler (verify: false) has none at all: every request is refused.
-  const secret: SecretSource =
-    subscriptions === undefined && options.verify !== false ? options.secret! : () => undefined
+  const secret = secretOf(options)
   if (
     options.path !== undefined &&
     (typeof options.path !== 'string' || !options.path.startsWith('/'))
@@ -188,6 +164,37 @@ export function resolveSettings(
     logger: checkLogger(options.logger, 'createWebhookHandler'),
     maxAgeMs: maxAgeOf(options.maxAgeMs, ledger, dedupe),
   }
+}
+
+/**
+ * Where the secrets come from, checked: the option's source; with subscriptions, none (every
+ * delivery's comes from its webhook); for a worker's handler (`verify: false`), none at all
+ * (every request is refused).
+ */
+function secretOf(options: WebhookHandlerOptions): SecretSource {
+  const { subscriptions } = options
+  if (subscriptions !== undefined) {
+    if (typeof subscriptions?.lookup !== 'function') {
+      throw new ConfigError(
+        'createWebhookHandler: subscriptions must be what createWebhookSubscriptions returns.',
+      )
+    }
+    if (options.secret !== undefined) {
+      throw new ConfigError(
+        'createWebhookHandler: pass secret or subscriptions, not both: with subscriptions, each delivery is verified with the secret of the webhook it names.',
+      )
+    }
+  } else if (options.verify === false) {
+    if (options.secret !== undefined) {
+      throw new ConfigError(
+        'createWebhookHandler: verify: false is for a queue worker, which verifies nothing: leave the secret out.',
+      )
+    }
+  } else assertSecretSource(options.secret, 'createWebhookHandler')
+  if (options.verify !== undefined && typeof options.verify !== 'boolean') {
+    throw new ConfigError('createWebhookHandler: verify must be true or false.')
+  }
+  return subscriptions === undefined && options.verify !== false ? options.secret! : () => undefined
 }
 
 /** With a secret lookup, the identities of the secrets that verify (`Settings.identities`). */
