@@ -75,9 +75,10 @@ export function markHorizonOf(mark: ResourceMark): number {
 }
 
 /**
- * Where a delivery's entries are kept. An entry's `id` names its account when it has one
- * (`accountKey(account, payloadId)`, and a mark's `resourceId` likewise): a store may keep each
- * account's entries, marks and holds together by it (the Redis store's shards do).
+ * Where a delivery's entries are kept. An entry's `id` names its scope when it has one: its
+ * account (`accountKey(account, payloadId)`), else, for a secret lookup's delivery, its
+ * webhook's identity (`identityKey`); a mark's `resourceId` likewise. A store may keep each
+ * scope's entries, marks and holds together by it (`scopeOfKey`: the Redis store's shards do).
  */
 export interface LedgerStore {
   /** Whether what the store depends on answers, for a readiness route. */
