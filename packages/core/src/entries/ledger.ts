@@ -5,8 +5,9 @@
 // @scheduling-kit/testing checks one of your own. Every name here is pinned by
 // test/package/exports.test.ts.
 
+export { createDeliveryLedger } from '../catch-up/ledger.js'
+export type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../catch-up/options.js'
 export type { ReplayRequest } from '../claims/record.js'
-export type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../ledger/catch-up-options.js'
 export type {
   DeliverySource,
   DeliveryStatus,
@@ -15,7 +16,7 @@ export type {
   StoredLedgerEntry,
   StoredResourceMark,
 } from '../ledger/entry.js'
-export { createDeliveryLedger, DeliveryLedger } from '../ledger/ledger.js'
+export { DeliveryLedger, type LedgerFeed, type RereadReport } from '../ledger/ledger.js'
 export { MemoryLedgerStore, type MemoryLedgerStoreOptions } from '../ledger/memory.js'
 export type { DeliveryLedgerOptions } from '../ledger/options.js'
 export { precedenceOf } from '../ledger/order.js'

@@ -6,21 +6,21 @@ import type {
   RecordRunOptions,
   VerifiedDelivery,
 } from '../claims/record.js'
-import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from './catch-up-options.js'
 import { deliverRecorded, handOff } from './deliver.js'
-import type { StoredLedgerEntry } from './entry.js'
+import type { ResourceMark, StoredLedgerEntry } from './entry.js'
 import type { DeliveryLedgerOptions } from './options.js'
 import { type RecentAnswer, RecentAnswers, type RecentDropped } from './recent.js'
 import type { ReplayOptions, ReplayReport } from './replay.js'
-import { runReplayJob } from './replay-job.js'
+import { runReplayJob } from './rerun.js'
 import type { ReplayRunner } from './runner.js'
 import { LedgerRuns } from './runs.js'
 import type { LedgerFilter, LedgerPage, LedgerPurged, LedgerStore } from './store.js'
 
 // The delivery ledger: one entry per verified delivery, moved on by the pure functions of
 // `machine.ts` and written by compare-and-set (`runs.ts`). The webhook handler asks it whether
-// to run a delivery, and tells it how the handlers ended. Replay and catch-up (`recovery.ts`)
-// are loaded when first called; the delivery page takes the ledger as an argument (`page/`).
+// to run a delivery, and tells it how the handlers ended; a replay (`replay.ts`, loaded when
+// first called) runs recorded deliveries again. Catch-up stands above the ledger (`catch-up/`:
+// it reads the API and feeds the ledger through `feed()`), as the delivery page does (`page/`).
 
 /** Accounts read again at once for old bodies (`reread`); past it, an old body is only refused. */
 const MAX_REREADS = 4
@@ -28,7 +28,25 @@ const MAX_REREADS = 4
 /** How long one account's reading may take, in ms (its catch-up's `timeoutMs`). */
 const REREAD_TIMEOUT_MS = 10_000
 
-/** The ledger of one app's deliveries; see `createDeliveryLedger`. */
+/** What `reread` reads of a catch-up's report: the differences run, the problems met. */
+export interface RereadReport {
+  ran: number
+  problems: readonly unknown[]
+}
+
+/** The ledger as catch-up feeds it (`DeliveryLedger.feed`). */
+export interface LedgerFeed extends DeliveryRecord {
+  /** The ledger's clock, ms since the epoch. */
+  now(): number
+  /** What was last applied to a resource (an Event), by its id. */
+  mark(resourceId: string): Promise<ResourceMark | undefined>
+  /** Fields left out of a resource's digest (the ledger's `volatileFields`). */
+  readonly volatile: ReadonlySet<string> | undefined
+  /** The retention horizon: `purge` drops the marks of Events that ended before it. */
+  horizon(): number
+}
+
+/** The ledger of one app's deliveries; made by `createDeliveryLedger` (`catch-up/ledger.ts`). */
 export class DeliveryLedger implements DeliveryRecord {
   readonly #runs: LedgerRuns
   readonly #recent = new RecentAnswers()
@@ -121,21 +139,25 @@ export class DeliveryLedger implements DeliveryRecord {
     options: ReplayOptions | undefined,
     runner: ReplayRunner<E>,
   ): Promise<ReplayReport> {
-    const { replayWith } = await import('./recovery.js')
-    return replayWith(this.#runs, runner, target, options)
+    const { replayDeliveries } = await import('./replay.js')
+    return replayDeliveries(this.#runs, runner, target, options)
   }
 
   /**
-   * Lists accounts' events from the API and feeds each state the ledger has not applied
-   * through `runner` (the webhook handler's `catchUp()` gives its own registry).
+   * The ledger as a sweep that feeds it deliveries of its own sees it (catch-up): the record
+   * (less the page's list of duplicate requests: a difference found twice is no request), the
+   * clock, the marks of resources, the fields left out of their digests, the retention horizon.
    */
-  async catchUpWith<E extends LedgerEnvelope>(
-    runner: ReplayRunner<E>,
-    subscriptions: CatchUpAccounts | undefined,
-    options: CatchUpOptions = {},
-  ): Promise<CatchUpReport> {
-    const { catchUpWith } = await import('./recovery.js')
-    return catchUpWith(this.#runs, runner, subscriptions, options)
+  feed(): LedgerFeed {
+    const runs = this.#runs
+    return {
+      deliver: (delivery, run) => deliverRecorded(runs, delivery, run),
+      handOff: async (delivery, put) => ((await handOff(runs, delivery, put)) ? 'ran' : 'done'),
+      now: runs.now,
+      mark: (id) => runs.store.mark(id),
+      volatile: runs.volatile,
+      horizon: () => runs.now() - runs.entryMs,
+    }
   }
 
   /**
@@ -148,7 +170,7 @@ export class DeliveryLedger implements DeliveryRecord {
    */
   reread(
     account: string,
-    catchUp: (options: CatchUpOptions) => Promise<CatchUpReport>,
+    catchUp: (options: { keys: string[]; timeoutMs: number }) => Promise<RereadReport>,
   ): Promise<number | undefined> {
     let reading = this.#rereads.get(account)
     if (reading !== undefined) return reading
@@ -199,21 +221,4 @@ export class DeliveryLedger implements DeliveryRecord {
       ...(options.account === undefined ? {} : { account: options.account }),
     })
   }
-}
-
-/**
- * A delivery ledger: every verified delivery recorded with its outcome, failed ones kept as
- * dead letters past `maxAttempts`, bodies kept (sealed with `cipher`) for replay until
- * `retention.bodyMs`. Give it to `createWebhookHandler({ ledger })` or an adapter's
- * `schedulingWebhooks({ ledger })`; it is then the dedupe record too (one write per delivery).
- *
- * @example
- * ```ts
- * const ledger = createDeliveryLedger({ store: new MemoryLedgerStore() })
- * app.use(schedulingWebhooks(process.env.SCHEDULING_SECRET!, { ledger }))
- * const { entries } = await ledger.list({ status: 'dead' })
- * ```
- */
-export function createDeliveryLedger(options: DeliveryLedgerOptions): DeliveryLedger {
-  return new DeliveryLedger(options)
 }

@@ -1,12 +1,19 @@
 import { accountOfKey, keyInScopeOf } from '../claims/keys.js'
 import { newOwnerId } from '../claims/owner.js'
-import type { LedgerContext, LedgerEnvelope, ReplayRequest } from '../claims/record.js'
+import type {
+  DeliveryOutcome,
+  LedgerContext,
+  LedgerEnvelope,
+  ReplayRequest,
+  VerifiedDelivery,
+} from '../claims/record.js'
 import { sleep } from '../sleep.js'
-import { type Admission, type LeasedLedger, runLeased } from './deliver.js'
 import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
 import { resourceKeyOf } from './order.js'
+import { DONE, type ReplayLedger, replayRecorded } from './rerun.js'
 import { type OneOutcome, queueOf, type ReplayRunner } from './runner.js'
+import type { LedgerRuns } from './runs.js'
 import type { LedgerFilter, LedgerPage } from './store.js'
 
 // Replay: recorded deliveries run again from the body the ledger kept when their signature was
@@ -54,62 +61,7 @@ export interface ReplayReport {
 }
 
 const MAX_PROBLEMS = 100
-const DONE = 'it is done (replay it with { again: true } to run it again)'
 const DAY = 86_400_000
-
-/** What a replay needs of the ledger (`DeliveryLedger`). */
-export interface ReplayLedger extends LeasedLedger {
-  now(): number
-  get(id: string): Promise<StoredLedgerEntry | undefined>
-  list(filter?: LedgerFilter): Promise<LedgerPage>
-  bodyOf(entry: LedgerEntry): Promise<string | undefined>
-  admitReplay(id: string, owner: string, again?: boolean): Promise<Admission | undefined>
-}
-
-/** The Event key a replay waits its turn on, when the entry names one. */
-const turnOf = (entry: LedgerEntry) =>
-  entry.resourceId === undefined ? undefined : resourceKeyOf(entry, entry.resourceId)
-
-/**
- * Runs a recorded delivery again under the same claim a live retry takes: re-checked under it
- * (one that runs now is not run; one done is not run again unless `again`), in turn with its
- * Event's other deliveries. In process, or in a queue's worker for a replay job.
- */
-export async function replayRecorded(
-  ledger: ReplayLedger,
-  entry: LedgerEntry,
-  request: ReplayRequest,
-  run: (context: LedgerContext) => unknown,
-  finalAttempt = false,
-): Promise<OneOutcome> {
-  const start = async (): Promise<OneOutcome> => {
-    const admission = await ledger.admitReplay(entry.id, newOwnerId(), request.again === true)
-    if (admission === undefined) return { skipped: 'no such entry' }
-    if (admission.action === 'busy') return { skipped: 'it is running now' }
-    if (admission.action === 'skip')
-      return {
-        skipped: admission.status === 'done' ? DONE : admission.status,
-      }
-    try {
-      await runLeased(
-        ledger,
-        admission.running,
-        run,
-        { replay: { of: request.of, reason: request.reason } },
-        finalAttempt,
-      )
-      return 'replayed'
-    } catch {
-      return 'failed'
-    }
-  }
-  // In turn with the Event's other deliveries in this process, as the service's are.
-  const turn = turnOf(entry)
-  if (turn !== undefined && ledger.inTurnHere(entry.id)) return { skipped: 'it is running now' }
-  return turn === undefined
-    ? start()
-    : ledger.inTurn(turn, entry.id, start, { skipped: 'its Event runs elsewhere now' })
-}
 
 /** Replays one entry: read, open its body, then run it here or hand it to the queue. */
 async function replayOne<E extends LedgerEnvelope>(

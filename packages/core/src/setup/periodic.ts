@@ -1,5 +1,5 @@
+import type { CatchUpReport } from '../catch-up/options.js'
 import { ConfigError } from '../errors/errors.js'
-import type { CatchUpReport } from '../ledger/catch-up-options.js'
 import { consoleLogger, describeError, emit, type Logger } from '../log.js'
 import type { StepOptions } from '../sweep/step.js'
 import type { SweepStore } from '../sweep/store.js'

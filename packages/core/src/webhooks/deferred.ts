@@ -2,9 +2,10 @@
 // a deferred `createScheduling(() => options)`): handlers registered before are kept and given
 // to the real handler when it is built, so a route module can register them at import, where
 // the runtime's environment may be absent (`next build`).
+
+import type { CatchUpOptions, CatchUpReport } from '../catch-up/options.js'
 import { isPromise, Once } from '../deferred.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
-import type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up-options.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
 import type { LedgerFilter } from '../ledger/store.js'
 import type { WebhookResponse } from './answer.js'

@@ -1,9 +1,10 @@
+import { catchUpOf } from '../catch-up/loaders.js'
+import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../catch-up/options.js'
 import { MemoryDedupeStore } from '../claims/dedupe.js'
 import { deferredPart } from '../deferred.js'
 import { isWebhookError, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
-import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../ledger/catch-up-options.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
 import type { LedgerFilter } from '../ledger/store.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
@@ -181,10 +182,16 @@ class Endpoint implements WebhookHandler {
       ([ledger, runner]) => ledger.replay(target, options, runner),
     )
 
-  catchUp = (options?: CatchUpOptions): Promise<CatchUpReport> =>
-    ledgerRun(this.#settings.ledger, this.#registry, this.#settings.queue).then(([ledger, run]) =>
-      ledger.catchUpWith(run, this.#settings.subscriptions as CatchUpAccounts, options),
+  catchUp = async (options?: CatchUpOptions): Promise<CatchUpReport> => {
+    const [ledger, run] = await ledgerRun(
+      this.#settings.ledger,
+      this.#registry,
+      this.#settings.queue,
     )
+    // The handler's settings took only a ledger that createDeliveryLedger made.
+    const { catchUpWith } = await catchUpOf(ledger)!()
+    return catchUpWith(ledger, run, this.#settings.subscriptions as CatchUpAccounts, options)
+  }
 
   health = (options?: HealthOptions): Promise<HealthReport> => {
     const { dedupe, queue, subscriptions, ledger } = this.#settings

@@ -1,5 +1,5 @@
+import type { CatchUpOptions, CatchUpReport } from '../catch-up/options.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
-import type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up-options.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
 import type { LedgerFilter } from '../ledger/store.js'
 import type { WebhookHandler, WebhookRegistration } from './contract.js'

@@ -1,5 +1,5 @@
+import type { CatchUpOptions, CatchUpReport } from '../catch-up/options.js'
 import { serverText, WebhookError } from '../errors/errors.js'
-import type { CatchUpOptions, CatchUpReport } from '../ledger/catch-up-options.js'
 import type { Received } from './receive.js'
 import type { Settings } from './settings.js'
 

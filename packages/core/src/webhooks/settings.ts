@@ -1,3 +1,4 @@
+import { catchUpOf } from '../catch-up/loaders.js'
 import { type DedupeStore, MemoryDedupeStore } from '../claims/dedupe.js'
 import { type DeliveryRecord, recordOf } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
@@ -221,7 +222,8 @@ function maxAgeOf(
 const DAY_MS = 86_400_000
 
 function checkLedger(ledger: DeliveryLedger | undefined): DeliveryLedger | undefined {
-  if (ledger !== undefined && typeof ledger?.deliver !== 'function')
+  // Made by createDeliveryLedger: it notes how the handler's catchUp() loads catch-up.
+  if (ledger !== undefined && catchUpOf(ledger) === undefined)
     throw new ConfigError('createWebhookHandler: ledger must come from createDeliveryLedger().')
   return ledger
 }

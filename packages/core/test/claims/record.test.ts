@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createDeliveryLedger } from '../../src/catch-up/ledger.js'
 import { MemoryDedupeStore } from '../../src/claims/dedupe.js'
 import { ClaimRecord, type DeliveryOutcome, recordOf } from '../../src/claims/record.js'
 import { ConfigError } from '../../src/errors/errors.js'
-import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import { runQueued } from '../../src/webhooks/queued-run.js'
 

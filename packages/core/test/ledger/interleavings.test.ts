@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
-import { createDeliveryLedger } from '../../src/ledger/ledger.js'
+import { createDeliveryLedger } from '../../src/catch-up/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import type { LedgerStore } from '../../src/ledger/store.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'

@@ -2,9 +2,13 @@ import type { ApiEvent, EventsApi } from '../api/events.js'
 import { accountKey } from '../claims/keys.js'
 import type { LedgerContext, VerifiedDelivery } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
-import type { CatchUpOptions, CatchUpOutcome, CatchUpReport } from './catch-up-options.js'
-import { CatchUpProgress } from './catch-up-progress.js'
-import { type AccountRun, countOutcome, endAccount, newReport } from './catch-up-report.js'
+import { cleanError, type ResourceMark } from '../ledger/entry.js'
+import { resourceKey } from '../ledger/order.js'
+import { ledgerTimeOf } from '../ledger/store.js'
+import { catchUpEnvelope } from './difference.js'
+import type { CatchUpOptions, CatchUpOutcome, CatchUpReport } from './options.js'
+import { CatchUpProgress } from './progress.js'
+import { type AccountRun, countOutcome, endAccount, newReport } from './report.js'
 import {
   endsHere,
   firstWindow,
@@ -12,15 +16,11 @@ import {
   readWhole,
   type WindowState,
   windowStep,
-} from './catch-up-window.js'
-import { catchUpEnvelope } from './difference.js'
-import { cleanError, type ResourceMark } from './entry.js'
-import { resourceKey } from './order.js'
-import { ledgerTimeOf } from './store.js'
+} from './window.js'
 
 // The catch-up sweep: after an outage longer than the service's retries, after a webhook was
 // recreated, or on a schedule, each account's events that the outage can have changed (those
-// yet to start, and those that started since `since`: `catch-up-window.ts`) are listed from
+// yet to start, and those that started since `since`: `window.ts`) are listed from
 // the API and compared, by
 // a digest of the whole Event, with what the ledger last applied to it for that account; every
 // difference becomes a synthetic delivery run through the same handlers (here, or in the

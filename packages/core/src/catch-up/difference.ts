@@ -1,7 +1,7 @@
 import type { ApiEvent } from '../api/events.js'
 import type { LedgerEnvelope } from '../claims/record.js'
-import { shapeOf } from './digest.js'
-import type { ResourceMark } from './entry.js'
+import { shapeOf } from '../ledger/digest.js'
+import type { ResourceMark } from '../ledger/entry.js'
 
 // What catch-up feeds for a listed Event, planned without I/O: nothing when the whole Event's
 // digest matches what the ledger last applied to it for that account, else a synthetic

@@ -1,11 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ApiEvent } from '../../src/api/events.js'
-import { type CatchUpSource, catchUp } from '../../src/ledger/catch-up.js'
-import { catchUpEnvelope } from '../../src/ledger/difference.js'
+import { type CatchUpSource, catchUp } from '../../src/catch-up/catch-up.js'
+import { catchUpEnvelope } from '../../src/catch-up/difference.js'
+import { catchUpWith } from '../../src/catch-up/handler-source.js'
+import { createDeliveryLedger } from '../../src/catch-up/ledger.js'
 import { digestOf, shapeOf } from '../../src/ledger/digest.js'
 import type { ResourceMark } from '../../src/ledger/entry.js'
-import { createDeliveryLedger } from '../../src/ledger/ledger.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import { parseEnvelope } from '../../src/webhooks/envelope.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
@@ -297,7 +298,8 @@ describe('catch-up per account', () => {
     expect(await live('b', event, 'event.created', '2030-01-01T00:00:00Z')).toBe('ran')
     expect(await live('a', canceled, 'event.canceled', '2030-01-01T00:00:01Z')).toBe('ran')
     const fed: string[] = []
-    const report = await ledger.catchUpWith(
+    const report = await catchUpWith(
+      ledger,
       {
         parse: parseEnvelope,
         dispatch: (envelope, context) => void fed.push(`${context.account}:${envelope.type}`),

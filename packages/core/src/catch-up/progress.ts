@@ -9,9 +9,9 @@ import {
   RUN_CHECKPOINT,
   SINCE_CHECKPOINT,
   startRun,
-} from './catch-up-run.js'
+} from './run.js'
 
-// The executor of the resumable run (`catch-up-run.ts`): the run and each account's last
+// The executor of the resumable run (`run.ts`): the run and each account's last
 // catch-up kept as checkpoints of a `SweepStore` (the sweep's, shared by instances), each moved
 // by compare-and-set.
 

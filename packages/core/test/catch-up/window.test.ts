@@ -9,7 +9,7 @@ import {
   readWhole,
   type WindowState,
   windowStep,
-} from '../../src/ledger/catch-up-window.js'
+} from '../../src/catch-up/window.js'
 
 // The plan of which listed Events a catch-up reads, by properties: whatever order the service
 // lists in, no Event that started since `since` is left unread; a newest-first past listing is

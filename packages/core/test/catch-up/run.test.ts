@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type CatchUpSource, catchUp } from '../../src/ledger/catch-up.js'
-import { CatchUpProgress } from '../../src/ledger/catch-up-progress.js'
-import { caughtUp, closes, startRun } from '../../src/ledger/catch-up-run.js'
+import { type CatchUpSource, catchUp } from '../../src/catch-up/catch-up.js'
+import { CatchUpProgress } from '../../src/catch-up/progress.js'
+import { caughtUp, closes, startRun } from '../../src/catch-up/run.js'
 import { MemorySweepStore, type SweepStore } from '../../src/sweep/store.js'
 
 // A resumable catch-up: the plan by properties (a run is taken up only under way and for the

@@ -1,5 +1,5 @@
-import type { CatchUpOutcome, CatchUpReport } from './catch-up-options.js'
 import { UNRECOVERABLE } from './difference.js'
+import type { CatchUpOutcome, CatchUpReport } from './options.js'
 
 // What a catch-up tells: its report, each delivery's outcome counted in it, and each account's
 // problems once its listing is over (read whole, malformed items, capped, differences that

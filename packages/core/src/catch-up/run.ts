@@ -2,7 +2,7 @@
 // hours; one stopped halfway (a deploy, a crash) is taken up again by the next call with the
 // same `since`: the accounts it caught up are passed over, the others (and those that failed)
 // are listed. Each account's checkpoint names the run that caught it up (by its start). A run that caught every account up without a problem is closed, so a later call
-// starts afresh. The executor (`catch-up-progress.ts`) keeps the run and each account's last
+// starts afresh. The executor (`progress.ts`) keeps the run and each account's last
 // catch-up as checkpoints of a `SweepStore`.
 
 /**

@@ -1,59 +1,28 @@
 import type { DeliveryRecord, LedgerEnvelope } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
+import type { DeliveryLedger } from '../ledger/ledger.js'
+import { queueOf, type ReplayRunner } from '../ledger/runner.js'
 import { type CatchUpSource, catchUp } from './catch-up.js'
-import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from './catch-up-options.js'
-import { deliverRecorded, handOff } from './deliver.js'
-import { type ReplayOptions, type ReplayReport, replayDeliveries } from './replay.js'
-import { queueOf, type ReplayRunner } from './runner.js'
-import type { LedgerRuns } from './runs.js'
-import type { LedgerFilter } from './store.js'
+import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from './options.js'
 
-// A ledger's replay and catch-up, as the webhook handler's `replay()` and `catchUp()` run them
-// with its own parse, dispatch and queue (`runner`). The ledger loads this module when one is
-// first called: a process that never replays nor catches up does not load it, and a bundler
-// that splits at dynamic imports puts it in a chunk of its own.
-
-/** Runs recorded deliveries again through `runner`: one by id, or those `target` matches. */
-export function replayWith<E extends LedgerEnvelope>(
-  runs: LedgerRuns,
-  runner: ReplayRunner<E>,
-  target: string | LedgerFilter,
-  options: ReplayOptions | undefined,
-): Promise<ReplayReport> {
-  return replayDeliveries(runs, runner, target, options)
-}
+// Catch-up as the webhook handler's `catchUp()` runs it, with its own parse, dispatch and
+// queue (`runner`) over the ledger's feed. The handler loads this module when `catchUp()` is
+// first called: a process that never catches up does not load it, and a bundler that splits
+// at dynamic imports puts it in a chunk of its own.
 
 /**
  * Lists accounts' events from the API and feeds each state the ledger has not applied
  * through `runner`.
  */
 export function catchUpWith<E extends LedgerEnvelope>(
-  runs: LedgerRuns,
+  ledger: DeliveryLedger,
   runner: ReplayRunner<E>,
   subscriptions: CatchUpAccounts | undefined,
   options: CatchUpOptions = {},
 ): Promise<CatchUpReport> {
-  // The ledger as the record, less the page's list of duplicate requests: a catch-up's
-  // difference found twice is no request.
-  const source = handlerSource(
-    {
-      deliver: (delivery, run) => deliverRecorded(runs, delivery, run),
-      handOff: async (delivery, put) => ((await handOff(runs, delivery, put)) ? 'ran' : 'done'),
-    },
-    runner as ReplayRunner<LedgerEnvelope>,
-    subscriptions,
-    options,
-  )
-  return catchUp(
-    {
-      now: runs.now,
-      mark: (id) => runs.store.mark(id),
-      volatile: runs.volatile,
-      horizon: () => runs.now() - runs.entryMs,
-    },
-    source,
-    options,
-  )
+  const feed = ledger.feed()
+  const source = handlerSource(feed, runner as ReplayRunner<LedgerEnvelope>, subscriptions, options)
+  return catchUp(feed, source, options)
 }
 
 /**

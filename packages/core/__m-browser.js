@@ -1,0 +1,1 @@
+export { createWebhookHandler } from './dist/index.js'
