@@ -21,18 +21,18 @@ export { healthReport } from '../health/report.js'
 export { consoleLogger } from '../log.js'
 export { encodeStoreKey } from '../stores/keys.js'
 export { wholeNumber } from '../validate.js'
+export { inJobSpan, type JobSpanOptions } from '../webhooks/telemetry/job-span.js'
 export {
   dispatchQueued,
   jobKeyOf,
   type QueuedDelivery,
   queuedDelivery,
   withinMs,
-} from '../webhooks/queued.js'
-export { type QueuedOutcome, type QueuedRunSettings, runQueued } from '../webhooks/queued-run.js'
-export { inJobSpan, type JobSpanOptions } from '../webhooks/telemetry/job-span.js'
+} from '../worker/job.js'
 export {
   type WorkerParts,
   type WorkerPartsOptions,
   type WorkerScheduling,
   workerParts,
-} from '../webhooks/worker-parts.js'
+} from '../worker/parts.js'
+export { type QueuedOutcome, type QueuedRunSettings, runQueued } from '../worker/run.js'

@@ -10,9 +10,9 @@ import type { ResourceMark } from '../../src/ledger/entry.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
 import { parseEnvelope } from '../../src/webhooks/envelope.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
-import type { QueuedDelivery } from '../../src/webhooks/queued.js'
-import { queuedDelivery } from '../../src/webhooks/queued.js'
-import { runQueued } from '../../src/webhooks/queued-run.js'
+import type { QueuedDelivery } from '../../src/worker/job.js'
+import { queuedDelivery } from '../../src/worker/job.js'
+import { runQueued } from '../../src/worker/run.js'
 
 // The catch-up plan of one listed Event, by properties, and the sweep against a scripted API:
 // a difference becomes one well-formed delivery whose id is the same for the same difference;

@@ -5,7 +5,7 @@ import { MemoryDedupeStore } from '../../src/claims/dedupe.js'
 import { ClaimRecord, type DeliveryOutcome, recordOf } from '../../src/claims/record.js'
 import { ConfigError } from '../../src/errors/errors.js'
 import { MemoryLedgerStore } from '../../src/ledger/memory.js'
-import { runQueued } from '../../src/webhooks/queued-run.js'
+import { runQueued } from '../../src/worker/run.js'
 
 const delivery = (key: string) => ({
   envelope: { id: key, type: 'event.created' },

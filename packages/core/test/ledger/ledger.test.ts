@@ -9,8 +9,8 @@ import type { LedgerStore } from '../../src/ledger/store.js'
 import type { WebhookContext } from '../../src/webhooks/context.js'
 import type { WebhookHandler } from '../../src/webhooks/contract.js'
 import { createWebhookHandler } from '../../src/webhooks/handler.js'
-import { queuedDelivery } from '../../src/webhooks/queued.js'
-import { runQueued } from '../../src/webhooks/queued-run.js'
+import { queuedDelivery } from '../../src/worker/job.js'
+import { runQueued } from '../../src/worker/run.js'
 import { deliver, envelope, serveHandler } from '../helpers.js'
 
 // A date of today (UTC): a delivery's time within any horizon the handler refuses past (maxAgeMs).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createWebhookHandler } from '../../src/index.js'
-import { dispatchQueued, queuedDelivery, withinMs } from '../../src/webhooks/queued.js'
+import { dispatchQueued, queuedDelivery, withinMs } from '../../src/worker/job.js'
 
 // A date of today (UTC): a delivery's time within any horizon the handler refuses past (maxAgeMs).
 const TODAY = new Date().toISOString().slice(0, 10)

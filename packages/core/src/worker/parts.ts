@@ -1,7 +1,7 @@
 import type { DeliveryRecord } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
-import type { WebhookHandler } from './contract.js'
-import type { WebhookQueue } from './queue.js'
+import type { WebhookHandler } from '../webhooks/contract.js'
+import type { WebhookQueue } from '../webhooks/queue.js'
 
 // What a queue's worker takes from `createScheduling`'s object, so an app names its queue,
 // its ledger and its handlers once, for the web process and the worker alike.

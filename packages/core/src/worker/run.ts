@@ -6,8 +6,8 @@ import {
   type VerifiedDelivery,
 } from '../claims/record.js'
 import { ConfigError } from '../errors/errors.js'
-import type { WebhookHandler } from './contract.js'
-import { dispatchQueued, type QueuedDelivery } from './queued.js'
+import type { WebhookHandler } from '../webhooks/contract.js'
+import { dispatchQueued, type QueuedDelivery } from './job.js'
 
 // How a queue's worker runs one job, on any queue package: through the delivery's record, as
 // the webhook handler does (the ledger: a live delivery, a replay or a catch-up, each under the

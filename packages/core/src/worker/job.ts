@@ -1,9 +1,9 @@
 import type { LedgerContext, ReplayRequest } from '../claims/record.js'
 import { isWebhookError } from '../errors/errors.js'
-import type { WebhookContext } from './context.js'
-import type { WebhookHandler } from './contract.js'
-import type { AnyWebhookEvent } from './events.js'
-import type { QueueDelivery } from './queue.js'
+import type { WebhookContext } from '../webhooks/context.js'
+import type { WebhookHandler } from '../webhooks/contract.js'
+import type { AnyWebhookEvent } from '../webhooks/events.js'
+import type { QueueDelivery } from '../webhooks/queue.js'
 
 /**
  * What a queue's job holds for one delivery, on any queue package: the event and the parts of
