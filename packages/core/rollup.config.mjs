@@ -27,6 +27,8 @@ const LAYERS = [
   // The toolkit loaded at first use: its entry loads the rest (the app layer) by a dynamic import.
   ['lazy', ['lazy']],
   ['telemetry', ['telemetry']],
+  // The composed webhook path's parts: on the webhook path's pieces, apart from the preset.
+  ['compose', ['compose']],
   ['tokens', ['tokens', 'credentials', 'client', 'store']],
   ['subscriptions', ['subscriptions']],
   ['oauth', ['oauth']],

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import fc from 'fast-check'
 import type { WebhookHandler } from '../src/webhooks/contract.js'
 
@@ -12,7 +13,7 @@ export const TODAY = new Date().toISOString().slice(0, 10)
  * goes to `handle()` untouched; a path that is not the handler's reaches the "app" (404 text).
  */
 export async function serveHandler(
-  handler: WebhookHandler,
+  handler: Pick<WebhookHandler, 'handle'>,
 ): Promise<{ url: string; close(): Promise<void>; appHits: () => number }> {
   let appHits = 0
   const server: Server = createServer(async (req, res) => {
@@ -34,6 +35,40 @@ export async function serveHandler(
   return {
     url: `http://127.0.0.1:${port}`,
     appHits: () => appHits,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/**
+ * Serves a Fetch face on loopback (as Workers, Deno or a Next.js route would call it): each Node
+ * request becomes a Fetch `Request` with its body streamed, the `Response` written back.
+ */
+export async function serveFetch(
+  fetchFn: (request: Request) => Promise<Response>,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer(async (req, res) => {
+    const method = req.method ?? 'GET'
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string') headers.set(name, value)
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method,
+      headers,
+      ...(method === 'GET' || method === 'HEAD'
+        ? {}
+        : { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' }),
+    } as RequestInit)
+    const answer = await fetchFn(request)
+    res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(await answer.text())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()

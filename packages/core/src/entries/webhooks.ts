@@ -52,7 +52,7 @@ export type {
   HandlerMap,
 } from '../webhooks/registry.js'
 export type { WebhookRequest } from '../webhooks/request.js'
-export type { SecretSource } from '../webhooks/secrets.js'
+export type { SecretLookup, SecretSource } from '../webhooks/secrets.js'
 export {
   matchSignature,
   type RawBody,

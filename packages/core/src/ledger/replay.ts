@@ -1,20 +1,10 @@
 import { accountOfKey, keyInScopeOf } from '../claims/keys.js'
-import { newOwnerId } from '../claims/owner.js'
-import type {
-  DeliveryOutcome,
-  LedgerContext,
-  LedgerEnvelope,
-  ReplayRequest,
-  VerifiedDelivery,
-} from '../claims/record.js'
+import type { LedgerEnvelope, ReplayRequest } from '../claims/record.js'
 import { sleep } from '../sleep.js'
-import type { LedgerEntry, StoredLedgerEntry } from './entry.js'
 import { cleanError } from './entry.js'
-import { resourceKeyOf } from './order.js'
 import { DONE, type ReplayLedger, replayRecorded } from './rerun.js'
 import { type OneOutcome, queueOf, type ReplayRunner } from './runner.js'
-import type { LedgerRuns } from './runs.js'
-import type { LedgerFilter, LedgerPage } from './store.js'
+import type { LedgerFilter } from './store.js'
 
 // Replay: recorded deliveries run again from the body the ledger kept when their signature was
 // verified (never re-sent, never verified again with a secret that may be gone), where the

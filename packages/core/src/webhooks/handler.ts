@@ -2,7 +2,7 @@ import { catchUpOf } from '../catch-up/loaders.js'
 import type { CatchUpAccounts, CatchUpOptions, CatchUpReport } from '../catch-up/options.js'
 import { MemoryDedupeStore } from '../claims/dedupe.js'
 import { deferredPart } from '../deferred.js'
-import { isWebhookError, serverText, WebhookError } from '../errors/errors.js'
+import { isWebhookError, WebhookError } from '../errors/errors.js'
 import { checkHealth } from '../health/health.js'
 import type { HealthOptions, HealthReport } from '../health/report.js'
 import type { ReplayOptions, ReplayReport } from '../ledger/replay.js'
@@ -10,13 +10,13 @@ import type { LedgerFilter } from '../ledger/store.js'
 import { consoleLogger, describeError, type Logger } from '../log.js'
 import { watchDedupeStore } from '../telemetry/watched.js'
 import { isThenable } from '../thenable.js'
-import { errorAnswer, json, type WebhookResponse } from './answer.js'
-import { FETCH_FIX } from './body/refusals.js'
+import { errorAnswer, type WebhookResponse } from './answer.js'
 import type { WebhookContext, WebhookHandlerFn } from './context.js'
 import type { WebhookHandler } from './contract.js'
 import { deliverOnce, ledgerRun } from './deliver.js'
 import type { AnyWebhookEvent } from './events.js'
 import { watchEvictions } from './evictions.js'
+import { answerFetch } from './fetch.js'
 import { WebhookLog } from './log.js'
 import { ageOf, refuseOld } from './old-body.js'
 import type {
@@ -244,32 +244,4 @@ function whatFailed(state: WebhookErrorContext): string {
   return state.event === undefined
     ? 'reading the body or looking up the secret'
     : 'the dedupe store'
-}
-
-/**
- * The handler's Fetch face (`webhooks.fetch`): a Fetch `Request` handed to `handle`, its answer
- * as a `Response`; a path the handler does not serve answers 404.
- */
-export async function answerFetch(
-  handle: (request: WebhookRequest) => Promise<WebhookResponse | undefined>,
-  request: Request,
-): Promise<Response> {
-  const url = new URL(request.url)
-  const answer =
-    (await handle({
-      method: request.method,
-      path: url.pathname,
-      headers: request.headers,
-      body: request.body,
-      bodyUsed: request.bodyUsed,
-      fix: FETCH_FIX,
-    })) ??
-    json(
-      404,
-      new WebhookError(
-        'not_found',
-        `Nothing is served at ${serverText(url.pathname, 200)}.`,
-      ).toJSON(),
-    )
-  return new Response(answer.body, { status: answer.status, headers: answer.headers })
 }

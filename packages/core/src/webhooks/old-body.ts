@@ -13,9 +13,13 @@ import type { Settings } from './settings.js'
 // ledger records.
 
 /** The ms since `occurred_at` when it is past `maxAgeMs`; `undefined` when it is not (or none). */
-export function ageOf(event: { occurred_at?: unknown }, maxAgeMs: number): number | undefined {
+export function ageOf(
+  event: { occurred_at?: unknown },
+  maxAgeMs: number,
+  now = Date.now(),
+): number | undefined {
   const at = typeof event.occurred_at === 'string' ? Date.parse(event.occurred_at) : Number.NaN
-  const age = Date.now() - at
+  const age = now - at
   return age > maxAgeMs ? age : undefined
 }
 
@@ -31,7 +35,12 @@ export async function refuseOld(
     account !== undefined && event.type.startsWith('event.')
       ? await settings.ledger?.reread(account, catchUp)
       : undefined
-  throw new WebhookError(
+  throw tooOld(event, age, ran)
+}
+
+/** `too_old` (answered 200): `event` is `age` ms old; `ran` differences run when it was read again. */
+export function tooOld(event: { id: string }, age: number, ran?: number): WebhookError {
+  return new WebhookError(
     'too_old',
     `${serverText(event.id, 64)} occurred ${Math.floor(age / 864e5)} days ago, past maxAgeMs: not run${ran === undefined ? '' : `; its account's Events read again, ${ran} difference(s) run`}. catchUp() applies what changed.`,
   )

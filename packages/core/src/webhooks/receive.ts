@@ -10,7 +10,7 @@ import { tooLarge } from './body/refusals.js'
 import type { WebhookContext } from './context.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
-import type { WebhookErrorContext } from './options.js'
+import type { SubscriptionLookup, WebhookErrorContext } from './options.js'
 import { checkRequestLine, type WebhookRequest } from './request.js'
 import { MAX_WEBHOOK_ID } from './secrets.js'
 import type { Settings } from './settings.js'
@@ -63,7 +63,7 @@ export async function receive(
   const body = read instanceof Uint8Array ? read : await read
   const fix = parsed ? { fix: request.fix } : undefined
   if (settings.subscriptions !== undefined) {
-    const found = ownerOf(webhookId, settings)
+    const found = ownerOf(webhookId, settings.subscriptions, settings.webhookIdHeader)
     return forAccount(isThenable(found) ? await found : found, body, signed, settings, {
       headers: request.headers,
       state,
@@ -97,11 +97,11 @@ const WEBHOOK_ID = /^[\x21-\x7e]+$/
  * The connected account and secret of the webhook a delivery names (option `subscriptions`);
  * synchronous when the lookup answers from its cache.
  */
-function ownerOf(
+export function ownerOf(
   webhookId: string | undefined,
-  settings: Settings,
+  subscriptions: SubscriptionLookup,
+  header: string,
 ): WebhookOwner | undefined | Promise<WebhookOwner | undefined> {
-  const header = settings.webhookIdHeader
   if (webhookId === undefined || webhookId === '') {
     throw new WebhookError(
       'secret_unknown',
@@ -115,7 +115,15 @@ function ownerOf(
       `The ${header} header is no webhook id (printable ASCII without spaces, at most ${MAX_WEBHOOK_ID} characters); no secret was looked up.`,
     )
   }
-  return settings.subscriptions!.lookup(webhookId)
+  return subscriptions.lookup(webhookId)
+}
+
+/** `secret_unknown` for a webhook id no connected account has. */
+export function noOwner(webhookId: string): WebhookError {
+  return new WebhookError(
+    'secret_unknown',
+    `No connected account has webhook "${serverText(webhookId, 64)}": this app never created it, or removed it longer ago than the grace period.`,
+  )
 }
 
 /**
@@ -138,12 +146,7 @@ function forAccount(
 ): Received | Promise<Received> {
   const { headers, state, parsed } = request
   const webhookId = signed.webhookId!
-  if (owner === undefined) {
-    throw new WebhookError(
-      'secret_unknown',
-      `No connected account has webhook "${serverText(webhookId, 64)}": this app never created it, or removed it longer ago than the grace period.`,
-    )
-  }
+  if (owner === undefined) throw noOwner(webhookId)
   const checked = verifySigned(body, signed, owner.secret, [owner.secret], settings)
   const verified = parsed === undefined ? checked : verifiedAsParsed(checked, parsed.fix)
   const accept = (): Received => {

@@ -7,11 +7,12 @@ import type { Secrets } from './signature.js'
  * The signing secret: one, a list while rotating, or a lookup by the `x-service-webhook-id`
  * header so one endpoint can serve many webhooks (multi-tenant apps).
  */
-export type SecretSource =
-  | Secrets
-  | ((
-      webhookId: string | undefined,
-    ) => Secrets | null | undefined | Promise<Secrets | null | undefined>)
+export type SecretSource = Secrets | SecretLookup
+
+/** The secrets of a webhook, by its id (the `x-service-webhook-id` header, when sent). */
+export type SecretLookup = (
+  webhookId: string | undefined,
+) => Secrets | null | undefined | Promise<Secrets | null | undefined>
 
 /** Checks a secret option at set-up time; throws `ConfigError` with the fix. */
 export function assertSecretSource(secret: unknown, where: string): asserts secret is SecretSource {

@@ -17,6 +17,31 @@ const dist = (file: string) => fileURLToPath(new URL(`../../dist/${file}`, impor
 // Each entry point's names. The concerns' entries together are the root; `adapter`, `store` and
 // `queue` are plumbing for the packages built on core, never at the root.
 const ENTRIES = {
+  compose: [
+    'acceptParsedBody',
+    'BodyLimitOptions',
+    'checkAccountSignature',
+    'checkSignature',
+    'checkSignatureByLookup',
+    'composeWebhooks',
+    'ComposeWebhooksOptions',
+    'dedupe',
+    'DeliveryWatch',
+    'enqueueTo',
+    'handlers',
+    'HeaderNames',
+    'logErrors',
+    'NextPart',
+    'parseEvent',
+    'readBody',
+    'readFetchBody',
+    'recordIn',
+    'refuseOlderThan',
+    'traced',
+    'WebhookDelivery',
+    'WebhookPart',
+    'WebhookPath',
+  ],
   ledger: [
     'CatchUpAccounts',
     'CatchUpOptions',
@@ -104,6 +129,7 @@ const ENTRIES = {
     'RawBody',
     'SchedulingLink',
     'Secrets',
+    'SecretLookup',
     'SecretSource',
     'signPayload',
     'SubscriptionLookup',
@@ -383,6 +409,8 @@ const CONCERNS = [
   'setup',
 ] as const
 const PLUMBING = ['adapter', 'store', 'queue'] as const
+/** The composed webhook path's parts: an entry of their own, never at the root. */
+const APART = ['compose'] as const
 const ROOT = [...new Set(CONCERNS.flatMap((c) => ENTRIES[c]))].sort()
 const sorted = (names: readonly string[]) => [...names].sort()
 
@@ -390,7 +418,7 @@ describe('public surface', () => {
   it(
     'each entry point exports exactly its list',
     () => {
-      const entries = [...CONCERNS, ...PLUMBING]
+      const entries = [...CONCERNS, ...PLUMBING, ...APART]
       const read = exportedNamesOf(entries.map((e) => dist(`${e}.d.ts`)))
       entries.forEach((e, i) => {
         expect(read[i], e).toEqual(sorted(ENTRIES[e]))
@@ -411,6 +439,7 @@ describe('public surface', () => {
       for (const name of ENTRIES[entry])
         if (!WRAPPED.includes(name)) expect(ROOT).not.toContain(name)
     expect(ROOT).toEqual(expect.arrayContaining(WRAPPED))
+    for (const name of ENTRIES.compose) expect(ROOT, name).not.toContain(name)
   })
 
   it('@scheduling-kit/core/app exports the list every adapter re-exports, all of it from the root', () => {
@@ -423,7 +452,12 @@ describe('public surface', () => {
       await readFile(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
     ) as { exports: Record<string, unknown> }
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      ['.', './app', './package.json', ...[...CONCERNS, ...PLUMBING].map((e) => `./${e}`)].sort(),
+      [
+        '.',
+        './app',
+        './package.json',
+        ...[...CONCERNS, ...PLUMBING, ...APART].map((e) => `./${e}`),
+      ].sort(),
     )
   })
 
@@ -436,7 +470,7 @@ describe('public surface', () => {
         const module = await import(dist(file.replace('.d.ts', '.js')))
         return all.filter((name) => name in module).sort()
       }
-      for (const entry of ['index', 'app', ...CONCERNS, ...PLUMBING]) {
+      for (const entry of ['index', 'app', ...CONCERNS, ...PLUMBING, ...APART]) {
         const expected = await declared(`${entry}.d.ts`)
         expect(values(await import(dist(`${entry}.js`)))).toEqual(expected)
         expect(values(require(dist(`${entry}.js`)))).toEqual(expected)

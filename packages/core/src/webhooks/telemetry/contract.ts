@@ -21,6 +21,8 @@ export interface DeliveryWatch {
   ): unknown
   /** The dedupe store, each claim in a span when the delivery's span records. */
   dedupe(store: DedupeStore): DedupeStore
+  /** Tells the delivery's span what event it carries (a composed path's `parseEvent`). */
+  described(event: AnyWebhookEvent, context: WebhookContext): void
   /** Reading and verifying the delivery, in its span (`scheduling.webhook.verify`). */
   verify<R extends { event: AnyWebhookEvent; context: WebhookContext }>(
     receive: () => Promise<R>,

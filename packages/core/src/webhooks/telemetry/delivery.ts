@@ -53,6 +53,10 @@ export class Watch implements Watched, DeliveryWatch {
   }
 
   /** `receive` in its span (`scheduling.webhook.verify`): body, secret, signature, envelope. */
+  described(event: AnyWebhookEvent, context: WebhookContext): void {
+    if (this.parent !== undefined) setAttributes(this.parent, eventAttributes(event, context))
+  }
+
   async verify<R extends { event: AnyWebhookEvent; context: WebhookContext }>(
     receive: () => Promise<R>,
   ): Promise<R> {

@@ -1,1 +1,0 @@
-export { createWebhookHandler } from './dist/index.js'
