@@ -32,7 +32,11 @@ async function bytesOf(
     format: 'esm',
     platform,
     write: false,
-    external: ['@opentelemetry/api', 'node:*', ...(atStart ? ['./recovery-*'] : [])],
+    external: [
+      '@opentelemetry/api',
+      'node:*',
+      ...(atStart ? ['./handler-source-*', './replay-*'] : []),
+    ],
     logLevel: 'error',
   })
   return gzipSync(result.outputFiles[0]!.contents).length
@@ -42,6 +46,19 @@ async function bytesOf(
 const HANDLER_LIMIT: Record<Platform, number> = { browser: 6_000, node: 7_000 }
 /** The issue's limit for the ledger at start, over the handler. */
 const LEDGER_LIMIT = 3_000
+/** Issue 62's limits for a composed webhook-only app on the Web build, without and with dedupe. */
+const COMPOSED_LIMIT = { bare: 5_600, dedupe: 7_000 }
+
+/** A webhook-only app on a Fetch runtime, composed from @scheduling-kit/core/compose. */
+const composedApp = (dedupe: boolean) => `
+import { MemoryDedupeStore } from '@scheduling-kit/core/webhooks'
+import { checkSignature, composeWebhooks, dedupe, handlers, parseEvent, readFetchBody } from '@scheduling-kit/core/compose'
+export default composeWebhooks({ parts: [
+  readFetchBody(), checkSignature('whsec'), parseEvent(),
+  ${dedupe ? 'dedupe(new MemoryDedupeStore()),' : ''}
+  handlers({ 'event.created': (event) => console.log(event.id) }),
+] })
+`
 
 export async function bytesBench(): Promise<Target[]> {
   const app = mkdtempSync(join(tmpdir(), 'sk-bench-bytes-'))
@@ -105,6 +122,27 @@ export async function bytesBench(): Promise<Target[]> {
     await row(
       '+ `createDeliveryLedger`, `createDeliveryPage`, inlined',
       from('createWebhookHandler, createDeliveryLedger, createDeliveryPage'),
+    )
+    const bare = await row(
+      'composed: `readFetchBody`, `checkSignature`, `parseEvent`, `handlers`',
+      composedApp(false),
+    )
+    const deduped = await row('composed, + `dedupe(new MemoryDedupeStore())`', composedApp(true))
+    targets.push(
+      {
+        what: `bytes: composed webhook-only app, Web build (anchor octokit ${anchor.browser} B)`,
+        ratio: bare.browser,
+        limit: COMPOSED_LIMIT.bare,
+        kind: 'max',
+        unit: ' B',
+      },
+      {
+        what: `bytes: composed webhook-only app with the memory dedupe, Web build (anchor octokit ${anchor.browser} B)`,
+        ratio: deduped.browser,
+        limit: COMPOSED_LIMIT.dedupe,
+        kind: 'max',
+        unit: ' B',
+      },
     )
     for (const platform of ['browser', 'node'] as const) {
       const name = platform === 'browser' ? 'Web' : 'node'
