@@ -13,9 +13,6 @@ const LIMIT = 80
  * may grow, and no other may join them. The house round that splits them empties this list.
  */
 const KNOWN = new Map([
-  ['packages/bullmq/src/queue.ts createBullMQQueue', 114],
-  ['packages/bullmq/src/worker.ts createBullMQWorker', 100],
-  ['packages/postgres-queue/src/queue.ts createPostgresQueue', 103],
   ['packages/testing/src/cli-deliveries.ts runDeliveries', 82],
   ['packages/testing/src/connection-app.ts startAppInstance', 83],
   ['packages/testing/src/dedupe-conformance.ts dedupeClaimsAndOwners', 86],
@@ -26,11 +23,7 @@ const KNOWN = new Map([
   ['packages/testing/src/queue-replay.ts queueWhereHandlersAre', 145],
   ['packages/testing/src/service-control.ts control', 134],
   ['packages/testing/src/service.ts startFakeSchedulingService', 131],
-  ['packages/testing/src/subscription-store-records.ts subscriptionStoreRecords', 107],
-  ['packages/testing/src/subscription-store-records.ts (anonymous)', 100],
   ['packages/testing/src/sweep-store-conformance.ts runSweepStoreConformance', 81],
-  ['packages/testing/src/token-store-records.ts tokenStoreRecords', 104],
-  ['packages/testing/src/token-store-records.ts (anonymous)', 97],
 ])
 const root = new URL('..', import.meta.url).pathname
 const ts = createRequire(join(root, 'packages/core/package.json'))('typescript')

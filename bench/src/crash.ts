@@ -103,7 +103,13 @@ export async function crashWindowBench(): Promise<Target[]> {
         return response
       },
     })
-    const manager = createTokenManager({ oauth, store: measured, lease: { pollMs: 1 } })
+    // Each round's expired record read from the store, not the token kept in process.
+    const manager = createTokenManager({
+      oauth,
+      store: measured,
+      lease: { pollMs: 1 },
+      revalidateMs: 0,
+    })
     const key = `crash:${run}`
     const expired: TokenRecord = {
       accessToken: 'at_old',

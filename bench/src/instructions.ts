@@ -240,7 +240,14 @@ export async function instructionsBench(): Promise<Target[]> {
   for (const size of sizes) {
     const payload = eventBody(size)
     const plan =
-      size === 2048 ? { warm: 4000, count: 400, windows: 5 } : { warm: 300, count: 20, windows: 5 }
+      size === 2048
+        ? {
+            // --quick (quick.ts) counts after fewer warm requests, in fewer, shorter windows.
+            warm: Number(process.env.BENCH_INSTRUCTION_WARM ?? 4000),
+            count: Number(process.env.BENCH_INSTRUCTION_COUNT ?? 400),
+            windows: Number(process.env.BENCH_INSTRUCTION_WINDOWS ?? 5),
+          }
+        : { warm: 300, count: 20, windows: 5 }
     const runs: { framework: string; variant: Variant }[] = []
     for (const framework of FRAMEWORKS) {
       const anchors: Variant[] =

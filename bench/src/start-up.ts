@@ -4,16 +4,21 @@
 // collector's and compiler's work on the main thread, the same hash layout every run, so the
 // count repeats (measured: the three processes of a case agree within 0.001%; without the seeds
 // a case varied by up to 16 M between runs). The spread printed is that of the processes.
-import { execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { median, type Target } from './harness.js'
 import { haveCallgrind } from './instructions.js'
 
+const execFileAsync = promisify(execFile)
+
 const here = fileURLToPath(new URL('..', import.meta.url))
-const PROCESSES = Number(process.env.BENCH_CALLGRIND_PROCESSES ?? 3)
+const PROCESSES = Number(
+  process.env.BENCH_STARTUP_PROCESSES ?? process.env.BENCH_CALLGRIND_PROCESSES ?? 3,
+)
 
 /**
  * The imports measured: a label, the specifier, and the framework the app has loaded already.
@@ -72,15 +77,19 @@ const IMPORTS: {
 ]
 const ANCHOR = '@octokit/webhooks'
 
+/** Callgrind runs at once: counts do not depend on load, so both cores can work. */
+const PARALLEL = Number(process.env.BENCH_CALLGRIND_PARALLEL ?? 2)
+let scripts = 0
+
 /** Instructions of one process that imports `specifiers` in order and exits. */
-function count(...specifiers: string[]): number {
+async function count(...specifiers: string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'start-up-'))
   try {
     // Under node_modules (resolution from there finds the bench's packages), never in the tree.
-    const script = join(here, 'node_modules', `.start-up-${process.pid}.mjs`)
+    const script = join(here, 'node_modules', `.start-up-${process.pid}-${++scripts}.mjs`)
     writeFileSync(script, specifiers.map((s) => `await import(${JSON.stringify(s)})\n`).join(''))
     try {
-      execFileSync(
+      await execFileAsync(
         'valgrind',
         [
           '--tool=callgrind',
@@ -91,7 +100,7 @@ function count(...specifiers: string[]): number {
           '--random-seed=1',
           script,
         ],
-        { stdio: 'ignore', cwd: here },
+        { cwd: here, maxBuffer: 64 * 1024 * 1024 },
       )
     } finally {
       rmSync(script, { force: true })
@@ -110,19 +119,29 @@ export async function startUpBench(): Promise<Target[]> {
     return []
   }
   const runs = new Map<string, number[]>()
-  const add = (key: string, value: number) => runs.set(key, [...(runs.get(key) ?? []), value])
+  const add = (key: string, value: number) => {
+    runs.set(key, [...(runs.get(key) ?? []), value])
+  }
   const settings = ['', ...new Set(IMPORTS.flatMap(({ after }) => (after ? [after] : [])))]
   const key = (label: string, after = '') => `${label} ${after}`
-  // Processes interleaved: whatever drifts falls on every import alike.
+  // Processes interleaved: whatever drifts falls on every import alike. PARALLEL at a time.
+  const jobs: (() => Promise<void>)[] = []
   for (let p = 0; p < PROCESSES; p++) {
     for (const after of settings) {
       const first = after ? [after] : []
-      add(key('', after), count(...first))
-      add(key(ANCHOR, after), count(...first, ANCHOR))
+      jobs.push(async () => add(key('', after), await count(...first)))
+      jobs.push(async () => add(key(ANCHOR, after), await count(...first, ANCHOR)))
     }
     for (const { label, specifier, after, also = [] } of IMPORTS)
-      add(key(label, after), count(...(after ? [after] : []), specifier, ...also))
+      jobs.push(async () =>
+        add(key(label, after), await count(...(after ? [after] : []), specifier, ...also)),
+      )
   }
+  let next = 0
+  const worker = async () => {
+    while (next < jobs.length) await jobs[next++]!()
+  }
+  await Promise.all(Array.from({ length: PARALLEL }, worker))
   const over = (label: string, after = '') =>
     median(runs.get(key(label, after))!) - median(runs.get(key('', after))!)
   console.log(

@@ -17,6 +17,7 @@ import {
 } from '@scheduling-kit/core/queue'
 import { checkPersistence, redisHealth } from '@scheduling-kit/redis'
 import { type JobsOptions, Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, jobIdFor, type WebhookJobData } from './job.js'
 
@@ -79,6 +80,72 @@ function positive(who: string, name: string, value: number | undefined, fallback
   return wholeNumber(who, name, value, fallback)
 }
 
+/** Warns, once connected, when this Redis keeps no append-only file (queued jobs lost on restart). */
+function warnIfNotDurable(client: Redis, log: Pick<Logger, 'warn'>, who: string): void {
+  client.once('ready', () => {
+    checkPersistence(client).then(
+      ({ appendonly, durable }) => {
+        if (durable) return
+        log.warn(
+          appendonly === undefined
+            ? `${who}: could not read appendonly (CONFIG GET refused). Make sure it is yes, with appendfsync everysec or always: a Redis restart without it loses queued deliveries already answered 200.`
+            : `${who}: this Redis keeps no append-only file (appendonly no): a restart loses queued deliveries already answered 200, which the service will not send again. Set appendonly yes and appendfsync everysec (or always).`,
+        )
+      },
+      () => {},
+    )
+  })
+}
+
+/** A job as the queue adds it. */
+type Add = { name: string; data: WebhookJobData; opts: JobsOptions }
+
+/**
+ * How jobs go in. With `batchSize` above 1, concurrent deliveries' jobs in one write
+ * (`addBulk`), each answered once its group is stored. At 1 (the default) each job is added at
+ * once, as many under way as deliveries arrive: the client pipelines them on its one
+ * connection, and Redis works while Node prepares the next (bench/RESULTS.md: 0.84x raw adds
+ * at 64 at once, where `addBulk` groups reach 0.58x, as BullMQ's own `addBulk` does).
+ */
+function jobAdder(queue: Queue<WebhookJobData>, batchSize: number): (job: Add) => Promise<unknown> {
+  if (batchSize === 1) return (job) => queue.add(job.name, job.data, job.opts)
+  const grouped = new GroupCommit<Add>(
+    (jobs) =>
+      jobs.length === 1
+        ? queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts)
+        : queue.addBulk(jobs),
+    batchSize,
+    // Several groups under way at once: the client pipelines them on its one connection.
+    4,
+  )
+  return (job) => grouped.add(job)
+}
+
+const notConnected = (client: Redis) =>
+  new Error(`Redis is not connected (${client.status}): the delivery was not queued`)
+
+/**
+ * Resolves when the client is connected; waits for a first connection under way, and rejects
+ * at once when Redis cannot be reached (refused, reconnecting, closed).
+ */
+function connected(client: Redis): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve()
+  if (client.status !== 'connecting' && client.status !== 'connect' && client.status !== 'wait')
+    return Promise.reject(notConnected(client))
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      client.off('ready', onReady)
+      client.off('error', onError)
+      if (error === undefined) resolve()
+      else reject(error)
+    }
+    const onReady = () => done()
+    const onError = () => done(notConnected(client))
+    client.on('ready', onReady)
+    client.on('error', onError)
+  })
+}
+
 /**
  * A durable `WebhookQueue` on BullMQ: a delivery is answered 200 only once its job is stored
  * in Redis, and 503 at once when Redis cannot take it (the service then delivers it again).
@@ -104,22 +171,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
   })
   // An error event with no listener would crash the process; a failed enqueue is answered 503.
   client.on('error', () => {})
-  if (options.logger !== false) {
-    const log = options.logger ?? consoleLogger
-    client.once('ready', () => {
-      checkPersistence(client).then(
-        ({ appendonly, durable }) => {
-          if (durable) return
-          log.warn(
-            appendonly === undefined
-              ? `${who}: could not read appendonly (CONFIG GET refused). Make sure it is yes, with appendfsync everysec or always: a Redis restart without it loses queued deliveries already answered 200.`
-              : `${who}: this Redis keeps no append-only file (appendonly no): a restart loses queued deliveries already answered 200, which the service will not send again. Set appendonly yes and appendfsync everysec (or always).`,
-          )
-        },
-        () => {},
-      )
-    })
-  }
+  if (options.logger !== false) warnIfNotDurable(client, options.logger ?? consoleLogger, who)
   const defaultJobOptions: JobsOptions = {
     attempts: positive(who, 'attempts', options.attempts, 10),
     backoff: { type: 'exponential', delay: positive(who, 'backoffMs', options.backoffMs, 1_000) },
@@ -132,51 +184,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     defaultJobOptions,
   })
   queue.on('error', () => {})
-  // With `batchSize` above 1, concurrent deliveries' jobs in one write (`addBulk`), each
-  // answered once its group is stored. At 1 (the default) each job is added at once, as many
-  // under way as deliveries arrive: the client pipelines them on its one connection, and Redis
-  // works while Node prepares the next (bench/RESULTS.md: 0.84x raw adds at 64 at once, where
-  // `addBulk` groups reach 0.58x, as BullMQ's own `addBulk` does).
-  const batchSize = positive(who, 'batchSize', options.batchSize, 1)
-  type Add = { name: string; data: WebhookJobData; opts: JobsOptions }
-  const grouped =
-    batchSize === 1
-      ? undefined
-      : new GroupCommit<Add>(
-          (jobs) =>
-            jobs.length === 1
-              ? queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts)
-              : queue.addBulk(jobs),
-          batchSize,
-          // Several groups under way at once: the client pipelines them on its one connection.
-          4,
-        )
-  const add = (job: Add): Promise<unknown> =>
-    grouped === undefined ? queue.add(job.name, job.data, job.opts) : grouped.add(job)
-
-  /**
-   * Resolves when the client is connected; waits for a first connection under way, and
-   * rejects at once when Redis cannot be reached (refused, reconnecting, closed).
-   */
-  function connected(): Promise<void> {
-    if (client.status === 'ready') return Promise.resolve()
-    if (client.status !== 'connecting' && client.status !== 'connect' && client.status !== 'wait')
-      return Promise.reject(notConnected())
-    return new Promise<void>((resolve, reject) => {
-      const done = (error?: Error) => {
-        client.off('ready', onReady)
-        client.off('error', onError)
-        if (error === undefined) resolve()
-        else reject(error)
-      }
-      const onReady = () => done()
-      const onError = () => done(notConnected())
-      client.on('ready', onReady)
-      client.on('error', onError)
-    })
-  }
-  const notConnected = () =>
-    new Error(`Redis is not connected (${client.status}): the delivery was not queued`)
+  const add = jobAdder(queue, positive(who, 'batchSize', options.batchSize, 1))
 
   async function enqueue(
     event: AnyWebhookEvent,
@@ -186,7 +194,7 @@ export function createBullMQQueue(options: BullMQQueueOptions): BullMQWebhookQue
     const data = queuedDelivery(event, context, delivery)
     // Not connected (Redis down, even at boot): refused at once, so the delivery is answered
     // 503 now and the service retries it, rather than after `timeoutMs`.
-    await connected()
+    await connected(client)
     const jobId = jobIdFor(jobKeyOf(delivery, event.id))
     await withinMs(
       add({ name: event.type, data, opts: { jobId } }),

@@ -12,6 +12,7 @@ import {
   HealthProblem,
   healthReport,
   inJobSpan,
+  type QueuedRunSettings,
   runCheck,
   runQueued,
   serverText,
@@ -21,6 +22,7 @@ import {
 } from '@scheduling-kit/core/queue'
 import { RedisDedupeStore, redisHealth } from '@scheduling-kit/redis'
 import { DelayedError, type Job, Worker } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { type ConnectionInput, ownClient } from './connection.js'
 import { checkQueueName, type WebhookJobData } from './job.js'
 import type { BullMQWebhookQueue } from './queue.js'
@@ -101,6 +103,71 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return wholeNumber('createBullMQWorker', name, value, fallback)
 }
 
+/** The claims a job runs under: in Redis, under the queue's own keys (`<prefix>:<queue>:dedupe:<job id>`). */
+function jobClaims(client: Redis, prefix: string, claimMs: number): RedisDedupeStore {
+  return new RedisDedupeStore({
+    client,
+    prefix,
+    leaseMs: claimMs,
+    ttlMs: 7 * 24 * 60 * 60_000,
+    logger: false,
+  })
+}
+
+/** Runs one job through the delivery record; a job held elsewhere is looked at again later. */
+async function runJob(
+  settings: QueuedRunSettings,
+  job: Job<WebhookJobData>,
+  token?: string,
+): Promise<string> {
+  const outcome = await runQueued(
+    settings,
+    job.data,
+    job.id ?? job.data.event.id,
+    job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+  )
+  if (outcome === 'ran') return 'handled'
+  if (outcome !== 'busy') return `already ${outcome}`
+  // Another attempt holds it (a worker that died mid-job, until its claim lapses), or its
+  // Event runs elsewhere: look again later, without spending an attempt.
+  await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
+  throw new DelayedError()
+}
+
+/** Logs the worker's errors and each failed attempt (a delay for a job held elsewhere is none). */
+function logFailures(
+  worker: Worker<WebhookJobData>,
+  log: Pick<Logger, 'error' | 'warn'>,
+  who: string,
+): void {
+  worker.on('error', (error) => log.error(`${who}: ${error.message}`))
+  worker.on('failed', (job, error) => {
+    if (job === undefined || error instanceof DelayedError) return
+    const { type, id } = job.data.event
+    log.warn(
+      `${who}: ${serverText(String(type), 100)} (${serverText(String(id), 100)}) failed on attempt ${job.attemptsMade} of ${job.opts.attempts ?? 1}: ${error.message}`,
+    )
+  })
+}
+
+/** Whether the worker runs and its Redis answers. */
+async function workerHealth(
+  worker: Worker<WebhookJobData>,
+  client: Redis,
+  healthOptions: HealthOptions | undefined,
+): Promise<HealthReport> {
+  const running = await runCheck(
+    'worker',
+    () => {
+      if (!worker.isRunning()) throw new HealthProblem('not running (closed, or not started)')
+      return undefined
+    },
+    healthOptions?.timeoutMs,
+  )
+  const redis = await redisHealth(client, healthOptions)
+  return healthReport([running, ...redis.checks])
+}
+
 /**
  * Runs `handler.dispatch` for each queued delivery, with BullMQ's retries and exponential
  * backoff (set on the queue: `attempts`, `backoffMs`); jobs that used every attempt are kept
@@ -138,32 +205,9 @@ export function createBullMQWorker(options: BullMQWorkerOptions): BullMQWorker {
   const dedupe =
     options.dedupe === false
       ? undefined
-      : (options.dedupe ??
-        new RedisDedupeStore({
-          client,
-          // Under the queue's own keys: `<prefix>:<queue>:dedupe:<job id>`.
-          prefix: `${where.prefix ?? 'bull'}:${name}:`,
-          leaseMs: claimMs,
-          ttlMs: 7 * 24 * 60 * 60_000,
-          logger: false,
-        }))
-
-  const settings = { handler, ledger, dedupe, claimMs }
-
-  async function run(job: Job<WebhookJobData>, token?: string): Promise<string> {
-    const outcome = await runQueued(
-      settings,
-      job.data,
-      job.id ?? job.data.event.id,
-      job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-    )
-    if (outcome === 'ran') return 'handled'
-    if (outcome !== 'busy') return `already ${outcome}`
-    // Another attempt holds it (a worker that died mid-job, until its claim lapses), or its
-    // Event runs elsewhere: look again later, without spending an attempt.
-    await job.moveToDelayed(Date.now() + CLAIMED_ELSEWHERE_DELAY_MS, token)
-    throw new DelayedError()
-  }
+      : (options.dedupe ?? jobClaims(client, `${where.prefix ?? 'bull'}:${name}:`, claimMs))
+  const settings: QueuedRunSettings = { handler, ledger, dedupe, claimMs }
+  const run = (job: Job<WebhookJobData>, token?: string) => runJob(settings, job, token)
 
   // Each job in its consumer span, continuing the delivery's trace (`process <queue>`).
   const traced = (job: Job<WebhookJobData>, token?: string) =>
@@ -186,29 +230,11 @@ export function createBullMQWorker(options: BullMQWorkerOptions): BullMQWorker {
     stalledInterval: positive('stalledInterval', options.stalledInterval, 5_000),
     maxStalledCount: positive('maxStalledCount', options.maxStalledCount, 1_000),
   })
-  worker.on('error', (error) => log.error(`${who}: ${error.message}`))
-  worker.on('failed', (job, error) => {
-    if (job === undefined || error instanceof DelayedError) return
-    const { type, id } = job.data.event
-    log.warn(
-      `${who}: ${serverText(String(type), 100)} (${serverText(String(id), 100)}) failed on attempt ${job.attemptsMade} of ${job.opts.attempts ?? 1}: ${error.message}`,
-    )
-  })
+  logFailures(worker, log, who)
   return {
     worker,
     ready: () => worker.waitUntilReady().then(() => {}),
-    async health(healthOptions) {
-      const running = await runCheck(
-        'worker',
-        () => {
-          if (!worker.isRunning()) throw new HealthProblem('not running (closed, or not started)')
-          return undefined
-        },
-        healthOptions?.timeoutMs,
-      )
-      const redis = await redisHealth(client, healthOptions)
-      return healthReport([running, ...redis.checks])
-    },
+    health: (healthOptions) => workerHealth(worker, client, healthOptions),
     async close() {
       await worker.close()
       client.disconnect()

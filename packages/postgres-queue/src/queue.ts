@@ -1,5 +1,6 @@
 import type {
   AnyWebhookEvent,
+  HealthCheck,
   HealthOptions,
   HealthReport,
   Logger,
@@ -83,6 +84,46 @@ export interface PostgresWebhookQueue extends WebhookQueue {
   close(): Promise<void>
 }
 
+/** A job as the queue inserts it. */
+type JobWrite = JobInsert<PostgresJobData> & { id: string }
+
+/** How jobs go in: grouped into one insert of up to `batchSize`. */
+function jobWrites(boss: PgBoss, name: string, batchSize: number): GroupCommit<JobWrite> {
+  return new GroupCommit<JobWrite>(
+    async (jobs) => {
+      // Two retries of one delivery in one group are one job: pg-boss refuses a batch that names
+      // an id twice, and the first carries both.
+      const unique = new Map(jobs.map((job) => [job.id, job]))
+      await boss.insert(name, [...unique.values()])
+    },
+    batchSize,
+    // Grouped: one write under way, while the next group gathers everything that arrives
+    // meanwhile (measured faster than several smaller groups at once). One job a write: four
+    // under way, each on a connection of the pool, else one round trip each would be the cap.
+    batchSize === 1 ? 4 : 1,
+  )
+}
+
+/** With `orderByEvent`: whether a job that failed every attempt holds Events back. */
+function blockedCheck(
+  boss: PgBoss,
+  name: string,
+  healthOptions: HealthOptions | undefined,
+): Promise<HealthCheck> {
+  return runCheck(
+    'queue.blocked',
+    async () => {
+      const blocked = await boss.getBlockedKeys(name, { limit: 1_000 })
+      if (blocked.length > 0)
+        throw new HealthProblem(
+          `${blocked.length === 1_000 ? '1 000 or more Events are' : blocked.length === 1 ? '1 Event is' : `${blocked.length} Events are`} held by a job that failed every attempt: retry or delete it (boss.retry, boss.deleteJob) to run their later changes`,
+        )
+      return 'no Event held by a failed job'
+    },
+    healthOptions?.timeoutMs,
+  )
+}
+
 /**
  * A durable `WebhookQueue` on PostgreSQL alone (pg-boss 12): a delivery is answered 200 only
  * once its job is committed, and 503 at once while PostgreSQL cannot take it (the service then
@@ -114,19 +155,7 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
     () => ensureQueue(boss, name, perJob, orderByEvent, { pool, schema }),
     options.logger ?? consoleLogger,
   )
-  const writes = new GroupCommit<JobInsert<PostgresJobData> & { id: string }>(
-    async (jobs) => {
-      // Two retries of one delivery in one group are one job: pg-boss refuses a batch that names
-      // an id twice, and the first carries both.
-      const unique = new Map(jobs.map((job) => [job.id, job]))
-      await boss.insert(name, [...unique.values()])
-    },
-    batchSize,
-    // Grouped: one write under way, while the next group gathers everything that arrives
-    // meanwhile (measured faster than several smaller groups at once). One job a write: four
-    // under way, each on a connection of the pool, else one round trip each would be the cap.
-    batchSize === 1 ? 4 : 1,
-  )
+  const writes = jobWrites(boss, name, batchSize)
 
   async function enqueue(
     event: AnyWebhookEvent,
@@ -179,22 +208,8 @@ export function createPostgresQueue(options: PostgresQueueOptions): PostgresWebh
     ready: () => starter.started(),
     async health(healthOptions) {
       const checks = await startedChecks('queue', starter, pool, healthOptions)
-      if (orderByEvent && checks.every((check) => check.ok)) {
-        checks.push(
-          await runCheck(
-            'queue.blocked',
-            async () => {
-              const blocked = await boss.getBlockedKeys(name, { limit: 1_000 })
-              if (blocked.length > 0)
-                throw new HealthProblem(
-                  `${blocked.length === 1_000 ? '1 000 or more Events are' : blocked.length === 1 ? '1 Event is' : `${blocked.length} Events are`} held by a job that failed every attempt: retry or delete it (boss.retry, boss.deleteJob) to run their later changes`,
-                )
-              return 'no Event held by a failed job'
-            },
-            healthOptions?.timeoutMs,
-          ),
-        )
-      }
+      if (orderByEvent && checks.every((check) => check.ok))
+        checks.push(await blockedCheck(boss, name, healthOptions))
       return healthReport(checks)
     },
     close: () => starter.close(false),

@@ -15,13 +15,20 @@ interface TurnSettings {
   readonly now: () => number
 }
 
+/** A resource held across processes, and its renewals under way, if any. */
+interface Held {
+  resourceId: string
+  owner: string
+  renewing?: Promise<unknown>
+}
+
 export class ResourceTurns {
   /** Each resource with work running here, and the works waiting behind it (each woken in turn). */
   readonly #turns = new Map<string, (() => void)[]>()
   /** The deliveries queued or running in their resource's turn here. */
   readonly #inTurn = new Set<string>()
   /** The resources this process holds across processes now: renewed with the leases. */
-  readonly #resources = new Set<{ resourceId: string; owner: string }>()
+  readonly #resources = new Set<Held>()
 
   constructor(readonly settings: TurnSettings) {}
 
@@ -62,8 +69,13 @@ export class ResourceTurns {
   /** Renews every hold this process has across processes (the ledger's lease timer). */
   renew(): void {
     const { store, now, leaseMs } = this.settings
-    for (const { resourceId, owner } of this.#resources)
-      store.holdResource?.(resourceId, owner, now() + leaseMs, now()).catch(() => {})
+    for (const held of this.#resources) {
+      const renewal = store
+        .holdResource?.(held.resourceId, held.owner, now() + leaseMs, now())
+        .catch(() => {})
+      // Every renewal under way, not the last only: each must land before the release.
+      held.renewing = held.renewing === undefined ? renewal : Promise.all([held.renewing, renewal])
+    }
   }
 
   /** `work` under the resource's hold across processes, when the store has holds. */
@@ -78,12 +90,16 @@ export class ResourceTurns {
     const owner = newOwnerId()
     const take = () => store.holdResource!(resourceId, owner, now() + leaseMs, now())
     if (!(await waitFor(take, orderWaitMs))) return busy
-    const resource = { resourceId, owner }
+    const resource: Held = { resourceId, owner }
     this.#resources.add(resource)
     try {
       return await work()
     } finally {
       this.#resources.delete(resource)
+      // A renewal under way lands first: one landing after the release would take the
+      // resource again (a store holds a free resource for whoever asks), left held until it
+      // lapsed, its Event's later deliveries answered 409 meanwhile.
+      await resource.renewing
       await store.holdResource!(resourceId, owner, 0, now()).catch(() => {})
     }
   }
