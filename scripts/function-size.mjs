@@ -15,12 +15,8 @@ const LIMIT = 80
 const KNOWN = new Map([
   ['packages/testing/src/cli-deliveries.ts runDeliveries', 82],
   ['packages/testing/src/connection-app.ts startAppInstance', 83],
-  ['packages/testing/src/dedupe-conformance.ts dedupeClaimsAndOwners', 86],
-  ['packages/testing/src/ledger-entries-conformance.ts ledgerBodyBounds', 81],
-  ['packages/testing/src/ledger-races.ts ledgerRaces', 86],
   ['packages/testing/src/ledger-scenarios.ts runLedgerScenarios', 149],
   ['packages/testing/src/ledger-scenarios.ts (anonymous)', 141],
-  ['packages/testing/src/queue-replay.ts queueWhereHandlersAre', 145],
   ['packages/testing/src/service-control.ts control', 134],
   ['packages/testing/src/service.ts startFakeSchedulingService', 131],
   ['packages/testing/src/sweep-store-conformance.ts runSweepStoreConformance', 81],

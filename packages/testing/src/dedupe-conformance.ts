@@ -5,6 +5,8 @@ import { ConfigError } from '@scheduling-kit/core'
 import { alikeKeys } from './alike-keys.js'
 import type { StoreConformanceOptions } from './conformance-options.js'
 
+type It = StoreConformanceOptions['it']
+
 /** The times the kit asks a store for: pass them to your store's options. */
 export interface DedupeTiming {
   /** How long a claim lasts when its owner neither completes nor releases it, in ms. */
@@ -52,6 +54,89 @@ export function runDedupeStoreConformance(
   dedupeAlikeKeys(createStore, options)
 }
 
+/** A claim, its holder, and what other owners can and cannot do to it. */
+function claimsAndOwners(store: (timing?: DedupeTiming) => Promise<DedupeStore>, it: It): void {
+  it('claim, in_progress for anyone else, completed after complete', async () => {
+    const s = await store()
+    const k = key('basic')
+    assert.equal(await s.claim(k, 'a'), 'claimed')
+    assert.equal(await s.claim(k, 'b'), 'in_progress')
+    assert.equal(await s.claim(k, 'a'), 'in_progress', 'a claim is not re-entrant')
+    await s.complete(k, 'a')
+    assert.equal(await s.claim(k, 'b'), 'completed')
+  })
+
+  it("extend (when the store has it) renews only its holder's claim, past the lease", async () => {
+    const s = await store(RENEWING)
+    if (typeof s.extend !== 'function') return
+    const k = key('extend')
+    assert.equal(await s.claim(k, 'a'), 'claimed')
+    assert.equal(await s.extend(k, 'b'), false, 'another owner cannot extend it')
+    for (let i = 0; i < 4; i++) {
+      await sleep(RENEWING.leaseMs / 2)
+      assert.equal(await s.extend(k, 'a'), true, 'the holder extends it')
+    }
+    // Twice the lease has passed since the claim: renewed, it still holds.
+    assert.equal(await s.claim(k, 'b'), 'in_progress')
+    await s.complete(k, 'a')
+    assert.equal(await s.extend(k, 'a'), false, 'a completed key is not a claim')
+  })
+
+  it('release by the holder frees the key; release by another owner does not', async () => {
+    const s = await store()
+    const k = key('release')
+    assert.equal(await s.claim(k, 'a'), 'claimed')
+    await s.release(k, 'b')
+    assert.equal(await s.claim(k, 'b'), 'in_progress', 'only the holder releases')
+    await s.release(k, 'a')
+    assert.equal(await s.claim(k, 'b'), 'claimed')
+  })
+
+  it('complete by another owner leaves the holder in charge', async () => {
+    const s = await store()
+    const k = key('complete-other')
+    assert.equal(await s.claim(k, 'holder'), 'claimed')
+    await s.complete(k, 'stranger')
+    assert.equal(await s.claim(k, 'c'), 'in_progress')
+    await s.release(k, 'holder')
+    assert.equal(await s.claim(k, 'c'), 'claimed')
+  })
+
+  it('release does not undo a completion, whoever asks', async () => {
+    const s = await store()
+    const k = key('release-completed')
+    await s.claim(k, 'a')
+    await s.complete(k, 'a')
+    await s.release(k, 'a')
+    await s.release(k, 'b')
+    assert.equal(await s.claim(k, 'c'), 'completed')
+  })
+
+  it('complete without a claim (the claim lapsed unseen) still records the completion', async () => {
+    const s = await store()
+    const k = key('complete-unclaimed')
+    await s.complete(k, 'a')
+    assert.equal(await s.claim(k, 'b'), 'completed')
+  })
+}
+
+/** Keys kept apart, owners of any text. */
+function isolatedKeys(store: (timing?: DedupeTiming) => Promise<DedupeStore>, it: It): void {
+  it('keys are isolated, even when one is a prefix of another, and owners may hold any text', async () => {
+    const s = await store()
+    const k = key('iso')
+    const owner = `o:{*}%"'\\ ${randomBytes(2).toString('hex')} \u00e9\u{1f600}`
+    assert.equal(await s.claim(k, owner), 'claimed')
+    assert.equal(await s.claim(`${k}:1`, owner), 'claimed')
+    assert.equal(await s.claim(`${k}1`, owner), 'claimed')
+    await s.complete(`${k}:1`, owner)
+    await s.release(k, owner)
+    assert.equal(await s.claim(k, 'x'), 'claimed')
+    assert.equal(await s.claim(`${k}:1`, 'x'), 'completed')
+    assert.equal(await s.claim(`${k}1`, 'x'), 'in_progress')
+  })
+}
+
 function dedupeClaimsAndOwners(
   createStore: (timing: DedupeTiming) => DedupeStore | Promise<DedupeStore>,
   options: StoreConformanceOptions,
@@ -60,82 +145,8 @@ function dedupeClaimsAndOwners(
   const store = async (timing = LONG) => await createStore(timing)
 
   describe(options.name ?? 'DedupeStore conformance', () => {
-    it('claim, in_progress for anyone else, completed after complete', async () => {
-      const s = await store()
-      const k = key('basic')
-      assert.equal(await s.claim(k, 'a'), 'claimed')
-      assert.equal(await s.claim(k, 'b'), 'in_progress')
-      assert.equal(await s.claim(k, 'a'), 'in_progress', 'a claim is not re-entrant')
-      await s.complete(k, 'a')
-      assert.equal(await s.claim(k, 'b'), 'completed')
-    })
-
-    it("extend (when the store has it) renews only its holder's claim, past the lease", async () => {
-      const s = await store(RENEWING)
-      if (typeof s.extend !== 'function') return
-      const k = key('extend')
-      assert.equal(await s.claim(k, 'a'), 'claimed')
-      assert.equal(await s.extend(k, 'b'), false, 'another owner cannot extend it')
-      for (let i = 0; i < 4; i++) {
-        await sleep(RENEWING.leaseMs / 2)
-        assert.equal(await s.extend(k, 'a'), true, 'the holder extends it')
-      }
-      // Twice the lease has passed since the claim: renewed, it still holds.
-      assert.equal(await s.claim(k, 'b'), 'in_progress')
-      await s.complete(k, 'a')
-      assert.equal(await s.extend(k, 'a'), false, 'a completed key is not a claim')
-    })
-
-    it('release by the holder frees the key; release by another owner does not', async () => {
-      const s = await store()
-      const k = key('release')
-      assert.equal(await s.claim(k, 'a'), 'claimed')
-      await s.release(k, 'b')
-      assert.equal(await s.claim(k, 'b'), 'in_progress', 'only the holder releases')
-      await s.release(k, 'a')
-      assert.equal(await s.claim(k, 'b'), 'claimed')
-    })
-
-    it('complete by another owner leaves the holder in charge', async () => {
-      const s = await store()
-      const k = key('complete-other')
-      assert.equal(await s.claim(k, 'holder'), 'claimed')
-      await s.complete(k, 'stranger')
-      assert.equal(await s.claim(k, 'c'), 'in_progress')
-      await s.release(k, 'holder')
-      assert.equal(await s.claim(k, 'c'), 'claimed')
-    })
-
-    it('release does not undo a completion, whoever asks', async () => {
-      const s = await store()
-      const k = key('release-completed')
-      await s.claim(k, 'a')
-      await s.complete(k, 'a')
-      await s.release(k, 'a')
-      await s.release(k, 'b')
-      assert.equal(await s.claim(k, 'c'), 'completed')
-    })
-
-    it('complete without a claim (the claim lapsed unseen) still records the completion', async () => {
-      const s = await store()
-      const k = key('complete-unclaimed')
-      await s.complete(k, 'a')
-      assert.equal(await s.claim(k, 'b'), 'completed')
-    })
-
-    it('keys are isolated, even when one is a prefix of another, and owners may hold any text', async () => {
-      const s = await store()
-      const k = key('iso')
-      const owner = `o:{*}%"'\\ ${randomBytes(2).toString('hex')} \u00e9\u{1f600}`
-      assert.equal(await s.claim(k, owner), 'claimed')
-      assert.equal(await s.claim(`${k}:1`, owner), 'claimed')
-      assert.equal(await s.claim(`${k}1`, owner), 'claimed')
-      await s.complete(`${k}:1`, owner)
-      await s.release(k, owner)
-      assert.equal(await s.claim(k, 'x'), 'claimed')
-      assert.equal(await s.claim(`${k}:1`, 'x'), 'completed')
-      assert.equal(await s.claim(`${k}1`, 'x'), 'in_progress')
-    })
+    claimsAndOwners(store, it)
+    isolatedKeys(store, it)
   })
 }
 

@@ -141,8 +141,8 @@ export function ledgerLists(make: Make, it: It): void {
   })
 }
 
-/** Bodies: kept from the first write only, and per account only up to the store's bound. */
-export function ledgerBodyBounds(make: Make, it: It): void {
+/** A later write never sets a body. */
+function bodyFromFirstWrite(make: Make, it: It): void {
   it('a later write never sets a body: one purged stays gone, one never kept stays absent', async () => {
     const s = await make()
     const now = Date.now()
@@ -163,7 +163,10 @@ export function ledgerBodyBounds(make: Make, it: It): void {
     assert.equal(await s.write(withoutBody({ ...kept, status: 'done' }), 2), 3)
     assert.equal((await s.get(kept.id))?.body, undefined, 'a write without it drops it')
   })
+}
 
+/** maxBodiesPerAccount holds when first writes of one account race. */
+function bodyBoundRacing(make: Make, it: It): void {
   it('maxBodiesPerAccount holds exactly when 40 first writes of one account race (on a pooled store, over as many connections)', async () => {
     const s = await make({ maxBodiesPerAccount: 7 })
     const account = `race-${tag()}`
@@ -177,7 +180,10 @@ export function ledgerBodyBounds(make: Make, it: It): void {
     assert.equal(read.filter((e) => e?.body !== undefined).length, 7, 'exactly the bound kept')
     assert.equal(read.filter((e) => e?.bodyCapped === true).length, 33)
   })
+}
 
+/** Past maxBodiesPerAccount, new entries are written without their body. */
+function bodyBoundPast(make: Make, it: It): void {
   it("maxBodiesPerAccount: past it, an account's new entries are written without their body (bodyCapped); other accounts, expired bodies and a purge make room", async () => {
     const s = await make({ maxBodiesPerAccount: 3 })
     const now = Date.now()
@@ -222,6 +228,13 @@ export function ledgerBodyBounds(make: Make, it: It): void {
     await s.write(again, undefined)
     assert.equal((await s.get(again.id))?.body, '{"n":10}')
   })
+}
+
+/** Bodies: kept from the first write only, and per account only up to the store's bound. */
+export function ledgerBodyBounds(make: Make, it: It): void {
+  bodyFromFirstWrite(make, it)
+  bodyBoundRacing(make, it)
+  bodyBoundPast(make, it)
 }
 
 /** Every page of a listing, each at most `limit`, checked newest first (then the greater id). */

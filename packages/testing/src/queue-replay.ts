@@ -18,6 +18,7 @@ import { createTestEvent } from './events.js'
 import { serveWebhooks } from './handler-server.js'
 import { type It, type QueueKit, quiet, SECRET, serve, until, withQueue } from './queue-kit.js'
 import { startFakeSchedulingService } from './service.js'
+import type { FakeSchedulingService } from './service-types.js'
 import { sendTestEvent } from './sign.js'
 
 // The queue layout the docs recommend: the app receives (a queue and the ledger, no handler),
@@ -63,7 +64,8 @@ class Runs {
   }
 }
 
-export function queueWhereHandlersAre(kit: QueueKit, it: It): void {
+/** A dead letter replayed through the delivery page runs in the worker, once. */
+function replayInTheWorker(kit: QueueKit, it: It): void {
   const wait = kit.timeoutMs ?? 20_000
   it('the handlers only in the worker: a dead letter replayed with the CLI through the delivery page runs in the worker once, reported queued', async () => {
     await withQueue(kit, { attempts: 2, backoffMs: 20 }, async (q, later) => {
@@ -126,7 +128,32 @@ export function queueWhereHandlersAre(kit: QueueKit, it: It): void {
       assert.equal(runs.count(event.id), 1, 'the replayed delivery ran once in all')
     })
   })
+}
 
+/** Three changes the app misses, its server down past every retry; resolves once all are given up. */
+async function missedChanges(
+  service: FakeSchedulingService,
+  accounts: string[],
+  events: string[],
+): Promise<void> {
+  await service.trigger('event.rescheduled', {
+    account: accounts[0],
+    payload: { id: events[0], state: 'confirmed', start_at: '2031-02-03T10:00:00.000Z' },
+  })
+  await service.trigger('event.attendee.added', {
+    account: accounts[1],
+    payload: { id: events[1], state: 'confirmed', attendees: [{ id: 'attendee_new' }] },
+  })
+  await service.trigger('event.canceled', {
+    account: accounts[1],
+    payload: { id: events[2], state: 'canceled' },
+  })
+  await service.idle()
+}
+
+/** catchUp after an outage queues each difference; the worker applies each once. */
+function catchUpInTheWorker(kit: QueueKit, it: It): void {
+  const wait = kit.timeoutMs ?? 20_000
   it('the handlers only in the worker: catchUp after an outage queues each difference; the worker applies every Event as the API lists it, each once', async () => {
     const service = await startFakeSchedulingService({
       retrySchedule: [20, 40],
@@ -164,19 +191,7 @@ export function queueWhereHandlersAre(kit: QueueKit, it: It): void {
         await until(() => runs.applied.size === 6, wait, 'the live creations')
         // The app is down past every retry: a reschedule, an attendee change, a cancellation.
         await server.close()
-        await service.trigger('event.rescheduled', {
-          account: accounts[0],
-          payload: { id: events[0], state: 'confirmed', start_at: '2031-02-03T10:00:00.000Z' },
-        })
-        await service.trigger('event.attendee.added', {
-          account: accounts[1],
-          payload: { id: events[1], state: 'confirmed', attendees: [{ id: 'attendee_new' }] },
-        })
-        await service.trigger('event.canceled', {
-          account: accounts[1],
-          payload: { id: events[2], state: 'canceled' },
-        })
-        await service.idle()
+        await missedChanges(service, accounts, events)
         server = await serveWebhooks(() => app!, port)
         const report = await app.catchUp()
         assert.equal(report.problems.length, 0, JSON.stringify(report.problems))
@@ -207,4 +222,9 @@ export function queueWhereHandlersAre(kit: QueueKit, it: It): void {
       await service.close()
     }
   })
+}
+
+export function queueWhereHandlersAre(kit: QueueKit, it: It): void {
+  replayInTheWorker(kit, it)
+  catchUpInTheWorker(kit, it)
 }
