@@ -112,54 +112,57 @@ async function purge(command: DeliveriesCommand): Promise<number> {
 
 /** Runs `scheduling-kit deliveries ...`; resolves to the exit code. */
 export async function runDeliveries(command: DeliveriesCommand): Promise<number> {
-  const { page, headers } = command
   if (command.action === 'purge') return purge(command)
-  if (command.action === 'list') {
-    const entries: ListedEntry[] = []
-    const maxPages = command.maxPages ?? DEFAULT_MAX_PAGES
-    const started = Date.now()
-    const seen = new Set<string>()
-    let after: string | undefined
-    let pages = 0
-    do {
-      if (pages === maxPages || Date.now() - started > LIST_TIMEOUT_MS) {
-        console.error(
-          `Stopped after ${pages} pages (${entries.length} deliveries): the list goes on${pages === maxPages ? ' (--max-pages <n> reads further)' : `, past ${LIST_TIMEOUT_MS / 1000} s`}.`,
-        )
+  if (command.action === 'list') return list(command)
+  return showOrReplay(command)
+}
+
+/** `list`: the page's list read page after page, to `--limit` entries, as a table or JSON. */
+async function list(command: DeliveriesCommand): Promise<number> {
+  const { page, headers } = command
+  const entries: ListedEntry[] = []
+  const maxPages = command.maxPages ?? DEFAULT_MAX_PAGES
+  const started = Date.now()
+  const seen = new Set<string>()
+  let after: string | undefined
+  let pages = 0
+  do {
+    if (pages === maxPages || Date.now() - started > LIST_TIMEOUT_MS) {
+      console.error(
+        `Stopped after ${pages} pages (${entries.length} deliveries): the list goes on${pages === maxPages ? ' (--max-pages <n> reads further)' : `, past ${LIST_TIMEOUT_MS / 1000} s`}.`,
+      )
+      break
+    }
+    const query = new URLSearchParams(command.filter)
+    if (after !== undefined) query.set('after', after)
+    const { status, body } = await call(`${page}?${query}`, headers)
+    pages++
+    if (status !== 200) return refused(status)
+    const listed = body as { entries?: unknown; next?: unknown } | undefined
+    if (!Array.isArray(listed?.entries)) {
+      console.error('The page answered no list of deliveries: is --page the delivery page?')
+      return 1
+    }
+    entries.push(...(listed.entries as ListedEntry[]))
+    after = typeof listed.next === 'string' && listed.next !== '' ? listed.next : undefined
+    if (after !== undefined) {
+      if (seen.has(after)) {
+        console.error(`The page's list loops (page ${pages} gives a cursor seen before): stopped.`)
         break
       }
-      const query = new URLSearchParams(command.filter)
-      if (after !== undefined) query.set('after', after)
-      const { status, body } = await call(`${page}?${query}`, headers)
-      pages++
-      if (status !== 200) return refused(status)
-      const listed = body as { entries?: unknown; next?: unknown } | undefined
-      if (!Array.isArray(listed?.entries)) {
-        console.error('The page answered no list of deliveries: is --page the delivery page?')
-        return 1
-      }
-      entries.push(...(listed.entries as ListedEntry[]))
-      after = typeof listed.next === 'string' && listed.next !== '' ? listed.next : undefined
-      if (after !== undefined) {
-        if (seen.has(after)) {
-          console.error(
-            `The page's list loops (page ${pages} gives a cursor seen before): stopped.`,
-          )
-          break
-        }
-        seen.add(after)
-      }
-    } while (after !== undefined && entries.length < command.limit)
-    const shown = entries.slice(0, command.limit)
-    console.log(
-      command.json
-        ? safeJson(shown, 2)
-        : shown.length === 0
-          ? 'No delivery matches.'
-          : table(shown),
-    )
-    return 0
-  }
+      seen.add(after)
+    }
+  } while (after !== undefined && entries.length < command.limit)
+  const shown = entries.slice(0, command.limit)
+  console.log(
+    command.json ? safeJson(shown, 2) : shown.length === 0 ? 'No delivery matches.' : table(shown),
+  )
+  return 0
+}
+
+/** `show` and `replay`: the one entry read, then printed, or replayed with the page's token. */
+async function showOrReplay(command: DeliveriesCommand): Promise<number> {
+  const { page, headers } = command
   const id = command.id!
   const read = await call(`${page}?${new URLSearchParams({ id })}`, headers)
   if (read.status === 404) {

@@ -103,17 +103,12 @@ async function serve(
   }
 }
 
-/** Starts one instance of the app on a port of its own. */
-export async function startAppInstance(options: AppInstanceOptions): Promise<AppInstance> {
+/** The app's pieces for one instance: its tokens, its webhooks' subscriptions, its routes. */
+function appParts(options: AppInstanceOptions, origin: string, log: InstanceLog) {
   const { service } = options
-  const server: Server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const origin = options.publicOrigin ?? own
   const webhookUrl = `${origin}${options.webhookPath ?? '/webhooks/scheduling'}`
   const redirectUri = `${origin}/auth/scheduling/callback`
   service.allowRedirectUri(redirectUri)
-  const log: InstanceLog = { handled: [], changes: [] }
   const onConnectionChange = (change: ConnectionChange) => log.changes.push(change)
   const oauthOptions = {
     clientId: service.clientId,
@@ -147,6 +142,18 @@ export async function startAppInstance(options: AppInstanceOptions): Promise<App
     logger: quiet,
     onConnectionChange,
   })
+  return { tokens, subscriptions, routes }
+}
+
+/** Starts one instance of the app on a port of its own. */
+export async function startAppInstance(options: AppInstanceOptions): Promise<AppInstance> {
+  const { service } = options
+  const server: Server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const origin = options.publicOrigin ?? own
+  const log: InstanceLog = { handled: [], changes: [] }
+  const { tokens, subscriptions, routes } = appParts(options, origin, log)
   const handler = createWebhookHandler({ subscriptions, logger: quiet }).onAny((event, context) => {
     log.handled.push({
       key: context.account ?? '',

@@ -75,139 +75,173 @@ export function checkOwnRequest(address: ControlContext['address'], req: Incomin
   }
 }
 
+/** One control request: its body read, what a route needs to answer it. */
+interface ControlCall {
+  context: ControlContext
+  res: ServerResponse
+  body: Record<string, unknown>
+  /** A string field of the body, or `undefined`. */
+  str(key: string): string | undefined
+  /** From a dashboard button: the answer leaves a notice for the page's next load. */
+  form: boolean
+}
+
+type Route = (call: ControlCall) => unknown
+
+const ok = ({ res }: ControlCall) => json(res, 200, { ok: true })
+
+function overview({ context, res }: ControlCall) {
+  const { auth, registry, deliveries } = context
+  return json(res, 200, {
+    webhooks: registry.all().map(({ secret, ...w }) => w),
+    deliveries: deliveries.log.length,
+    counters: auth.counters,
+    accounts: auth.accounts(),
+  })
+}
+
+function addWebhook({ context, res, body, str }: ControlCall) {
+  return json(
+    res,
+    201,
+    registerWebhook(context.registry, {
+      url: str('url')!,
+      secret: str('secret'),
+      events: body.events as string[] | undefined,
+      id: str('id'),
+      account: str('account'),
+    }),
+  )
+}
+
+function setWebhookState({ context, res, str, form }: ControlCall) {
+  const webhookId = str('id') ?? ''
+  const state = str('state') ?? 'disabled'
+  if (state !== 'active' && state !== 'disabled' && state !== 'deleted')
+    return json(res, 400, { error: 'state is active, disabled or deleted' })
+  if (!context.registry.setState(webhookId, state))
+    return json(res, 404, { error: `no webhook ${webhookId}` })
+  const said = `Webhook ${webhookId} is ${state}.`
+  return done(context, res, form, 200, { id: webhookId, state }, said)
+}
+
+function failApi(call: ControlCall) {
+  const { context, res, body, str } = call
+  const status = Number(body.status ?? 500)
+  if (!Number.isInteger(status) || status < 400 || status > 599)
+    return json(res, 400, { error: 'status must be a 4xx or 5xx code' })
+  context.registry.failApi({
+    status,
+    count: Number(body.count ?? 1),
+    retryAfter: str('retryAfter'),
+    method: str('method'),
+    landed: body.landed === true,
+  })
+  return ok(call)
+}
+
+function clearFailures(call: ControlCall) {
+  call.context.auth.clearFailures()
+  return ok(call)
+}
+
+function accounts({ context, res }: ControlCall) {
+  const { auth, registry } = context
+  return json(
+    res,
+    200,
+    auth.accounts().map((a) => ({
+      ...a,
+      webhooks: registry.all(a.account).map(({ secret, ...w }) => w),
+    })),
+  )
+}
+
+async function trigger({ context, res, str, form }: ControlCall) {
+  const type = str('type')
+  if (!type) return json(res, 400, { error: 'type is required' })
+  const webhookId = str('webhookId')
+  if (webhookId !== undefined && context.registry.get(webhookId) === undefined)
+    return json(res, 404, { error: `no webhook ${webhookId}` })
+  const result = await context.deliveries.trigger(type, { webhookId, account: str('account') })
+  const answers = result.deliveries.map((d) => d.status ?? d.error).join(', ')
+  const said = `Sent ${type} (${result.event.id}) to ${result.deliveries.length} webhook(s): ${answers || 'none subscribed'}.`
+  return done(context, res, form, 200, result, said)
+}
+
+async function redeliver({ context, res, str, form }: ControlCall) {
+  const deliveryId = str('deliveryId')
+  if (!deliveryId) return json(res, 400, { error: 'deliveryId is required' })
+  let attempt: Awaited<ReturnType<Deliveries['redeliver']>>
+  try {
+    attempt = await context.deliveries.redeliver(deliveryId)
+  } catch {
+    return json(res, 404, { error: `no delivery ${deliveryId}` })
+  }
+  const said = `Redelivered ${attempt.type} (${attempt.payloadId}) to ${attempt.webhookId}: ${attempt.status ?? attempt.error}.`
+  return done(context, res, form, 200, attempt, said)
+}
+
+function expireTokens({ context, res, str, form }: ControlCall) {
+  const target = str('token') ?? str('account') ?? ''
+  context.auth.expireAccessToken(target)
+  return done(context, res, form, 200, { expired: true }, `Access tokens of ${target} expired.`)
+}
+
+function revokeGrants({ context, res, str, form }: ControlCall) {
+  const account = str('account') ?? ''
+  context.auth.revokeGrant(account)
+  return done(context, res, form, 200, { revoked: true }, `Every grant of ${account} revoked.`)
+}
+
+function failAuth(call: ControlCall) {
+  const { body } = call
+  call.context.auth.failNext(
+    ...Array.from(
+      { length: Number(body.count ?? 1) },
+      () => (Number(body.status ?? 500) === 503 ? 503 : 500) as 500 | 503,
+    ),
+  )
+  return ok(call)
+}
+
+function setLatency(call: ControlCall) {
+  call.context.auth.setLatency(Number(call.body.ms ?? 0))
+  return ok(call)
+}
+
+/** The control routes, by method and path. */
+const ROUTES: Record<string, Route> = {
+  'GET /_control': overview,
+  'POST /_control/webhooks': addWebhook,
+  'POST /_control/webhooks/state': setWebhookState,
+  'POST /_control/api-failures': failApi,
+  'DELETE /_control/api-failures': clearFailures,
+  'DELETE /_control/failures': clearFailures,
+  'GET /_control/accounts': accounts,
+  'POST /_control/trigger': trigger,
+  'GET /_control/deliveries': ({ context, res }) => json(res, 200, context.deliveries.log),
+  'POST /_control/redeliver': redeliver,
+  'POST /_control/tokens/expire': expireTokens,
+  'POST /_control/grants/revoke': revokeGrants,
+  'POST /_control/failures': failAuth,
+  'POST /_control/latency': setLatency,
+}
+
 export async function control(
   context: ControlContext,
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
 ) {
-  const { auth, registry, deliveries } = context
   checkOwnRequest(context.address, req)
   const body = req.method === 'POST' ? await readJson(req) : {}
   const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined)
-  const form = str('redirect') !== undefined
-  switch (`${req.method} ${path}`) {
-    case 'GET /_control':
-      return json(res, 200, {
-        webhooks: registry.all().map(({ secret, ...w }) => w),
-        deliveries: deliveries.log.length,
-        counters: auth.counters,
-        accounts: auth.accounts(),
-      })
-    case 'POST /_control/webhooks':
-      return json(
-        res,
-        201,
-        registerWebhook(registry, {
-          url: str('url')!,
-          secret: str('secret'),
-          events: body.events as string[] | undefined,
-          id: str('id'),
-          account: str('account'),
-        }),
-      )
-    case 'POST /_control/webhooks/state': {
-      const webhookId = str('id') ?? ''
-      const state = str('state') ?? 'disabled'
-      if (state !== 'active' && state !== 'disabled' && state !== 'deleted')
-        return json(res, 400, { error: 'state is active, disabled or deleted' })
-      if (!registry.setState(webhookId, state))
-        return json(res, 404, { error: `no webhook ${webhookId}` })
-      return done(
-        context,
-        res,
-        form,
-        200,
-        { id: webhookId, state },
-        `Webhook ${webhookId} is ${state}.`,
-      )
-    }
-    case 'POST /_control/api-failures': {
-      const status = Number(body.status ?? 500)
-      if (!Number.isInteger(status) || status < 400 || status > 599)
-        return json(res, 400, { error: 'status must be a 4xx or 5xx code' })
-      registry.failApi({
-        status,
-        count: Number(body.count ?? 1),
-        retryAfter: str('retryAfter'),
-        method: str('method'),
-        landed: body.landed === true,
-      })
-      return json(res, 200, { ok: true })
-    }
-    case 'DELETE /_control/api-failures':
-    case 'DELETE /_control/failures':
-      auth.clearFailures()
-      return json(res, 200, { ok: true })
-    case 'GET /_control/accounts':
-      return json(
-        res,
-        200,
-        auth.accounts().map((a) => ({
-          ...a,
-          webhooks: registry.all(a.account).map(({ secret, ...w }) => w),
-        })),
-      )
-    case 'POST /_control/trigger': {
-      const type = str('type')
-      if (!type) return json(res, 400, { error: 'type is required' })
-      const webhookId = str('webhookId')
-      if (webhookId !== undefined && registry.get(webhookId) === undefined)
-        return json(res, 404, { error: `no webhook ${webhookId}` })
-      const result = await deliveries.trigger(type, { webhookId, account: str('account') })
-      const answers = result.deliveries.map((d) => d.status ?? d.error).join(', ')
-      return done(
-        context,
-        res,
-        form,
-        200,
-        result,
-        `Sent ${type} (${result.event.id}) to ${result.deliveries.length} webhook(s): ${answers || 'none subscribed'}.`,
-      )
-    }
-    case 'GET /_control/deliveries':
-      return json(res, 200, deliveries.log)
-    case 'POST /_control/redeliver': {
-      const deliveryId = str('deliveryId')
-      if (!deliveryId) return json(res, 400, { error: 'deliveryId is required' })
-      let attempt: Awaited<ReturnType<typeof deliveries.redeliver>>
-      try {
-        attempt = await deliveries.redeliver(deliveryId)
-      } catch {
-        return json(res, 404, { error: `no delivery ${deliveryId}` })
-      }
-      return done(
-        context,
-        res,
-        form,
-        200,
-        attempt,
-        `Redelivered ${attempt.type} (${attempt.payloadId}) to ${attempt.webhookId}: ${attempt.status ?? attempt.error}.`,
-      )
-    }
-    case 'POST /_control/tokens/expire': {
-      const target = str('token') ?? str('account') ?? ''
-      auth.expireAccessToken(target)
-      return done(context, res, form, 200, { expired: true }, `Access tokens of ${target} expired.`)
-    }
-    case 'POST /_control/grants/revoke': {
-      const account = str('account') ?? ''
-      auth.revokeGrant(account)
-      return done(context, res, form, 200, { revoked: true }, `Every grant of ${account} revoked.`)
-    }
-    case 'POST /_control/failures':
-      auth.failNext(
-        ...Array.from(
-          { length: Number(body.count ?? 1) },
-          () => (Number(body.status ?? 500) === 503 ? 503 : 500) as 500 | 503,
-        ),
-      )
-      return json(res, 200, { ok: true })
-    case 'POST /_control/latency':
-      auth.setLatency(Number(body.ms ?? 0))
-      return json(res, 200, { ok: true })
-  }
-  json(res, 404, { error: 'not_found' })
+  const route = Object.hasOwn(ROUTES, `${req.method} ${path}`)
+    ? ROUTES[`${req.method} ${path}`]
+    : undefined
+  if (route === undefined) return json(res, 404, { error: 'not_found' })
+  return route({ context, res, body, str, form: str('redirect') !== undefined })
 }
 
 export function dashboard(context: ControlContext, res: ServerResponse) {

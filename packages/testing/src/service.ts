@@ -1,4 +1,4 @@
-import { createServer } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type ApiFailure, type AuthService, createAuthService } from '@scheduling-kit/fake-auth'
 import {
@@ -65,7 +65,19 @@ export async function startFakeSchedulingService(
     deliveries,
     address: { host: listenHost, port: 0 },
   }
-  const registerWebhook = (input: Parameters<typeof register>[1]) => register(registry, input)
+  const server = await listen(context, events, options)
+  const url = `http://${listenHost}:${context.address.port}`
+  return serviceFace({ url, server, auth, events, deliveries })
+}
+
+/** The service's server, listening: its routes, the address told to the control API. */
+async function listen(
+  context: ControlContext,
+  events: EventBook,
+  options: FakeSchedulingServiceOptions,
+): Promise<Server> {
+  const { auth } = context
+  const listenHost = context.address.host
   const server = createServer(async (req, res) => {
     try {
       if (events.handle(req, res)) return
@@ -87,9 +99,7 @@ export async function startFakeSchedulingService(
     server.once('error', reject)
     server.listen(options.port ?? 0, listenHost, resolve)
   })
-  const { port } = server.address() as AddressInfo
-  context.address.port = port
-  const url = `http://${listenHost}:${port}`
+  context.address.port = (server.address() as AddressInfo).port
   if (!isLoopback(listenHost)) {
     console.warn(
       `\n  WARNING: the fake scheduling service listens on ${listenHost}, beyond this machine's loopback.\n` +
@@ -98,7 +108,20 @@ export async function startFakeSchedulingService(
         '  control: listen on 127.0.0.1 unless you need more, and only on a network you trust.\n',
     )
   }
+  return server
+}
 
+/** What a test holds of the service: its addresses, its controls, its records. */
+function serviceFace(parts: {
+  url: string
+  server: Server
+  auth: AuthService
+  events: EventBook
+  deliveries: Deliveries
+}): FakeSchedulingService {
+  const { url, server, auth, events, deliveries } = parts
+  const registry = auth.webhooks
+  const registerWebhook = (input: Parameters<typeof register>[1]) => register(registry, input)
   return {
     url,
     /** The authorization server's address (`authUrl` of the OAuth options). */
@@ -126,26 +149,7 @@ export async function startFakeSchedulingService(
      * Wires an app at `publicUrl` to this service: its OAuth redirect URI allowed and its webhook
      * registered with a fresh secret. Returns the settings the app needs.
      */
-    connectApp(
-      publicUrl: string,
-      paths: { callback?: string; webhook?: string } = {},
-    ): AppSettings {
-      const redirectUri = `${publicUrl}${paths.callback ?? '/auth/scheduling/callback'}`
-      auth.allowRedirectUri(redirectUri)
-      const hook = registerWebhook({
-        url: `${publicUrl}${paths.webhook ?? '/webhooks/scheduling'}`,
-      })
-      return {
-        publicUrl,
-        redirectUri,
-        clientId: auth.clientId,
-        clientSecret: auth.clientSecret,
-        authUrl: url,
-        apiUrl: `${url}/v1`,
-        webhookId: hook.id,
-        webhookSecret: hook.secret,
-      }
-    },
+    connectApp: (publicUrl, paths = {}) => connectApp(auth, registerWebhook, url, publicUrl, paths),
     trigger: (type, overrides) => deliveries.trigger(type, overrides),
     redeliver: (deliveryId: string) => deliveries.redeliver(deliveryId),
     /** An account's Events as `GET /v1/events` lists them now. */
@@ -169,5 +173,31 @@ export async function startFakeSchedulingService(
         server.closeAllConnections()
         server.close(() => resolve())
       }),
+  }
+}
+
+/**
+ * Wires an app at `publicUrl` to the service at `url`: its OAuth redirect URI allowed and its
+ * webhook registered with a fresh secret. Returns the settings the app needs.
+ */
+function connectApp(
+  auth: AuthService,
+  registerWebhook: (input: { url: string }) => Webhook,
+  url: string,
+  publicUrl: string,
+  paths: { callback?: string; webhook?: string },
+): AppSettings {
+  const redirectUri = `${publicUrl}${paths.callback ?? '/auth/scheduling/callback'}`
+  auth.allowRedirectUri(redirectUri)
+  const hook = registerWebhook({ url: `${publicUrl}${paths.webhook ?? '/webhooks/scheduling'}` })
+  return {
+    publicUrl,
+    redirectUri,
+    clientId: auth.clientId,
+    clientSecret: auth.clientSecret,
+    authUrl: url,
+    apiUrl: `${url}/v1`,
+    webhookId: hook.id,
+    webhookSecret: hook.secret,
   }
 }

@@ -74,26 +74,35 @@ export function runSweepStoreConformance(
 
     alikeAndHostile(it, createStore, options.corrupt, shard)
 
-    it('of 20 writers racing at one version, one moves the checkpoint', async () => {
-      const store = await createStore()
-      const name = shard()
-      const first = await store.setCheckpoint(name, 1_000, undefined)
-      const moved = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.setCheckpoint(name, 2_000 + i, first)),
-      )
-      const winners = moved.filter((v) => v !== undefined)
-      assert.equal(winners.length, 1)
-      const now = await store.checkpoint(name)
-      assert.equal(now?.version, winners[0])
-      assert.equal(now?.through, 2_000 + moved.findIndex((v) => v !== undefined))
-      const fresh = await Promise.all(
-        Array.from({ length: 20 }, () => store.setCheckpoint(shard(), 5, undefined)),
-      )
-      assert.ok(
-        fresh.every((v) => v !== undefined),
-        'each new shard takes its first write',
-      )
-    })
+    checkpointRace(it, createStore, shard)
+  })
+}
+
+/** Writers racing at one version: one moves the checkpoint; each new shard takes its first. */
+function checkpointRace(
+  it: StoreConformanceOptions['it'],
+  createStore: () => SweepStore | Promise<SweepStore>,
+  shard: () => string,
+): void {
+  it('of 20 writers racing at one version, one moves the checkpoint', async () => {
+    const store = await createStore()
+    const name = shard()
+    const first = await store.setCheckpoint(name, 1_000, undefined)
+    const moved = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.setCheckpoint(name, 2_000 + i, first)),
+    )
+    const winners = moved.filter((v) => v !== undefined)
+    assert.equal(winners.length, 1)
+    const now = await store.checkpoint(name)
+    assert.equal(now?.version, winners[0])
+    assert.equal(now?.through, 2_000 + moved.findIndex((v) => v !== undefined))
+    const fresh = await Promise.all(
+      Array.from({ length: 20 }, () => store.setCheckpoint(shard(), 5, undefined)),
+    )
+    assert.ok(
+      fresh.every((v) => v !== undefined),
+      'each new shard takes its first write',
+    )
   })
 }
 
