@@ -26,11 +26,11 @@ if (chromium.status !== 0)
 
 // Redis and PostgreSQL: the running ones, or servers of our own, stopped at the end.
 const services = await ensureServices()
-const turbo = (args) =>
+const turbo = (args, env = {}) =>
   spawnSync('pnpm', ['exec', 'turbo', 'run', 'test', '--continue', ...args], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, ...services.env },
+    env: { ...process.env, ...services.env, ...env },
   }).status ?? 1
 // The runtime matrix (internal/runtimes) runs after the other suites, not beside them: it starts
 // six runtimes one after another, and on a 2-core machine its load beside them pushed the
@@ -38,9 +38,9 @@ const turbo = (args) =>
 // Arguments (a --filter, say) go to a single run.
 const MATRIX = '@scheduling-kit/runtimes'
 const args = process.argv.slice(2)
-// Last, alone: the sweep's races with the scale case at 100,000 accounts (three processes and
-// the fake service take both cores for about a minute; beside the other suites it stretched
-// them past their time-outs, so the parallel run has it at 10,000).
+// Last, alone: the sweep's scale case at 100,000 accounts (three processes and the fake service
+// take both cores for about a minute; beside the other suites it stretched them past their
+// time-outs, so the parallel run leaves it out and runs the sweep's race case alone).
 const scale = () =>
   spawnSync(
     'pnpm',
@@ -55,14 +55,20 @@ const scale = () =>
         ...process.env,
         ...services.env,
         SWEEP_SCALE_ACCOUNTS: '100000',
+        SWEEP_CASES: 'scale',
         VITEST_REPORT: SCALE_REPORT,
       },
     },
   ).status ?? 1
+// The parallel run leaves the scale case out (SWEEP_CASES=race): it runs once, at full size.
 const statuses =
   args.length > 0
     ? [turbo(args)]
-    : [turbo([`--filter=!${MATRIX}`]), turbo([`--filter=${MATRIX}`]), scale()]
+    : [
+        turbo([`--filter=!${MATRIX}`], { SWEEP_CASES: 'race' }),
+        turbo([`--filter=${MATRIX}`]),
+        scale(),
+      ]
 await services.stop()
 
 let passed = 0
