@@ -5,9 +5,9 @@ import { removed } from '../webhooks/answer.js'
 import type { SubscriptionLookup } from '../webhooks/options.js'
 import { noOwner, ownerOf } from '../webhooks/receive.js'
 import type { HeaderNames } from '../webhooks/verify.js'
-import { verifySigned } from '../webhooks/verify.js'
-import type { WebhookPart } from './path.js'
-import { afterVerifying, headerNames, signedDelivery } from './signature.js'
+import { signedHeaders, verifySigned } from '../webhooks/verify.js'
+import { needs, type WebhookPart } from './path.js'
+import { afterVerifying, headerNames } from './signature.js'
 
 // The part for connected accounts' webhooks: the secret is the one of the webhook the delivery
 // names, looked up in the subscriptions; handlers get `context.account`. A late delivery to a
@@ -27,8 +27,14 @@ export function checkAccountSignature(
     )
   const headers = headerNames(names)
   return (delivery, next) => {
-    const { body, signed } = signedDelivery(delivery, headers, 'checkAccountSignature')
-    const { webhookId } = signed
+    const body = needs(delivery, 'body', 'checkAccountSignature', 'readBody')
+    const signed = signedHeaders(
+      delivery.request.headers,
+      headers.signatureHeader,
+      headers.webhookIdHeader,
+    )
+    const webhookId = signed.webhookId
+    delivery.webhookId = webhookId
     const verify = (owner: WebhookOwner | undefined) => {
       if (owner === undefined) throw noOwner(webhookId!)
       const verifying = verifySigned(body, signed, owner.secret, [owner.secret], headers)

@@ -1,8 +1,8 @@
 import { ConfigError } from '../errors/errors.js'
 import { SecretIdentities, type SecretLookup } from '../webhooks/secrets.js'
-import { type HeaderNames, verifySigned } from '../webhooks/verify.js'
-import type { WebhookPart } from './path.js'
-import { afterVerifying, headerNames, signedDelivery } from './signature.js'
+import { type HeaderNames, signedHeaders, verifySigned } from '../webhooks/verify.js'
+import { needs, type WebhookPart } from './path.js'
+import { afterVerifying, headerNames } from './signature.js'
 
 // The part that verifies with a secret looked up by the delivery's webhook id (the app keeps
 // several webhooks' secrets). Deliveries are deduplicated per secret: the dedupe key is the
@@ -21,7 +21,13 @@ export function checkSignatureByLookup(lookup: SecretLookup, names?: HeaderNames
   const headers = headerNames(names)
   const identities = new SecretIdentities()
   return (delivery, next) => {
-    const { body, signed } = signedDelivery(delivery, headers, 'checkSignatureByLookup')
+    const body = needs(delivery, 'body', 'checkSignatureByLookup', 'readBody')
+    const signed = signedHeaders(
+      delivery.request.headers,
+      headers.signatureHeader,
+      headers.webhookIdHeader,
+    )
+    delivery.webhookId = signed.webhookId
     const verifying = verifySigned(body, signed, lookup, undefined, headers)
     return afterVerifying(verifying, async ({ secretIndex, secrets }) => {
       delivery.secretIndex = secretIndex

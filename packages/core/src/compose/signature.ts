@@ -3,7 +3,7 @@ import { isThenable } from '../thenable.js'
 import { DEFAULT_SIGNATURE_HEADER, DEFAULT_WEBHOOK_ID_HEADER } from '../webhooks/defaults.js'
 import { assertSecretSource } from '../webhooks/secrets.js'
 import { type HeaderNames, signedHeaders, verifiedIndex } from '../webhooks/verify.js'
-import { needs, type WebhookDelivery, type WebhookPart } from './path.js'
+import { needs, type WebhookPart } from './path.js'
 
 // The part that verifies with the app's secret (several while rotating): the signature header
 // over the body's bytes, by the one verification the preset uses. A secret looked up per
@@ -15,26 +15,6 @@ export function headerNames(names: HeaderNames | undefined): Required<HeaderName
     signatureHeader: names?.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     webhookIdHeader: names?.webhookIdHeader ?? DEFAULT_WEBHOOK_ID_HEADER,
   }
-}
-
-/**
- * What every signature part reads first: the body (after `readBody()`, or the `ConfigError`
- * naming `part`) and the signed headers (or `signature_missing`); the webhook id is set on the
- * delivery, for the answer's log and the handlers' context, before anything can refuse it.
- */
-export function signedDelivery(
-  delivery: WebhookDelivery,
-  names: Required<HeaderNames>,
-  part: string,
-): { body: Uint8Array; signed: ReturnType<typeof signedHeaders> } {
-  const body = needs(delivery, 'body', part, 'readBody')
-  const signed = signedHeaders(
-    delivery.request.headers,
-    names.signatureHeader,
-    names.webhookIdHeader,
-  )
-  delivery.webhookId = signed.webhookId
-  return { body, signed }
 }
 
 /** Runs `then` once verified: at once when the verification was synchronous. */
@@ -61,8 +41,14 @@ export function checkSignature(
   const secrets = typeof secret === 'string' ? [secret] : [...secret]
   const headers = headerNames(names)
   return (delivery, next) => {
-    const { body, signed } = signedDelivery(delivery, headers, 'checkSignature')
-    const index = verifiedIndex(body, signed.signature, secrets, headers.signatureHeader)
+    const body = needs(delivery, 'body', 'checkSignature', 'readBody')
+    const { signature, webhookId } = signedHeaders(
+      delivery.request.headers,
+      headers.signatureHeader,
+      headers.webhookIdHeader,
+    )
+    delivery.webhookId = webhookId
+    const index = verifiedIndex(body, signature, secrets, headers.signatureHeader)
     return afterVerifying(index, (secretIndex) => {
       delivery.secretIndex = secretIndex
       return next()
