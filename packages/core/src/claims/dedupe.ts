@@ -74,20 +74,21 @@ export interface EarlyEviction {
 }
 
 interface Entry {
+  /** The key, for the queue's slot that holds this entry. */
+  key: string
   state: 'in_progress' | 'completed'
   /** Who claimed or completed it. */
   owner: string
   expiresAt: number
-  /** Which write of the key this is: older slots in the queue no longer speak for it. */
-  seq: number
 }
 
 /**
  * In-process `DedupeStore`, bounded in size and time. The default of `createWebhookHandler`.
  *
- * Every claim appends `(key, seq)` to a FIFO queue; eviction pops from its head, skipping
- * slots a later claim of the same key superseded. Each claim adds one slot and each slot is
- * popped once, so a delivery costs O(1) amortised, however full the store is.
+ * Every write of a key appends its new entry to a FIFO queue; eviction pops from its head,
+ * skipping slots whose entry is no longer the key's (written again, or released). Each write
+ * adds one slot and each slot is popped once, so a delivery costs O(1) amortised, however full
+ * the store is.
  *
  * @example
  * ```ts
@@ -101,10 +102,8 @@ export class MemoryDedupeStore implements DedupeStore {
   }
 
   readonly #entries = new Map<string, Entry>()
-  #queueKeys: string[] = []
-  #queueSeqs: number[] = []
+  #queue: Entry[] = []
   #head = 0
-  #seq = 0
   readonly #maxEntries: number
   readonly #ttlMs: number
   readonly #leaseMs: number
@@ -151,7 +150,7 @@ export class MemoryDedupeStore implements DedupeStore {
         throw new StoreFullError('The in-memory dedupe store', this.#maxEntries)
       }
     }
-    this.#put(key, 'in_progress', owner, now + this.#leaseMs, now, entry)
+    this.#put(key, 'in_progress', owner, now + this.#leaseMs, now)
     return 'claimed'
   }
 
@@ -159,7 +158,7 @@ export class MemoryDedupeStore implements DedupeStore {
     const now = this.#now()
     const entry = this.#entries.get(key)
     if (entry === undefined || entry.expiresAt <= now) {
-      this.#put(key, 'completed', owner, now + this.#ttlMs, now, entry)
+      this.#put(key, 'completed', owner, now + this.#ttlMs, now)
     } else if (entry.owner === owner) {
       // Completed in place: the key keeps its one queue slot, from its claim.
       entry.state = 'completed'
@@ -173,25 +172,11 @@ export class MemoryDedupeStore implements DedupeStore {
     if (entry?.owner === owner && entry.state === 'in_progress') this.#entries.delete(key)
   }
 
-  /** Writes `key` (whose current entry, looked up by the caller, is `entry`) at the queue's tail. */
-  #put(
-    key: string,
-    state: Entry['state'],
-    owner: string,
-    expiresAt: number,
-    now: number,
-    entry: Entry | undefined,
-  ): void {
-    const seq = ++this.#seq
-    if (entry === undefined) this.#entries.set(key, { state, owner, expiresAt, seq })
-    else {
-      entry.state = state
-      entry.owner = owner
-      entry.expiresAt = expiresAt
-      entry.seq = seq
-    }
-    this.#queueKeys.push(key)
-    this.#queueSeqs.push(seq)
+  /** Writes `key` as a new entry at the queue's tail: its older slots no longer speak for it. */
+  #put(key: string, state: Entry['state'], owner: string, expiresAt: number, now: number): void {
+    const entry = { key, state, owner, expiresAt }
+    this.#entries.set(key, entry)
+    this.#queue.push(entry)
     this.#evict(now)
   }
 
@@ -201,37 +186,22 @@ export class MemoryDedupeStore implements DedupeStore {
    */
   #evict(now: number, expiredOnly = this.#refuseWhenFull): void {
     let early = 0
-    const keys = this.#queueKeys
-    const seqs = this.#queueSeqs
-    while (this.#head < keys.length) {
-      const key = keys[this.#head]!
-      const entry = this.#entries.get(key)
-      if (entry !== undefined && entry.seq === seqs[this.#head]) {
-        const expired = entry.expiresAt <= now
+    const queue = this.#queue
+    while (this.#head < queue.length) {
+      const slot = queue[this.#head]!
+      if (this.#entries.get(slot.key) === slot) {
+        const expired = slot.expiresAt <= now
         if (!expired && (expiredOnly || this.#entries.size <= this.#maxEntries)) break
-        this.#entries.delete(key)
+        this.#entries.delete(slot.key)
         if (!expired) early++
       }
       this.#head++
     }
-    // Drop the popped slots once they are half the array; and when stale slots behind a live
-    // head (claims released again and again) make the queue far longer than the store, keep
-    // only the live ones. Both happen after as many writes as they cost: O(1) amortised.
-    if (this.#head > 1024 && this.#head * 2 > keys.length) {
-      this.#queueKeys = keys.slice(this.#head)
-      this.#queueSeqs = seqs.slice(this.#head)
-      this.#head = 0
-    } else if (keys.length - this.#head > 2 * this.#entries.size + 1024) {
-      const liveKeys: string[] = []
-      const liveSeqs: number[] = []
-      for (let i = this.#head; i < keys.length; i++) {
-        if (this.#entries.get(keys[i]!)?.seq === seqs[i]) {
-          liveKeys.push(keys[i]!)
-          liveSeqs.push(seqs[i]!)
-        }
-      }
-      this.#queueKeys = liveKeys
-      this.#queueSeqs = liveSeqs
+    // Once the popped and stale slots outnumber the store and a thousand more (claims released
+    // again and again leave stale ones behind a live head), keep only the live ones: after as
+    // many writes as it costs, O(1) amortised.
+    if (queue.length > 2 * this.#entries.size + 1024) {
+      this.#queue = queue.slice(this.#head).filter((slot) => this.#entries.get(slot.key) === slot)
       this.#head = 0
     }
     if (early > 0) {

@@ -9,9 +9,6 @@ let ownerCount = 0
 
 /** An owner unique to this call, across processes: a random prefix per process and a counter. */
 export function newOwnerId(): string {
-  if (ownerPrefix === undefined) {
-    const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8))
-    ownerPrefix = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-  }
+  ownerPrefix ??= globalThis.crypto.randomUUID()
   return `${ownerPrefix}-${(++ownerCount).toString(36)}`
 }

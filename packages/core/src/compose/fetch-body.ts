@@ -1,7 +1,13 @@
 import { ConfigError } from '../errors/errors.js'
 import { getHeader } from '../http/headers.js'
 import { readStream } from '../http/stream.js'
-import { bodyAlreadyRead, bodyTimeout, serverBusy, tooLarge } from '../webhooks/body/refusals.js'
+import {
+  bodyTimeout,
+  FETCH_FIX,
+  serverBusy,
+  streamAlreadyRead,
+  tooLarge,
+} from '../webhooks/body/refusals.js'
 import { checkRequestLine } from '../webhooks/request.js'
 import { type BodyLimitOptions, bodyLimits } from './body.js'
 import type { WebhookPart } from './path.js'
@@ -21,10 +27,11 @@ export function readFetchBody(options?: BodyLimitOptions): WebhookPart {
     if (delivery.body !== undefined) return next()
     if (Number(getHeader(request.headers, 'content-length')) > limit) throw tooLarge(limit)
     const source = request.body as ReadableStream<Uint8Array> | null | undefined
-    if (request.bodyUsed === true || source?.locked === true) throw bodyAlreadyRead(request.fix)
+    if (request.bodyUsed === true || source?.locked === true)
+      throw streamAlreadyRead(request.fix ?? FETCH_FIX)
     if (source != null && typeof source.getReader !== 'function')
       throw new ConfigError(
-        "readFetchBody reads a Fetch Request's body stream; readBody() reads every other kind.",
+        "readFetchBody reads a Fetch Request's body stream; readBody() reads the others.",
       )
     let taken = 0
     try {

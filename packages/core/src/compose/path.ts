@@ -113,17 +113,14 @@ export function composeWebhooks(options: ComposeWebhooksOptions): WebhookPath {
   const path = normalizePath(options.path ?? DEFAULT_WEBHOOK_PATH)
   const queued = parts[parts.length - 1]!.queues === true
   const { onError } = options
-  const run = (delivery: WebhookDelivery, at: number): Promise<WebhookResponse> => {
+  // Async: a part that throws, synchronously or not, rejects the parts around it alike.
+  const run = async (delivery: WebhookDelivery, at: number): Promise<WebhookResponse> => {
     const part = parts[at]
     if (part === undefined)
-      return Promise.reject(
-        new ConfigError(`${WHO}: the last part called next(); end with handlers() or enqueueTo().`),
+      throw new ConfigError(
+        `${WHO}: the last part called next(); end with handlers() or enqueueTo().`,
       )
-    try {
-      return Promise.resolve(part(delivery, () => run(delivery, at + 1)))
-    } catch (error) {
-      return Promise.reject(error)
-    }
+    return part(delivery, () => run(delivery, at + 1))
   }
   const handle = async (request: WebhookRequest): Promise<WebhookResponse | undefined> => {
     if (normalizePath(request.path) !== path) return undefined
@@ -159,7 +156,7 @@ function checkedParts(options: ComposeWebhooksOptions): readonly WebhookPart[] {
     (path !== undefined && (typeof path !== 'string' || !path.startsWith('/')))
   )
     throw new ConfigError(
-      `${WHO}: pass { parts: [...] }, a list of parts (functions of the delivery) whose last one answers, and a path starting with "/" if any.`,
+      `${WHO}: pass { parts: [...] }, functions of the delivery whose last one answers, and a path starting with "/" if any.`,
     )
   return [...parts]
 }

@@ -3,7 +3,7 @@ import { readBody } from './body/streams.js'
 import { DEFAULT_BODY_LIMIT } from './defaults.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
-import { assertSecretSource, type SecretSource } from './secrets.js'
+import { assertSecretSource, LOOKUP_HINT, type SecretSource } from './secrets.js'
 import type { RawBody } from './signature.js'
 import { type HeaderNames, verifyRequest } from './verify.js'
 
@@ -33,7 +33,7 @@ export interface ConstructEventOptions extends HeaderNames {
  * ```
  */
 export async function constructEvent(options: ConstructEventOptions): Promise<AnyWebhookEvent> {
-  assertSecretSource(options.secret, 'constructEvent')
+  assertSecretSource(options.secret, 'constructEvent', LOOKUP_HINT)
   const body = await readBody(options.body, options.bodyLimit ?? DEFAULT_BODY_LIMIT)
   await verifyRequest(body, options.headers, options.secret, options)
   return parseEnvelope(body)

@@ -29,7 +29,7 @@ export function parseEnvelope(body: RawBody): AnyWebhookEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new WebhookError(
       'invalid_envelope',
-      'The webhook body is JSON but not an object; expected { "type": ..., "id": ... }.',
+      'The webhook body is JSON but not an object { "type": ..., "id": ... }.',
     )
   }
   const { type, id, data } = value as { type?: unknown; id?: unknown; data?: unknown }
@@ -37,18 +37,18 @@ export function parseEnvelope(body: RawBody): AnyWebhookEvent {
   if (type === undefined && typeof other === 'string')
     throw new WebhookError(
       'other_product',
-      `A delivery of the vendor's other product (data.type "${serverText(other, 64)}"), not of the scheduling service: its webhook points here by mistake.`,
+      `A delivery of the vendor's other product (data.type "${serverText(other, 64)}"): its webhook points here by mistake.`,
     )
   if (typeof type !== 'string' || type === '' || type.length > MAX_TYPE_LENGTH) {
     throw new WebhookError(
       'invalid_type',
-      'The webhook body has no valid "type": expected an event type such as "event.created".',
+      'The webhook body has no valid "type" (an event type such as "event.created").',
     )
   }
   if (typeof id !== 'string' || !PAYLOAD_ID.test(id)) {
     throw new WebhookError(
       'invalid_id',
-      'The webhook body has no valid "id": expected a payload id of the form "payload_<id>".',
+      'The webhook body has no valid "id" (a payload id, "payload_<id>").',
     )
   }
   return value as AnyWebhookEvent

@@ -53,7 +53,7 @@ class Endpoint implements WebhookHandler {
       rest ??
       (typeof input === 'object' && !Array.isArray(input) ? (input as WebhookHandlerOptions) : {})
     if (given.on) this.#registry.addMap(given.on)
-    if (given.onAny) this.#registry.addAny(given.onAny)
+    if (given.onAny) this.#registry.add('*', given.onAny)
     if (given.onError) this.#errorListeners.push(given.onError)
     if (settings.dedupe instanceof MemoryDedupeStore) {
       watchDedupeStore(settings.dedupe)
@@ -79,7 +79,7 @@ class Endpoint implements WebhookHandler {
   }
 
   onAny = (fn: WebhookHandlerFn): WebhookHandler => {
-    this.#registry.addAny(fn)
+    this.#registry.add('*', fn)
     return this
   }
 

@@ -39,7 +39,7 @@ export class HandlerRegistry {
   add(pattern: string, fn: WebhookHandlerFn): void {
     if (typeof pattern !== 'string' || pattern === '' || pattern === '.*') {
       throw new ConfigError(
-        `on(): "${String(pattern)}" is not an event type or a pattern such as "event.*".`,
+        `on(): "${String(pattern)}" is no event type nor pattern such as "event.*".`,
       )
     }
     if (typeof fn !== 'function') {
@@ -53,10 +53,6 @@ export class HandlerRegistry {
       if (list) list.push(fn)
       else this.#exact.set(pattern, [fn])
     }
-  }
-
-  addAny(fn: WebhookHandlerFn): void {
-    this.add('*', fn)
   }
 
   addMap(map: HandlerMap): void {

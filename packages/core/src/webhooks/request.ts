@@ -46,7 +46,7 @@ export function checkRequestLine(request: WebhookRequest, path: string): void {
   if (!isJsonContentType(getHeader(request.headers, 'content-type'))) {
     throw new WebhookError(
       'unsupported_media_type',
-      'Webhooks are sent as application/json; this request has another content type.',
+      'Webhooks are sent as application/json, not this content type.',
     )
   }
   const encoding = getHeader(request.headers, 'content-encoding')
@@ -57,7 +57,7 @@ export function checkRequestLine(request: WebhookRequest, path: string): void {
     // The signature covers the bytes sent; a decoded body is not them.
     throw new WebhookError(
       'unsupported_media_type',
-      'Webhooks are sent without a Content-Encoding; the signature covers the bytes as sent.',
+      'Webhooks are sent without a Content-Encoding: the signature covers the bytes as sent.',
     )
   }
 }

@@ -14,8 +14,22 @@ export type SecretLookup = (
   webhookId: string | undefined,
 ) => Secrets | null | undefined | Promise<Secrets | null | undefined>
 
-/** Checks a secret option at set-up time; throws `ConfigError` with the fix. */
-export function assertSecretSource(secret: unknown, where: string): asserts secret is SecretSource {
+/** The preset's own hint: its queue worker's handler takes no secret. */
+export const WORKER_HINT =
+  ". A queue worker's handler (createBullMQWorker) verifies nothing: give it verify: false instead"
+
+/** What a secret option may also be where a lookup is accepted (the preset, `constructEvent`). */
+export const LOOKUP_HINT = ', or a function (webhookId) => secret'
+
+/**
+ * Checks a secret option at set-up time; throws `ConfigError` with the fix. `hints` end the
+ * message with what else `where` accepts (`LOOKUP_HINT`, `WORKER_HINT`).
+ */
+export function assertSecretSource(
+  secret: unknown,
+  where: string,
+  hints = '',
+): asserts secret is SecretSource {
   if (typeof secret === 'function') return
   const list = typeof secret === 'string' ? [secret] : secret
   if (
@@ -29,9 +43,7 @@ export function assertSecretSource(secret: unknown, where: string): asserts secr
         : ''
     throw new ConfigError(
       `${where}: no signing secret was given${got}. Pass the webhook's signing secret (Settings > ` +
-        'Integrations, next to the webhook), for example process.env.SCHEDULING_SECRET, a list ' +
-        "of secrets while rotating, or a function (webhookId) => secret. A queue worker's " +
-        'handler (createBullMQWorker) verifies nothing: give it verify: false instead.',
+        `Integrations), such as process.env.SCHEDULING_SECRET, or a list while rotating${hints}.`,
     )
   }
 }

@@ -23,9 +23,11 @@ import type {
 import type { WebhookQueue } from './queue.js'
 import {
   assertSecretSource,
+  LOOKUP_HINT,
   SecretIdentities,
   type SecretSource,
   staticSecrets,
+  WORKER_HINT,
 } from './secrets.js'
 
 // The settings a handler runs with, resolved once from its options: checked, defaults filled in.
@@ -191,7 +193,7 @@ function secretOf(options: WebhookHandlerOptions): SecretSource {
         'createWebhookHandler: verify: false is for a queue worker, which verifies nothing: leave the secret out.',
       )
     }
-  } else assertSecretSource(options.secret, 'createWebhookHandler')
+  } else assertSecretSource(options.secret, 'createWebhookHandler', LOOKUP_HINT + WORKER_HINT)
   if (options.verify !== undefined && typeof options.verify !== 'boolean') {
     throw new ConfigError('createWebhookHandler: verify must be true or false.')
   }

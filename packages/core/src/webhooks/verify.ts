@@ -59,8 +59,8 @@ function requireSignature(headers: HeadersInput, name: string): string {
   if (header === undefined || (header.length <= MAX_SIGNATURE_HEADER && isBlankHeader(header))) {
     throw new WebhookError(
       'signature_missing',
-      `The request has no ${name} header. The service signs every webhook: is this request ` +
-        'from it, or does a proxy drop the header? (Set the signatureHeader option if yours is named differently.)',
+      `The request has no ${name} header: is it from the service (which signs every webhook), ` +
+        'or does a proxy drop the header? (Option signatureHeader names another.)',
     )
   }
   return header
@@ -87,15 +87,14 @@ async function rejectSignature(
   ) {
     throw new WebhookError(
       'secret_whitespace',
-      'The signature matches the configured secret once its surrounding white space is removed: ' +
-        'the secret has a leading or trailing space or newline (often from an .env file). Trim it.',
+      'The signature matches the secret without its leading or trailing white space (often a ' +
+        'newline from an .env file): trim the secret.',
     )
   }
   throw new WebhookError(
     'signature_invalid',
     `The ${signatureHeader} header does not match the body. Check that the secret is this ` +
-      "webhook's signing secret and that nothing changed the body before verification (a body " +
-      'parser that re-serializes JSON does).',
+      "webhook's signing secret and that no body parser changed the body before verification.",
   )
 }
 

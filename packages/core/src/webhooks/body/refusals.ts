@@ -12,8 +12,8 @@ const DEFAULT_FIX =
 
 /** The fix for `handler.fetch()`: a Fetch `Request` whose body something read. */
 export const FETCH_FIX =
-  'Pass the untouched Request to handler.fetch() before anything reads its body (in Hono, ' +
-  'c.req.json() reads c.req.raw: route the webhook path to handler.fetch(c.req.raw) first).'
+  'Pass the Request to handler.fetch() before anything reads its body (in Hono, route the ' +
+  'webhook path to handler.fetch(c.req.raw) before c.req.json()).'
 
 export function parsedBodyError(fix: string | undefined): WebhookError {
   return new WebhookError(
@@ -23,19 +23,22 @@ export function parsedBodyError(fix: string | undefined): WebhookError {
   )
 }
 
-/** A body stream someone read (or locked) before the webhook handler got it. */
-export function bodyAlreadyRead(fix: string | undefined): WebhookError {
+/** A body stream someone read (or locked) before the webhook handler got it; `fix` mends it. */
+export function streamAlreadyRead(fix: string): WebhookError {
   return new WebhookError(
     'body_parsed',
-    'The request body was already read by something before the webhook handler, so the exact ' +
-      `bytes the signature covers are gone. ${fix ?? DEFAULT_FIX}`,
+    `The request body was already read before the webhook handler, so the bytes the signature covers are gone. ${fix}`,
   )
 }
+
+/** `streamAlreadyRead` with the adapter's fix, or the default one. */
+export const bodyAlreadyRead = (fix: string | undefined): WebhookError =>
+  streamAlreadyRead(fix ?? DEFAULT_FIX)
 
 export function bodyTimeout(ms: number): WebhookError {
   return new WebhookError(
     'body_timeout',
-    `The webhook body did not finish arriving within ${ms} ms (option bodyTimeoutMs); the connection is closed.`,
+    `The webhook body took over ${ms} ms to arrive (option bodyTimeoutMs); the connection is closed.`,
   )
 }
 
@@ -67,8 +70,8 @@ export function textNotFaithful(fix: string | undefined): WebhookError {
 export function serverBusy(max: number): WebhookError {
   return new WebhookError(
     'server_busy',
-    `Webhook bodies still arriving already hold ${max} bytes (option maxPendingBytes): ` +
-      'answered 503 without reading this one, so the service delivers it again later.',
+    `Bodies still arriving hold ${max} bytes (option maxPendingBytes): this one is answered ` +
+      '503 unread, and the service delivers it again.',
   )
 }
 
