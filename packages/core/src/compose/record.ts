@@ -1,20 +1,14 @@
 import type { DeliveryOutcome, DeliveryRecord, VerifiedDelivery } from '../claims/record.js'
-import { ConfigError, WebhookError } from '../errors/errors.js'
+import { ConfigError } from '../errors/errors.js'
 import { isThenable } from '../thenable.js'
-import { duplicate, json, received, type WebhookResponse } from '../webhooks/answer.js'
+import { notRun, received, type WebhookResponse } from '../webhooks/answer.js'
+import { inProgress } from '../webhooks/deliver.js'
 import { needs, type WebhookDelivery, type WebhookPart } from './path.js'
 
 // The part that records a delivery: a dedupe claim (`dedupe.ts`) or the delivery ledger, the one
 // record every path of the preset goes through too. The parts after it run under the record's
 // claim, once per delivery; a retry of one handled already is answered 200 without running,
 // one still being handled 409. With a queue as the last part, the record hands it off.
-
-/** What came of a delivery the record did not run here, answered. */
-const NOT_RUN = {
-  done: duplicate,
-  stale: () => json(200, { received: true, stale: true }),
-  dead: () => json(200, { received: true, dead: true }),
-}
 
 function verifiedOf(delivery: WebhookDelivery): VerifiedDelivery {
   const envelope = needs(delivery, 'event', 'the record', 'parseEvent')
@@ -46,15 +40,8 @@ export function recordIn(record: DeliveryRecord): WebhookPart {
     const settle = (came: DeliveryOutcome): WebhookResponse | Promise<WebhookResponse> => {
       if (came === 'busy') throw inProgress(verified.envelope.id)
       if (came === 'ran') return answer ?? received()
-      return NOT_RUN[came]()
+      return notRun(came)
     }
     return isThenable(outcome) ? outcome.then(settle) : settle(outcome)
   }
-}
-
-function inProgress(id: string): WebhookError {
-  return new WebhookError(
-    'delivery_in_progress',
-    `${id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
-  )
 }

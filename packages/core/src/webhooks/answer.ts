@@ -41,6 +41,14 @@ export const received = /* @__PURE__ */ constant(/* @__PURE__ */ JSON.stringify(
 export const DUPLICATE_BODY = /* @__PURE__ */ JSON.stringify({ received: true, duplicate: true })
 export const duplicate = /* @__PURE__ */ constant(DUPLICATE_BODY)
 
+/**
+ * 200 for a delivery its record did not run: handled already (`done`, a duplicate), older than
+ * what its Event last applied (`stale`), or past its attempts (`dead`).
+ */
+export function notRun(came: 'done' | 'stale' | 'dead'): WebhookResponse {
+  return came === 'done' ? duplicate() : json(200, { received: true, [came]: true })
+}
+
 /** 200: a late delivery to a webhook of an account this app removed; no handler ran. */
 export const REMOVED_BODY = /* @__PURE__ */ JSON.stringify({ received: true, removed: true })
 export const removed = /* @__PURE__ */ constant(REMOVED_BODY)

@@ -3,7 +3,7 @@ import { ConfigError, WebhookError } from '../errors/errors.js'
 import type { DeliveryLedger } from '../ledger/ledger.js'
 import type { ReplayRunner } from '../ledger/runner.js'
 import { isThenable } from '../thenable.js'
-import { duplicate, json, received, removed, type WebhookResponse } from './answer.js'
+import { notRun, received, removed, type WebhookResponse } from './answer.js'
 import { HANDLER_CLAIM } from './defaults.js'
 import { parseEnvelope } from './envelope.js'
 import type { AnyWebhookEvent } from './events.js'
@@ -41,14 +41,6 @@ function deliver(
   }
 }
 
-/** The answers of what came of a delivery, a 409 aside (`busy`). */
-const ANSWERS = {
-  ran: received,
-  done: duplicate,
-  stale: () => json(200, { received: true, stale: true }),
-  dead: () => json(200, { received: true, dead: true }),
-}
-
 /**
  * Delivers a verified event through its record (`settings.record`: the ledger, the dedupe
  * claim, or none): run by the handlers, or handed to the queue. A retry of a delivery handled
@@ -83,17 +75,18 @@ export function deliverOnce(
         )
       : record.handOff(verified, () => deliver(delivery, key, queue, registry, watch))
   const answer = (came: DeliveryOutcome): WebhookResponse => {
-    if (came === 'busy') throw inProgress(event)
-    return ANSWERS[came]()
+    if (came === 'busy') throw inProgress(event.id)
+    return came === 'ran' ? received() : notRun(came)
   }
   // Synchronous when the record and the handlers are: no promise of its own.
   return isThenable(outcome) ? outcome.then(answer) : answer(outcome)
 }
 
-function inProgress(event: AnyWebhookEvent): WebhookError {
+/** 409: the payload `id` is held by another attempt now; the service delivers it again. */
+export function inProgress(id: string): WebhookError {
   return new WebhookError(
     'delivery_in_progress',
-    `${event.id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
+    `${id} is being handled by an earlier delivery; answered 409 so the service tries again later.`,
   )
 }
 
