@@ -68,6 +68,7 @@ export {
   signedRequest,
   WEBHOOK_USER_AGENT,
 } from './sign.js'
+export { type SlowLink, type SlowLinkOptions, startSlowLink } from './slow-link.js'
 export { runTokenStoreConformance, type StoreConformanceOptions } from './store-conformance.js'
 export {
   runSubscriptionStoreConformance,
