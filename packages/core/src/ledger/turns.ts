@@ -1,4 +1,5 @@
 import { newOwnerId } from '../claims/owner.js'
+import { settleClaim } from '../claims/run-once.js'
 import { sleep } from '../sleep.js'
 import type { LedgerStore } from './store.js'
 
@@ -6,6 +7,12 @@ import type { LedgerStore } from './store.js'
 // arrived (one async call and a promise per waiter only when there is one: no chain of
 // promises); across processes, under the resource's hold when the store has holds, renewed
 // with the ledger's leases.
+
+/**
+ * How long a hold's release is tried again through a store blip, as a claim's is: a hold left
+ * behind keeps the resource's next deliveries waiting (then 409) until its lease lapses.
+ */
+const RELEASE_SETTLE_MS = 5_000
 
 /** What the turns read of the ledger's settings. */
 interface TurnSettings {
@@ -100,7 +107,9 @@ export class ResourceTurns {
       // resource again (a store holds a free resource for whoever asks), left held until it
       // lapsed, its Event's later deliveries answered 409 meanwhile.
       await resource.renewing
-      await store.holdResource!(resourceId, owner, 0, now()).catch(() => {})
+      await settleClaim(async () => {
+        await store.holdResource!(resourceId, owner, 0, now())
+      }, RELEASE_SETTLE_MS).catch(() => {})
     }
   }
 }

@@ -173,3 +173,26 @@ it("a hold's renewal under way when its work ends lands before the release: the 
     { numRuns: 200 },
   )
 })
+
+it("a hold's release the store refuses in a blip is tried again: the resource is free after, not held until its lease lapses", async () => {
+  const holds = new Map<string, string>()
+  let refusals = 2
+  const store = {
+    holdResource: async (id: string, owner: string, until: number) => {
+      if (until === 0) {
+        if (refusals-- > 0) throw new Error('connection reset')
+        if (holds.get(id) === owner) holds.delete(id)
+        return true
+      }
+      if (holds.has(id) && holds.get(id) !== owner) return false
+      holds.set(id, owner)
+      return true
+    },
+  } as unknown as LedgerStore
+  // A stopped clock: nothing lapses, so only the release can free the resource.
+  const turns = new ResourceTurns({ store, leaseMs: 60_000, orderWaitMs: 0, now: () => 1_000 })
+  expect(await turns.inTurn('event_1', 'delivery_1', async () => 'ran', 'busy')).toBe('ran')
+  expect(refusals).toBe(-1) // refused twice, then released
+  expect(holds.size).toBe(0)
+  expect(await turns.inTurn('event_1', 'delivery_2', async () => 'ran', 'busy')).toBe('ran')
+})

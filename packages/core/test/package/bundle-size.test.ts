@@ -138,8 +138,10 @@ describe('bytes an app pays for one import', () => {
   // is 3,000 B); with the memory store, 6,572 B. Reading an account again for an old body
   // (`DeliveryLedger.reread`) took it to 5,077 B. Catch-up out of the ledger (the ledger's feed
   // and the way to load catch-up, noted by createDeliveryLedger) and replay loaded on its own
-  // (ledger/replay.ts; ledger/rerun.ts, one entry run again, stays): 5,212 B.
-  const LEDGER_AT_START = 5_250
+  // (ledger/replay.ts; ledger/rerun.ts, one entry run again, stays): 5,212 B. Over the lighter
+  // handler of the composed path's trims, 5,242 B; a hold's release tried again through a store
+  // blip (ledger/turns.ts, as a claim's is), 5,261 B.
+  const LEDGER_AT_START = 5_270
 
   it(`the ledger at start adds at most ${LEDGER_AT_START} bytes: replay, catch-up and the page stay out`, async () => {
     const handler = `export { createWebhookHandler } from '@scheduling-kit/core'\n`
