@@ -19,7 +19,7 @@ export const WORKER_HINT =
   ". A queue worker's handler (createBullMQWorker) verifies nothing: give it verify: false instead"
 
 /** What a secret option may also be where a lookup is accepted (the preset, `constructEvent`). */
-export const LOOKUP_HINT = ', or a function (webhookId) => secret'
+export const LOOKUP_HINT = ' or a function (webhookId) => secret'
 
 /**
  * Checks a secret option at set-up time; throws `ConfigError` with the fix. `hints` end the
