@@ -41,8 +41,13 @@ it('six instances receiving the same 20 deliveries at once: each runs once in al
 
 it('an instance SIGKILLed while running a delivery: the retry after its lease runs it elsewhere, and the entry ends done', async () => {
   const prefix = uniquePrefix('ledger-kill')
-  const env = { PREFIX: prefix, LEASE_MS: '1500', HOLD_MS: '3000', ORDER_WAIT_MS: '200' }
-  const [doomed, survivor] = await Promise.all([instance(env), instance(env)])
+  const env = { PREFIX: prefix, LEASE_MS: '30000', HOLD_MS: '60000', ORDER_WAIT_MS: '200' }
+  // The service's retry after the lease: an instance whose clock is past it (no wait for it).
+  const [doomed, survivor, later] = await Promise.all([
+    instance(env),
+    instance(env),
+    instance({ ...env, HOLD_MS: '20', CLOCK_AHEAD_MS: '60000' }),
+  ])
   const body = envelope(1, prefix)
   const id = (JSON.parse(body) as { id: string }).id
   const store = new RedisLedgerStore({ client: redis(), prefix, logger: false })
@@ -55,8 +60,7 @@ it('an instance SIGKILLed while running a delivery: the retry after its lease ru
   expect((await store.get(id))?.status).toBe('processing')
   // Within the lease the retry is refused; after it, the retry runs it.
   expect(await post(survivor!.port, body)).toBe(409)
-  await new Promise((r) => setTimeout(r, 1_600))
-  expect(await post(survivor!.port, body)).toBe(200)
+  expect(await post(later!.port, body)).toBe(200)
   expect(await store.get(id)).toMatchObject({ status: 'done', attempts: 2 })
   expect(await redis().llen(`${prefix}runs`)).toBe(2)
 }, 60_000)
@@ -69,22 +73,27 @@ it('20 trials: an instance SIGKILLed at a random instant while 10 deliveries run
       LEASE_MS: '600',
       HOLD_MS: String(20 + Math.floor(Math.random() * 80)),
     }
-    const [victim, other] = await Promise.all([instance(env), instance(env)])
+    // `later`: the service's retries once every lease the victim held has lapsed, by an
+    // instance whose clock is past them.
+    const [victim, other, later] = await Promise.all([
+      instance(env),
+      instance(env),
+      instance({ ...env, CLOCK_AHEAD_MS: '60000' }),
+    ])
     const bodies = Array.from({ length: 10 }, (_, n) => envelope(n, prefix))
     const sending = bodies.flatMap((body) => [post(victim!.port, body), post(other!.port, body)])
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 120)))
     victim!.child.kill('SIGKILL')
     await Promise.all(sending)
-    // The service's retries, once every lease the victim held has lapsed.
-    await new Promise((r) => setTimeout(r, 700))
     for (let round = 0; round < 3; round++)
-      await Promise.all(bodies.map((body) => post(other!.port, body)))
+      await Promise.all(bodies.map((body) => post(later!.port, body)))
     const store = new RedisLedgerStore({ client: redis(), prefix, logger: false })
     for (const body of bodies) {
       const entry = await store.get((JSON.parse(body) as { id: string }).id)
       expect(entry?.status, `trial ${trial}`).toBe('done')
     }
     other!.child.kill('SIGKILL')
+    later!.child.kill('SIGKILL')
   }
   // A time-out for hangs: each trial starts two instances, slow on a loaded machine.
 }, 300_000)
