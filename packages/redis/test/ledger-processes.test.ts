@@ -95,7 +95,7 @@ it('20 trials: an instance SIGKILLed at a random instant while 10 deliveries run
     other!.child.kill('SIGKILL')
     later!.child.kill('SIGKILL')
   }
-  // A time-out for hangs: each trial starts two instances, slow on a loaded machine.
+  // A time-out for hangs: each trial starts three instances, slow on a loaded machine.
 }, 300_000)
 
 /** Changes of one Event: created, rescheduled, canceled, a second apart. */

@@ -26,11 +26,17 @@ export interface SlowLink {
   stop(): void
 }
 
+/** The host and port `to` names. Its text is never in the error: a URL may hold a password. */
 function hostAndPort(to: string): { host: string; port: number } {
-  const url = new URL(to.includes('://') ? to : `tcp://${to}`)
-  const port = Number(url.port)
-  if (url.hostname === '' || !Number.isInteger(port) || port <= 0)
-    throw new TypeError(`startSlowLink: "${to}" names no host and port.`)
+  let url: URL | undefined
+  try {
+    url = new URL(to.includes('://') ? to : `tcp://${to}`)
+  } catch {
+    // URL's own error keeps the text it was given (as `input`).
+  }
+  const port = Number(url?.port)
+  if (url === undefined || url.hostname === '' || !Number.isInteger(port) || port <= 0)
+    throw new TypeError('startSlowLink: `to` names no host and port.')
   return { host: url.hostname.replace(/^\[|\]$/g, ''), port }
 }
 

@@ -61,6 +61,12 @@ it('refuses a target without a port, and a negative or non-finite delay', async 
   await expect(startSlowLink({ to: 'redis://localhost', delayMs: 1 })).rejects.toThrow(
     /names no host and port/,
   )
+  // Never the target's text in the error, its fields included: a URL may hold a password.
+  for (const to of ['postgres://u:hunter2@[bad/db', 'postgres://u:hunter2@db.example/test']) {
+    const error: unknown = await startSlowLink({ to, delayMs: 1 }).catch((caught) => caught)
+    expect(String(error)).toMatch(/names no host and port/)
+    expect(`${String(error)} ${JSON.stringify({ ...(error as object) })}`).not.toContain('hunter2')
+  }
   await expect(startSlowLink({ to: '127.0.0.1:1', delayMs: -1 })).rejects.toThrow(/0 or more/)
   await expect(
     startSlowLink({ to: '127.0.0.1:1', delayMs: 1, jitterMs: Number.NaN }),

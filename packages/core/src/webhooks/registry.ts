@@ -39,7 +39,7 @@ export class HandlerRegistry {
   add(pattern: string, fn: WebhookHandlerFn): void {
     if (typeof pattern !== 'string' || pattern === '' || pattern === '.*') {
       throw new ConfigError(
-        `on(): "${String(pattern)}" is no event type nor pattern such as "event.*".`,
+        `on(): "${String(pattern)}" is neither an event type nor a pattern such as "event.*".`,
       )
     }
     if (typeof fn !== 'function') {
